@@ -1,0 +1,272 @@
+// The Damaris C API. Every function body runs inside guarded(): no exception crosses this
+// boundary; the code is returned and the message kept per thread for
+// damaris_last_error_message().
+#include <memory>
+#include <new>
+#include <string>
+
+#include "Damaris.h"
+#include "client/runtime.hpp"
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "server/actions.hpp"
+
+#define SIDECORE_API extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+std::unique_ptr<sidecore::runtime> g_runtime;
+thread_local std::string t_last_error;
+
+template <typename Body>
+int guarded(const char* function, Body&& body) noexcept {
+  try {
+    body();
+    return DAMARIS_OK;
+  } catch (const sidecore::error& e) {
+    t_last_error = std::string(function) + ": " + e.what();
+    sidecore::log::debug(t_last_error);
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    t_last_error = std::string(function) + ": out of memory";
+    return DAMARIS_ALLOCATION_ERROR;
+  } catch (const std::exception& e) {
+    t_last_error = std::string(function) + ": " + e.what();
+    return DAMARIS_ERROR_UNKNOWN;
+  } catch (...) {
+    t_last_error = std::string(function) + ": unknown exception";
+    return DAMARIS_ERROR_UNKNOWN;
+  }
+}
+
+sidecore::runtime& current(const char* function) {
+  if (!g_runtime)
+    throw sidecore::error(DAMARIS_NOT_INITIALIZED,
+                          std::string(function) + " called before damaris_initialize");
+  return *g_runtime;
+}
+
+sidecore::client::client& current_client(const char* function) {
+  return current(function).as_client(function);
+}
+
+const char* checked_name(const char* name, const char* what) {
+  if (!name) throw sidecore::argument_error(std::string(what) + " is NULL");
+  return name;
+}
+
+}  // namespace
+
+SIDECORE_API int damaris_initialize(const char* configfile, MPI_Comm comm) {
+  return guarded("damaris_initialize", [&] {
+    if (g_runtime) throw sidecore::error(DAMARIS_ALREADY_INITIALIZED, "already initialized");
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized)
+      throw sidecore::error(DAMARIS_MPI_ERROR, "MPI_Init must be called before damaris_initialize");
+    checked_name(configfile, "configfile");
+    g_runtime = std::make_unique<sidecore::runtime>(configfile, comm);
+  });
+}
+
+SIDECORE_API int damaris_finalize(void) {
+  return guarded("damaris_finalize", [&] {
+    current("damaris_finalize");
+    // Release even if finalize fails, so that a second call reports NOT_INITIALIZED.
+    std::unique_ptr<sidecore::runtime> rt = std::move(g_runtime);
+    try {
+      rt->finalize();
+    } catch (const sidecore::error& e) {
+      throw sidecore::error(DAMARIS_FINALIZE_ERROR, e.what());
+    }
+  });
+}
+
+SIDECORE_API int damaris_start(int* is_client) {
+  return guarded("damaris_start", [&] {
+    sidecore::runtime& rt = current("damaris_start");
+    if (!is_client) throw sidecore::argument_error("is_client is NULL");
+    *is_client = rt.is_server() ? 0 : 1;
+    *is_client = rt.start() ? 1 : 0;
+  });
+}
+
+SIDECORE_API int damaris_stop(void) {
+  return guarded("damaris_stop", [&] { current("damaris_stop").stop(); });
+}
+
+SIDECORE_API int damaris_write(const char* varname, const void* data) {
+  return guarded("damaris_write", [&] {
+    current_client("damaris_write").write(checked_name(varname, "varname"), 0, data);
+  });
+}
+
+SIDECORE_API int damaris_write_block(const char* varname, int32_t block, const void* data) {
+  return guarded("damaris_write_block", [&] {
+    current_client("damaris_write_block").write(checked_name(varname, "varname"), block, data);
+  });
+}
+
+SIDECORE_API int damaris_alloc(const char* varname, void** ptr) {
+  return guarded("damaris_alloc", [&] {
+    if (!ptr) throw sidecore::argument_error("ptr is NULL");
+    *ptr = current_client("damaris_alloc").alloc(checked_name(varname, "varname"), 0);
+  });
+}
+
+SIDECORE_API int damaris_alloc_block(const char* varname, int32_t block, void** ptr) {
+  return guarded("damaris_alloc_block", [&] {
+    if (!ptr) throw sidecore::argument_error("ptr is NULL");
+    *ptr = current_client("damaris_alloc_block").alloc(checked_name(varname, "varname"), block);
+  });
+}
+
+SIDECORE_API int damaris_commit(const char* varname) {
+  return guarded("damaris_commit", [&] {
+    auto& c = current_client("damaris_commit");
+    c.commit(checked_name(varname, "varname"), 0, c.iteration());
+  });
+}
+
+SIDECORE_API int damaris_commit_block(const char* varname, int32_t block) {
+  return guarded("damaris_commit_block", [&] {
+    auto& c = current_client("damaris_commit_block");
+    c.commit(checked_name(varname, "varname"), block, c.iteration());
+  });
+}
+
+SIDECORE_API int damaris_commit_iteration(const char* varname, int32_t iteration) {
+  return guarded("damaris_commit_iteration", [&] {
+    current_client("damaris_commit_iteration").commit(checked_name(varname, "varname"), 0, iteration);
+  });
+}
+
+SIDECORE_API int damaris_commit_block_iteration(const char* varname, int32_t block,
+                                                int32_t iteration) {
+  return guarded("damaris_commit_block_iteration", [&] {
+    current_client("damaris_commit_block_iteration")
+        .commit(checked_name(varname, "varname"), block, iteration);
+  });
+}
+
+SIDECORE_API int damaris_clear(const char* varname) {
+  return guarded("damaris_clear", [&] {
+    auto& c = current_client("damaris_clear");
+    c.clear(checked_name(varname, "varname"), 0, c.iteration());
+  });
+}
+
+SIDECORE_API int damaris_clear_block(const char* varname, int32_t block) {
+  return guarded("damaris_clear_block", [&] {
+    auto& c = current_client("damaris_clear_block");
+    c.clear(checked_name(varname, "varname"), block, c.iteration());
+  });
+}
+
+SIDECORE_API int damaris_clear_iteration(const char* varname, int32_t iteration) {
+  return guarded("damaris_clear_iteration", [&] {
+    current_client("damaris_clear_iteration").clear(checked_name(varname, "varname"), 0, iteration);
+  });
+}
+
+SIDECORE_API int damaris_clear_block_iteration(const char* varname, int32_t block,
+                                               int32_t iteration) {
+  return guarded("damaris_clear_block_iteration", [&] {
+    current_client("damaris_clear_block_iteration")
+        .clear(checked_name(varname, "varname"), block, iteration);
+  });
+}
+
+SIDECORE_API int damaris_signal(const char* signal_name) {
+  return guarded("damaris_signal", [&] {
+    current_client("damaris_signal").signal(checked_name(signal_name, "signal_name"));
+  });
+}
+
+SIDECORE_API int damaris_bind(const char* signal_name, signal_t sig) {
+  return guarded("damaris_bind", [&] {
+    sidecore::server::action_registry::instance().bind(checked_name(signal_name, "signal_name"), sig);
+  });
+}
+
+SIDECORE_API int damaris_parameter_get(const char* param_name, void* buffer, unsigned int size) {
+  return guarded("damaris_parameter_get", [&] {
+    current_client("damaris_parameter_get")
+        .parameter_get(checked_name(param_name, "param_name"), buffer, size);
+  });
+}
+
+SIDECORE_API int damaris_parameter_set(const char* param_name, const void* buffer,
+                                       unsigned int size) {
+  return guarded("damaris_parameter_set", [&] {
+    current_client("damaris_parameter_set")
+        .parameter_set(checked_name(param_name, "param_name"), buffer, size);
+  });
+}
+
+SIDECORE_API int damaris_set_position(const char* var_name, const int64_t* position) {
+  return guarded("damaris_set_position", [&] {
+    current_client("damaris_set_position").set_position(checked_name(var_name, "var_name"), 0, position);
+  });
+}
+
+SIDECORE_API int damaris_set_block_position(const char* var_name, int32_t block,
+                                            const int64_t* position) {
+  return guarded("damaris_set_block_position", [&] {
+    current_client("damaris_set_block_position")
+        .set_position(checked_name(var_name, "var_name"), block, position);
+  });
+}
+
+SIDECORE_API int damaris_client_comm_get(MPI_Comm* comm) {
+  return guarded("damaris_client_comm_get", [&] {
+    sidecore::runtime& rt = current("damaris_client_comm_get");
+    if (!comm) throw sidecore::argument_error("comm is NULL");
+    rt.as_client("damaris_client_comm_get");
+    *comm = rt.client_comm();
+  });
+}
+
+SIDECORE_API int damaris_end_iteration(void) {
+  return guarded("damaris_end_iteration", [&] { current_client("damaris_end_iteration").end_iteration(); });
+}
+
+SIDECORE_API int damaris_get_iteration(int* iteration) {
+  return guarded("damaris_get_iteration", [&] {
+    if (!iteration) throw sidecore::argument_error("iteration is NULL");
+    *iteration = current_client("damaris_get_iteration").iteration();
+  });
+}
+
+SIDECORE_API const char* damaris_error_string(int code) {
+  switch (code) {
+    case DAMARIS_OK: return "DAMARIS_OK: success";
+    case DAMARIS_INIT_ERROR: return "DAMARIS_INIT_ERROR: initialization failed";
+    case DAMARIS_FINALIZE_ERROR: return "DAMARIS_FINALIZE_ERROR: finalization failed";
+    case DAMARIS_CORE_IS_SERVER: return "DAMARIS_CORE_IS_SERVER: client call made on a dedicated core";
+    case DAMARIS_NO_SERVER: return "DAMARIS_NO_SERVER: no dedicated resource";
+    case DAMARIS_ALLOCATION_ERROR: return "DAMARIS_ALLOCATION_ERROR: the buffer cannot hold the request";
+    case DAMARIS_CONFIG_ERROR: return "DAMARIS_CONFIG_ERROR: invalid configuration";
+    case DAMARIS_ARGUMENT_ERROR: return "DAMARIS_ARGUMENT_ERROR: invalid argument";
+    case DAMARIS_MPI_ERROR: return "DAMARIS_MPI_ERROR: an MPI call failed";
+    case DAMARIS_DATASPACE_ERROR: return "DAMARIS_DATASPACE_ERROR: invalid data space";
+    case DAMARIS_CHANNEL_ERROR: return "DAMARIS_CHANNEL_ERROR: communication channel failed";
+    case DAMARIS_INVALID_TAG: return "DAMARIS_INVALID_TAG: invalid message tag";
+    case DAMARIS_NOT_INITIALIZED: return "DAMARIS_NOT_INITIALIZED: damaris_initialize was not called";
+    case DAMARIS_ALREADY_INITIALIZED: return "DAMARIS_ALREADY_INITIALIZED: already initialized";
+    case DAMARIS_UNDEFINED_ACTION: return "DAMARIS_UNDEFINED_ACTION: no such event or script";
+    case DAMARIS_UNDEFINED_PARAMETER: return "DAMARIS_UNDEFINED_PARAMETER: no such parameter";
+    case DAMARIS_UNDEFINED_VARIABLE: return "DAMARIS_UNDEFINED_VARIABLE: no such variable";
+    case DAMARIS_INVALID_BLOCK: return "DAMARIS_INVALID_BLOCK: block id out of range";
+    case DAMARIS_INVALID_DIMENSIONS: return "DAMARIS_INVALID_DIMENSIONS: invalid dimensions";
+    case DAMARIS_BLOCK_NOT_FOUND: return "DAMARIS_BLOCK_NOT_FOUND: block not allocated";
+    case DAMARIS_REACTOR_NOT_FOUND: return "DAMARIS_REACTOR_NOT_FOUND: messaging not available";
+    case DAMARIS_BIND_ERROR: return "DAMARIS_BIND_ERROR: cannot bind the function";
+    case DAMARIS_ERROR_UNKNOWN: return "DAMARIS_ERROR_UNKNOWN: unknown error";
+    default: return "unknown error code";
+  }
+}
+
+SIDECORE_API const char* damaris_last_error_message(void) { return t_last_error.c_str(); }
+
+SIDECORE_API const char* sidecore_version(void) { return SIDECORE_VERSION_STRING; }

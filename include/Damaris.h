@@ -1,0 +1,168 @@
+/* Sidecore: the Damaris C API. Programs written for Damaris 1.7 compile and link unchanged.
+ *
+ * Copyright (c) 2026, the Sidecore developers. SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Roles. After damaris_initialize(), every process of the communicator is either a client
+ * (the simulation) or a server (a dedicated core or node). damaris_start() tells which:
+ * on a server it runs the server loop and returns only when every client has called
+ * damaris_stop(). Client-only calls made on a server return DAMARIS_CORE_IS_SERVER; any call
+ * made before damaris_initialize() returns DAMARIS_NOT_INITIALIZED. No call terminates the
+ * process: each failure returns a code from the enum below and leaves a message readable with
+ * damaris_last_error_message().
+ *
+ * Thread safety. The API is meant to be called from one thread per process (the thread that
+ * called damaris_initialize()). damaris_error_string() and damaris_last_error_message() may be
+ * called from any thread; the last error message is kept per thread.
+ *
+ * Iterations. Data written between two damaris_end_iteration() calls belongs to the current
+ * iteration (starting at 0). A server stores an iteration once all of its clients have ended
+ * it; see docs/iteration.md for the order in which stores and actions run.
+ */
+#ifndef SIDECORE_DAMARIS_H
+#define SIDECORE_DAMARIS_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* The Damaris API version this header is compatible with. */
+#define DAMARIS_VERSION_MAJOR 1
+#define DAMARIS_VERSION_MINOR 7
+#define DAMARIS_VERSION_PATCH 0
+#define DAMARIS_VERSION "1.7.0"
+
+/* The Sidecore release that provides it. */
+#define SIDECORE_VERSION_MAJOR 0
+#define SIDECORE_VERSION_MINOR 1
+#define SIDECORE_VERSION_PATCH 0
+#define SIDECORE_VERSION_STRING "0.1.0"
+#define SIDECORE_VERSION_NUMBER \
+  (SIDECORE_VERSION_MAJOR * 10000 + SIDECORE_VERSION_MINOR * 100 + SIDECORE_VERSION_PATCH)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes. The names and values are those of Damaris 1.7 and will never change. */
+enum {
+  DAMARIS_OK = 0,                 /* success */
+  DAMARIS_INIT_ERROR = 1,         /* initialization failed (see the message) */
+  DAMARIS_FINALIZE_ERROR = 2,     /* finalization failed */
+  DAMARIS_CORE_IS_SERVER = 3,     /* client-only call made on a server process */
+  DAMARIS_NO_SERVER = 4,          /* server-only call made without dedicated resources */
+  DAMARIS_ALLOCATION_ERROR = 5,   /* the buffer cannot hold the request (or wait timed out) */
+  DAMARIS_CONFIG_ERROR = 6,       /* invalid XML configuration */
+  DAMARIS_ARGUMENT_ERROR = 7,     /* invalid argument (null pointer, wrong size...) */
+  DAMARIS_MPI_ERROR = 8,          /* an MPI call failed */
+  DAMARIS_DATASPACE_ERROR = 9,    /* invalid data space */
+  DAMARIS_CHANNEL_ERROR = 10,     /* a communication channel failed */
+  DAMARIS_INVALID_TAG = 11,       /* invalid message tag */
+  DAMARIS_NOT_INITIALIZED = 12,   /* call made before damaris_initialize() */
+  DAMARIS_ALREADY_INITIALIZED = 13, /* damaris_initialize() called twice */
+  DAMARIS_UNDEFINED_ACTION = 14,  /* no event or script of that name */
+  DAMARIS_UNDEFINED_PARAMETER = 15, /* no parameter of that name */
+  DAMARIS_UNDEFINED_VARIABLE = 16,  /* no variable of that name */
+  DAMARIS_INVALID_BLOCK = 17,     /* block id outside 0 .. domains-1 */
+  DAMARIS_INVALID_DIMENSIONS = 18, /* a layout evaluates to invalid dimensions */
+  DAMARIS_BLOCK_NOT_FOUND = 19,   /* commit/clear of a block that was not allocated */
+  DAMARIS_REACTOR_NOT_FOUND = 20, /* internal messaging not available */
+  DAMARIS_BIND_ERROR = 21,        /* damaris_bind() failed */
+  DAMARIS_ERROR_UNKNOWN = 22      /* anything else, including storage failures */
+};
+
+/* A function run for an event: (event name, source client, iteration, argument string). */
+typedef void (*signal_t)(const char*, int32_t, int32_t, const char*);
+
+/* Reads the XML file (on the first rank of comm, then broadcast), splits comm into clients
+ * and servers and maps the shared memory. Collective over comm. On error every rank returns
+ * the same code (DAMARIS_CONFIG_ERROR for a bad or missing file). */
+int damaris_initialize(const char* configfile, MPI_Comm comm);
+
+/* Releases everything damaris_initialize() acquired (shared memory, communicators, files) and
+ * prints the run's counters (dropped iterations, bytes stored). Collective over the comm given
+ * to damaris_initialize(). Clients must have called damaris_stop() first if they started. */
+int damaris_finalize(void);
+
+/* On a client, sets *is_client to 1 and returns at once. On a server, runs the server loop
+ * until every client has called damaris_stop(), then sets *is_client to 0. */
+int damaris_start(int* is_client);
+
+/* Client only: tells the servers this client will send nothing more. */
+int damaris_stop(void);
+
+/* Client only: copies the data of block 0 of a variable for the current iteration. Returns
+ * once the data is copied: the caller may reuse its buffer at once. Same as
+ * damaris_write_block(varname, 0, data). */
+int damaris_write(const char* varname, const void* data);
+
+/* Client only: copies block `block` (0 .. domains-1) of a variable. Its size is the variable's
+ * layout evaluated with the current parameter values. */
+int damaris_write_block(const char* varname, int32_t block, const void* data);
+
+/* Client only: reserves room for block 0 in the shared buffer and returns its address in *ptr.
+ * Fill it, then damaris_commit() and damaris_clear(); no copy is ever made. */
+int damaris_alloc(const char* varname, void** ptr);
+int damaris_alloc_block(const char* varname, int32_t block, void** ptr);
+
+/* Client only: declares the allocated block complete; the client may still read it. */
+int damaris_commit(const char* varname);
+int damaris_commit_block(const char* varname, int32_t block);
+int damaris_commit_iteration(const char* varname, int32_t iteration);
+int damaris_commit_block_iteration(const char* varname, int32_t block, int32_t iteration);
+
+/* Client only: hands the committed block over to the servers; the pointer from alloc must not
+ * be used afterwards. */
+int damaris_clear(const char* varname);
+int damaris_clear_block(const char* varname, int32_t block);
+int damaris_clear_iteration(const char* varname, int32_t iteration);
+int damaris_clear_block_iteration(const char* varname, int32_t block, int32_t iteration);
+
+/* Client only: triggers the event or script named in the XML. Handled after every block this
+ * client wrote before the call, and in the order signals were sent. */
+int damaris_signal(const char* signal_name);
+
+/* Associates a function with an event name, in this process. Takes precedence over a symbol
+ * of the same name found in the executable or a library. */
+int damaris_bind(const char* signal_name, signal_t sig);
+
+/* Copies the current value of a parameter into buffer; size must be at least the size of the
+ * parameter's type (4 for int, 8 for double...). */
+int damaris_parameter_get(const char* param_name, void* buffer, unsigned int size);
+
+/* Sets a parameter on this process; size must equal the size of its type. Every layout that
+ * depends on it is re-evaluated: the following writes use the new dimensions. */
+int damaris_parameter_set(const char* param_name, const void* buffer, unsigned int size);
+
+/* Sets the global position (one int64_t per dimension) of block 0 / block `block` of a
+ * variable, for the writes that follow. */
+int damaris_set_position(const char* var_name, const int64_t* position);
+int damaris_set_block_position(const char* var_name, int32_t block, const int64_t* position);
+
+/* Client only: the communicator of the clients (the simulation's replacement for comm). The
+ * communicator belongs to Sidecore: do not free it. */
+int damaris_client_comm_get(MPI_Comm* comm);
+
+/* Client only: ends the current iteration. With dedicated resources it only posts a message;
+ * without, the stores run inside this call. */
+int damaris_end_iteration(void);
+
+/* The current iteration number (0 before the first damaris_end_iteration()). */
+int damaris_get_iteration(int* iteration);
+
+/* Sidecore extensions. */
+
+/* A static, human-readable name for an error code ("DAMARIS_CONFIG_ERROR: ..."). Never NULL. */
+const char* damaris_error_string(int code);
+
+/* The message of the last failed call on this thread ("" if none). Valid until the next call
+ * into the API from this thread. */
+const char* damaris_last_error_message(void);
+
+/* The Sidecore version at run time ("0.1.0"). */
+const char* sidecore_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIDECORE_DAMARIS_H */

@@ -1,0 +1,404 @@
+// Client write paths. The hot path (damaris_write) is: a hash lookup, one allocation under the
+// shared heap's lock, one memcpy, one 320-byte message into this client's own ring. The
+// server is woken only at the end of an iteration, for a signal, or when the ring fills up.
+#include "client/client.hpp"
+
+#include <sched.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "server/actions.hpp"
+
+namespace sidecore::client {
+namespace {
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+}  // namespace
+
+client::client(const config::model& model, int client_index, transport::channel* channel,
+               std::uint32_t slot, MPI_Comm writers)
+    : m_model(model), m_client_index(client_index), m_channel(channel), m_slot(slot) {
+  for (std::size_t v = 0; v < model.variables.size(); ++v)
+    m_variables.emplace(std::string_view(model.variables[v].name), v);
+  for (const config::parameter& p : model.parameters) {
+    m_parameter_values.push_back(p.int_value);
+    m_real_values.push_back(p.real_value);
+  }
+  m_layouts.resize(model.layouts.size());
+  std::vector<std::size_t> all(model.layouts.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  evaluate_layouts(all);
+  m_positions.resize(model.variables.size() * static_cast<std::size_t>(model.arch.domains));
+  if (!m_channel) {
+    m_local = std::make_unique<server::iteration_processor>(model, writers, 1, nullptr);
+  }
+}
+
+client::~client() = default;
+
+std::size_t client::variable_index(std::string_view name) const {
+  auto it = m_variables.find(name);
+  if (it == m_variables.end())
+    throw error(DAMARIS_UNDEFINED_VARIABLE,
+                "no variable " + quoted(name) + " in " + m_model.file +
+                    " (give the full name, groups joined with '/')");
+  return it->second;
+}
+
+void client::check_block(std::size_t variable, int block) const {
+  if (block < 0 || block >= m_model.arch.domains)
+    throw error(DAMARIS_INVALID_BLOCK,
+                "block " + std::to_string(block) + " of variable " +
+                    quoted(m_model.variables[variable].name) + " is out of range: <domains count=\"" +
+                    std::to_string(m_model.arch.domains) + "\"/> allows 0.." +
+                    std::to_string(m_model.arch.domains - 1));
+}
+
+void client::evaluate_layouts(const std::vector<std::size_t>& which) {
+  for (std::size_t index : which) {
+    const config::layout& l = m_model.layouts[index];
+    evaluated_layout e;
+    std::uint64_t count = 1;
+    for (const config::expression& d : l.dimensions) {
+      std::int64_t extent = d.evaluate(m_parameter_values);
+      e.dims.push_back(extent);
+      count *= static_cast<std::uint64_t>(extent > 0 ? extent : 0);
+    }
+    for (const config::expression& d : l.global_dimensions)
+      e.global_dims.push_back(d.evaluate(m_parameter_values));
+    e.bytes = count * config::element_size(l.type);
+    m_layouts[index] = std::move(e);
+  }
+}
+
+const std::vector<std::int64_t>& client::position_of(std::size_t variable, int block) const {
+  return m_positions[variable * static_cast<std::size_t>(m_model.arch.domains) + block];
+}
+
+void client::note_dropped(std::uint64_t bytes) {
+  ++m_counters.blocks_dropped;
+  m_counters.bytes_dropped += bytes;
+}
+
+void* client::reserve(std::size_t variable, std::uint64_t bytes, std::uint64_t& offset) {
+  transport::shared_heap& heap = m_channel->heap();
+  if (m_model.arch.policy == config::full_buffer_policy::wait) {
+    offset = heap.allocate(bytes, m_model.arch.wait_timeout_seconds);
+    return m_channel->address(offset);
+  }
+  if (!m_iteration_skipped) {
+    if (auto got = heap.try_allocate(bytes)) {
+      offset = *got;
+      return m_channel->address(offset);
+    }
+    m_iteration_skipped = true;
+    ++m_counters.iterations_skipped;
+    if (!m_skip_reported) {
+      m_skip_reported = true;
+      log::warning("shared buffer full at iteration ", m_iteration, " (variable ",
+                   quoted(m_model.variables[variable].name),
+                   "): policy=\"skip\" drops the rest of this iteration; further drops are "
+                   "counted and reported at finalize");
+    }
+  }
+  return nullptr;
+}
+
+void client::send(const transport::message& m, bool wake) {
+  if (m_channel->try_push(m_slot, m)) {
+    if (wake || m_channel->pending(m_slot) * 2 >= m_channel->ring_capacity())
+      m_channel->wake_server();
+    return;
+  }
+  // Ring full: the server is behind. Wake it and wait, within the configured timeout.
+  auto start = std::chrono::steady_clock::now();
+  const double timeout = m_model.arch.wait_timeout_seconds;
+  for (int spin = 0;; ++spin) {
+    m_channel->wake_server();
+    if (spin < 64) sched_yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (m_channel->try_push(m_slot, m)) {
+      if (wake) m_channel->wake_server();
+      return;
+    }
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (timeout > 0 && waited > timeout)
+      throw error(DAMARIS_CHANNEL_ERROR,
+                  "message queue to the dedicated core stayed full for " + std::to_string(timeout) +
+                      " s: the server is not consuming (did it call damaris_start?)");
+  }
+}
+
+void client::send_block(std::size_t variable, int block, int iteration, std::uint64_t offset,
+                        const evaluated_layout& shape, const std::vector<std::int64_t>& position) {
+  transport::message m{};
+  m.kind = transport::message_kind::block;
+  m.variable = static_cast<std::int32_t>(variable);
+  m.iteration = iteration;
+  m.block = block;
+  m.source = m_client_index;
+  m.ndims = static_cast<std::uint32_t>(shape.dims.size());
+  m.has_global = shape.global_dims.empty() ? 0 : 1;
+  m.offset = offset;
+  m.bytes = shape.bytes;
+  for (std::size_t d = 0; d < shape.dims.size(); ++d) {
+    m.dims[d] = shape.dims[d];
+    m.position[d] = d < position.size() ? position[d] : 0;
+  }
+  for (std::size_t d = 0; d < shape.global_dims.size() && d < transport::max_dimensions; ++d)
+    m.global_dims[d] = shape.global_dims[d];
+  send(m, false);
+  ++m_counters.blocks_written;
+  m_counters.bytes_written += shape.bytes;
+}
+
+void client::hand_over(std::size_t variable, int block, int iteration, allocation& a) {
+  if (m_channel) {
+    send_block(variable, block, iteration, a.offset, a.shape, a.position);
+    return;
+  }
+  server::stored_block b;
+  b.variable = static_cast<std::int32_t>(variable);
+  b.view.source = m_client_index;
+  b.view.block_id = block;
+  b.view.iteration = iteration;
+  b.view.data = a.address;
+  b.view.bytes = a.shape.bytes;
+  b.view.dims = a.shape.dims;
+  b.view.global_dims = a.shape.global_dims;
+  b.view.position = a.position;
+  if (b.view.position.empty()) b.view.position.assign(b.view.dims.size(), 0);
+  b.owned = std::move(a.owned);
+  m_local->add_block(std::move(b));
+  ++m_counters.blocks_written;
+  m_counters.bytes_written += a.shape.bytes;
+}
+
+void client::write(std::string_view name, int block, const void* data) {
+  std::size_t v = variable_index(name);
+  check_block(v, block);
+  if (!data) throw argument_error("damaris_write(" + quoted(name) + "): data is NULL");
+  const evaluated_layout& shape = m_layouts[m_model.variables[v].layout_index];
+  if (shape.dims.size() > static_cast<std::size_t>(transport::max_dimensions))
+    throw error(DAMARIS_INVALID_DIMENSIONS, "variable " + quoted(name) + " has " +
+                                                std::to_string(shape.dims.size()) +
+                                                " dimensions; at most 8 are supported");
+  for (std::int64_t d : shape.dims)
+    if (d < 1)
+      throw error(DAMARIS_INVALID_DIMENSIONS,
+                  "variable " + quoted(name) + ": its layout evaluates to a dimension of " +
+                      std::to_string(d) + " with the current parameter values");
+  if (m_channel) {
+    std::uint64_t offset = 0;
+    void* target = reserve(v, shape.bytes, offset);
+    if (!target) {
+      note_dropped(shape.bytes);
+      return;
+    }
+    std::memcpy(target, data, shape.bytes);
+    send_block(v, block, m_iteration, offset, shape, position_of(v, block));
+    return;
+  }
+  allocation a;
+  a.shape = shape;
+  a.position = position_of(v, block);
+  a.owned.reset(new std::byte[shape.bytes ? shape.bytes : 1]);
+  std::memcpy(a.owned.get(), data, shape.bytes);
+  a.address = a.owned.get();
+  hand_over(v, block, m_iteration, a);
+}
+
+void* client::alloc(std::string_view name, int block) {
+  std::size_t v = variable_index(name);
+  check_block(v, block);
+  allocation_key key{static_cast<int>(v), block, m_iteration};
+  if (m_allocations.count(key))
+    throw error(DAMARIS_ALLOCATION_ERROR, "block " + std::to_string(block) + " of " + quoted(name) +
+                                              " is already allocated for iteration " +
+                                              std::to_string(m_iteration) + "; commit and clear it first");
+  const evaluated_layout& shape = m_layouts[m_model.variables[v].layout_index];
+  allocation a;
+  a.shape = shape;
+  a.position = position_of(v, block);
+  if (m_channel) {
+    a.address = reserve(v, shape.bytes, a.offset);
+  }
+  if (!a.address) {
+    // Synchronous mode, or a block dropped by policy="skip": process memory the caller can
+    // still fill.
+    a.dropped = m_channel != nullptr;
+    a.owned.reset(new std::byte[shape.bytes ? shape.bytes : 1]);
+    a.address = a.owned.get();
+  }
+  void* address = a.address;
+  m_allocations.emplace(key, std::move(a));
+  return address;
+}
+
+void client::commit(std::string_view name, int block, int iteration) {
+  std::size_t v = variable_index(name);
+  check_block(v, block);
+  auto it = m_allocations.find({static_cast<int>(v), block, iteration});
+  if (it == m_allocations.end())
+    throw error(DAMARIS_BLOCK_NOT_FOUND, "commit of block " + std::to_string(block) + " of " +
+                                             quoted(name) + " at iteration " + std::to_string(iteration) +
+                                             ": it was not allocated (call damaris_alloc first)");
+  allocation& a = it->second;
+  if (a.committed) return;
+  a.committed = true;
+  if (a.dropped) {
+    note_dropped(a.shape.bytes);
+    return;
+  }
+  hand_over(v, block, iteration, a);
+}
+
+void client::clear(std::string_view name, int block, int iteration) {
+  std::size_t v = variable_index(name);
+  check_block(v, block);
+  auto it = m_allocations.find({static_cast<int>(v), block, iteration});
+  if (it == m_allocations.end())
+    throw error(DAMARIS_BLOCK_NOT_FOUND, "clear of block " + std::to_string(block) + " of " +
+                                             quoted(name) + " at iteration " + std::to_string(iteration) +
+                                             ": no such allocated block");
+  if (!it->second.committed) commit(name, block, iteration);
+  m_allocations.erase(it);
+}
+
+void client::signal(std::string_view name) {
+  std::size_t e = m_model.find_event(name);
+  if (e == config::model::npos)
+    throw error(DAMARIS_UNDEFINED_ACTION,
+                "no event " + quoted(name) + " in <actions> of " + m_model.file);
+  const config::event& event = m_model.events[e];
+  if (!m_channel || event.execution == config::execution::local) {
+    server::action_registry::instance().run(event, m_model.file, m_client_index, m_iteration);
+    return;
+  }
+  if (name.size() >= static_cast<std::size_t>(transport::max_signal_name))
+    throw argument_error("event name " + quoted(name) + " is longer than 63 characters");
+  transport::message m{};
+  m.kind = transport::message_kind::signal;
+  m.iteration = m_iteration;
+  m.source = m_client_index;
+  m.variable = static_cast<std::int32_t>(e);
+  std::memcpy(m.name, name.data(), name.size());
+  send(m, true);
+}
+
+void client::end_iteration() {
+  // Allocated blocks of this iteration that were never committed are committed now: the data
+  // the simulation put there is what it meant to write.
+  for (auto it = m_allocations.begin(); it != m_allocations.end();) {
+    auto [v, block, iteration] = it->first;
+    if (iteration <= m_iteration) {
+      if (!it->second.committed) {
+        log::warning("block ", block, " of '", m_model.variables[v].name, "' was allocated at iteration ",
+                     iteration, " but never committed; committing it at the end of the iteration");
+        commit(m_model.variables[v].name, block, iteration);
+      }
+      it = m_allocations.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (m_channel) {
+    transport::message m{};
+    m.kind = transport::message_kind::end_iteration;
+    m.iteration = m_iteration;
+    m.source = m_client_index;
+    m.flags = m_iteration_skipped ? transport::iteration_skipped : 0;
+    send(m, true);
+  } else {
+    m_local->end_iteration(0, m_iteration, m_iteration_skipped);
+  }
+  ++m_iteration;
+  m_iteration_skipped = false;
+}
+
+void client::parameter_get(std::string_view name, void* buffer, unsigned size) const {
+  std::size_t p = m_model.find_parameter(name);
+  if (p == config::model::npos)
+    throw error(DAMARIS_UNDEFINED_PARAMETER, "no parameter " + quoted(name) + " in " + m_model.file);
+  if (!buffer) throw argument_error("damaris_parameter_get(" + quoted(name) + "): buffer is NULL");
+  const config::parameter& param = m_model.parameters[p];
+  const std::size_t bytes = config::element_size(param.type);
+  if (size < bytes)
+    throw argument_error("damaris_parameter_get(" + quoted(name) + "): buffer of " +
+                         std::to_string(size) + " bytes is too small for a " +
+                         config::element_type_name(param.type) + " (" + std::to_string(bytes) + " bytes)");
+  const std::int64_t i = m_parameter_values[p];
+  const double d = m_real_values[p];
+  switch (param.type) {
+    case config::element_type::int8: { auto x = static_cast<std::int8_t>(i); std::memcpy(buffer, &x, 1); break; }
+    case config::element_type::int16: { auto x = static_cast<std::int16_t>(i); std::memcpy(buffer, &x, 2); break; }
+    case config::element_type::int32: { auto x = static_cast<std::int32_t>(i); std::memcpy(buffer, &x, 4); break; }
+    case config::element_type::int64: std::memcpy(buffer, &i, 8); break;
+    case config::element_type::float32: { auto x = static_cast<float>(d); std::memcpy(buffer, &x, 4); break; }
+    case config::element_type::float64: std::memcpy(buffer, &d, 8); break;
+  }
+}
+
+void client::parameter_set(std::string_view name, const void* buffer, unsigned size) {
+  std::size_t p = m_model.find_parameter(name);
+  if (p == config::model::npos)
+    throw error(DAMARIS_UNDEFINED_PARAMETER, "no parameter " + quoted(name) + " in " + m_model.file);
+  if (!buffer) throw argument_error("damaris_parameter_set(" + quoted(name) + "): buffer is NULL");
+  const config::parameter& param = m_model.parameters[p];
+  const std::size_t bytes = config::element_size(param.type);
+  if (size != bytes)
+    throw argument_error("damaris_parameter_set(" + quoted(name) + "): " + std::to_string(size) +
+                         " bytes given, but the parameter is a " + config::element_type_name(param.type) +
+                         " (" + std::to_string(bytes) + " bytes)");
+  switch (param.type) {
+    case config::element_type::int8: { std::int8_t x; std::memcpy(&x, buffer, 1); m_parameter_values[p] = x; break; }
+    case config::element_type::int16: { std::int16_t x; std::memcpy(&x, buffer, 2); m_parameter_values[p] = x; break; }
+    case config::element_type::int32: { std::int32_t x; std::memcpy(&x, buffer, 4); m_parameter_values[p] = x; break; }
+    case config::element_type::int64: std::memcpy(&m_parameter_values[p], buffer, 8); break;
+    case config::element_type::float32: { float x; std::memcpy(&x, buffer, 4); m_real_values[p] = x; break; }
+    case config::element_type::float64: std::memcpy(&m_real_values[p], buffer, 8); break;
+  }
+  // Re-evaluate the layouts that read this parameter; reject values that make one invalid.
+  std::vector<std::size_t> dependent;
+  for (std::size_t l = 0; l < m_model.layouts.size(); ++l) {
+    const config::layout& layout = m_model.layouts[l];
+    auto reads = [p](const config::expression& e) {
+      for (std::size_t q : e.parameters()) if (q == p) return true;
+      return false;
+    };
+    bool uses = false;
+    for (const auto& e : layout.dimensions) uses = uses || reads(e);
+    for (const auto& e : layout.global_dimensions) uses = uses || reads(e);
+    if (uses) dependent.push_back(l);
+  }
+  evaluate_layouts(dependent);
+}
+
+void client::set_position(std::string_view name, int block, const std::int64_t* position) {
+  std::size_t v = variable_index(name);
+  check_block(v, block);
+  if (!position) throw argument_error("damaris_set_position(" + quoted(name) + "): position is NULL");
+  const std::size_t n = m_model.layouts[m_model.variables[v].layout_index].dimensions.size();
+  m_positions[v * static_cast<std::size_t>(m_model.arch.domains) + block].assign(position, position + n);
+}
+
+void client::stop() {
+  if (m_stopped) return;
+  m_stopped = true;
+  if (m_channel) {
+    transport::message m{};
+    m.kind = transport::message_kind::stop;
+    m.iteration = m_iteration;
+    m.source = m_client_index;
+    send(m, true);
+  } else {
+    m_local->finish();
+  }
+}
+
+}  // namespace sidecore::client

@@ -1,0 +1,102 @@
+// The simulation's side: layouts evaluated with this process's parameters, the write paths
+// (copy and zero-copy), iterations and signals. Sends to a dedicated core through a channel,
+// or, without one, stores synchronously in damaris_end_iteration().
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "config/model.hpp"
+#include "server/iteration_processor.hpp"
+#include "transport/channel.hpp"
+
+namespace sidecore::client {
+
+struct client_counters {
+  std::uint64_t blocks_written = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t iterations_skipped = 0;  // buffer full under policy="skip"
+  std::uint64_t blocks_dropped = 0;
+  std::uint64_t bytes_dropped = 0;
+};
+
+class client {
+ public:
+  // Dedicated mode: slot is this client's ring in the channel. Synchronous mode: channel is
+  // null and writers is the communicator of all clients (used by collective stores).
+  client(const config::model& model, int client_index, transport::channel* channel,
+         std::uint32_t slot, MPI_Comm writers);
+  ~client();
+
+  void write(std::string_view variable, int block, const void* data);
+  void* alloc(std::string_view variable, int block);
+  void commit(std::string_view variable, int block, int iteration);
+  void clear(std::string_view variable, int block, int iteration);
+  void signal(std::string_view event_name);
+  void end_iteration();
+  int iteration() const noexcept { return m_iteration; }
+
+  void parameter_get(std::string_view name, void* buffer, unsigned size) const;
+  void parameter_set(std::string_view name, const void* buffer, unsigned size);
+  void set_position(std::string_view variable, int block, const std::int64_t* position);
+
+  // No more data: tells the server (dedicated) or stores what is left (synchronous).
+  void stop();
+  bool stopped() const noexcept { return m_stopped; }
+  const client_counters& counters() const noexcept { return m_counters; }
+
+ private:
+  struct evaluated_layout {
+    std::vector<std::int64_t> dims;
+    std::vector<std::int64_t> global_dims;
+    std::uint64_t bytes = 0;
+  };
+  struct allocation {
+    std::uint64_t offset = 0;  // shared heap offset (dedicated mode)
+    std::unique_ptr<std::byte[]> owned;  // synchronous mode, or a dropped (skipped) block
+    void* address = nullptr;
+    evaluated_layout shape;
+    std::vector<std::int64_t> position;
+    bool committed = false;
+    bool dropped = false;
+  };
+  using allocation_key = std::tuple<int, int, int>;  // variable, block, iteration
+
+  std::size_t variable_index(std::string_view name) const;
+  void check_block(std::size_t variable, int block) const;
+  void evaluate_layouts(const std::vector<std::size_t>& which);
+  const std::vector<std::int64_t>& position_of(std::size_t variable, int block) const;
+  // Shared memory for a block, or nullptr when policy="skip" drops it.
+  void* reserve(std::size_t variable, std::uint64_t bytes, std::uint64_t& offset);
+  void send(const transport::message& m, bool wake);
+  void send_block(std::size_t variable, int block, int iteration, std::uint64_t offset,
+                  const evaluated_layout& shape, const std::vector<std::int64_t>& position);
+  void hand_over(std::size_t variable, int block, int iteration, allocation& a);
+  void note_dropped(std::uint64_t bytes);
+
+  const config::model& m_model;
+  int m_client_index;
+  transport::channel* m_channel;
+  std::uint32_t m_slot;
+  std::unique_ptr<server::iteration_processor> m_local;  // synchronous mode only
+
+  std::unordered_map<std::string_view, std::size_t> m_variables;
+  std::vector<std::int64_t> m_parameter_values;  // integer parameters (expressions read them)
+  std::vector<double> m_real_values;              // float/double parameters
+  std::vector<evaluated_layout> m_layouts;
+  std::vector<std::vector<std::int64_t>> m_positions;  // variable * domains + block
+  std::map<allocation_key, allocation> m_allocations;
+  int m_iteration = 0;
+  bool m_iteration_skipped = false;
+  bool m_stopped = false;
+  bool m_skip_reported = false;
+  client_counters m_counters;
+};
+
+}  // namespace sidecore::client

@@ -1,0 +1,206 @@
+// Initialization order: read the XML once and broadcast it, split the communicator, create
+// the shared segment on each server, map it on its clients, then remove its name.
+#include "client/runtime.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+
+namespace sidecore {
+namespace {
+
+log::level to_log_level(config::log_level level) {
+  switch (level) {
+    case config::log_level::trace: return log::level::trace;
+    case config::log_level::debug: return log::level::debug;
+    case config::log_level::info: return log::level::info;
+    case config::log_level::warning: return log::level::warning;
+    default: return log::level::error;
+  }
+}
+
+// Broadcasts a string from rank 0.
+std::string broadcast_string(std::string text, MPI_Comm comm) {
+  unsigned long long length = text.size();
+  check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, 0, comm), "MPI_Bcast");
+  text.resize(length);
+  if (length) check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm), "MPI_Bcast");
+  return text;
+}
+
+// Raises the same error on every rank if any rank failed (message from the lowest such rank).
+void agree(MPI_Comm comm, int code, const std::string& message) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int mine = code != DAMARIS_OK ? rank : size;
+  int first = size;
+  check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  if (first == size) return;
+  int failed_code = code;
+  check_mpi(MPI_Bcast(&failed_code, 1, MPI_INT, first, comm), "MPI_Bcast");
+  std::string text = message;
+  unsigned long long length = text.size();
+  check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, first, comm), "MPI_Bcast");
+  text.resize(length);
+  if (length) check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, first, comm), "MPI_Bcast");
+  if (rank != first) text = "rank " + std::to_string(first) + ": " + text;
+  throw error(failed_code, text);
+}
+
+std::string job_token(MPI_Comm comm) {
+  unsigned long long token = 0;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    std::random_device device;
+    token = (static_cast<unsigned long long>(device()) << 32) ^ device() ^
+            static_cast<unsigned long long>(::getpid());
+  }
+  check_mpi(MPI_Bcast(&token, 1, MPI_UNSIGNED_LONG_LONG, 0, comm), "MPI_Bcast");
+  char text[32];
+  std::snprintf(text, sizeof text, "%016llx", token);
+  return text;
+}
+
+}  // namespace
+
+config::model runtime::load_everywhere(const std::string& file, MPI_Comm comm) {
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  std::string text;
+  std::string failure;
+  if (rank == 0) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      failure = "cannot read configuration file '" + file + "': " + std::strerror(errno);
+    } else {
+      std::ostringstream buffer;
+      buffer << in.rdbuf();
+      text = buffer.str();
+    }
+  }
+  failure = broadcast_string(failure, comm);
+  if (!failure.empty()) throw config_error(failure);
+  text = broadcast_string(text, comm);
+  // Every rank parses the same text, so every rank reaches the same verdict.
+  return config::parse_model(text, file);
+}
+
+runtime::runtime(const std::string& config_file, MPI_Comm comm)
+    : m_model(load_everywhere(config_file, comm)),
+      m_topo(topology::build(comm, m_model.arch.dedicated_cores, m_model.arch.dedicated_nodes)) {
+  log::configure(to_log_level(m_model.log.level), "");
+  log::set_identity(m_topo.world_rank, m_topo.is_server ? "server" : "client");
+  if (m_topo.world_rank == 0)
+    for (const std::string& w : m_model.warnings) log::warning(w);
+  connect_channel();
+  if (!m_topo.is_server) {
+    m_client = std::make_unique<client::client>(
+        m_model, m_topo.client_index, m_channel ? &*m_channel : nullptr,
+        static_cast<std::uint32_t>(m_topo.group_rank), m_topo.clients.get());
+  }
+  log::info("initialized: ", m_topo.client_count, " clients, ", m_topo.server_count,
+            " dedicated cores on ", m_topo.node_count, " node(s)");
+}
+
+runtime::~runtime() = default;
+
+void runtime::connect_channel() {
+  if (!m_topo.has_servers) return;
+  const std::string name = "/sidecore-" + job_token(m_topo.world.get()) + "-" +
+                           std::to_string(m_topo.server_index);
+  MPI_Comm world = m_topo.world.get();
+  // 1. Servers create their segment.
+  int code = DAMARIS_OK;
+  std::string message;
+  if (m_topo.is_server) {
+    try {
+      transport::channel_sizes sizes;
+      sizes.heap_bytes = m_model.arch.buffer_size / static_cast<std::uint64_t>(m_model.arch.dedicated_cores);
+      sizes.clients = static_cast<std::uint32_t>(m_topo.group_size - 1);
+      sizes.ring_capacity = static_cast<std::uint32_t>(std::max<std::uint64_t>(m_model.arch.queue_size, 16));
+      m_channel.emplace(transport::channel::create(name, sizes));
+    } catch (const error& e) {
+      code = e.code();
+      message = e.what();
+    }
+  }
+  agree(world, code, message);
+  // 2. Clients map it.
+  if (!m_topo.is_server) {
+    try {
+      m_channel.emplace(transport::channel::open(name));
+    } catch (const error& e) {
+      code = e.code();
+      message = e.what();
+    }
+  }
+  agree(world, code, message);
+  // 3. Everyone has it mapped: remove the name so nothing outlives the job, even a crash.
+  if (m_channel) m_channel->unlink();
+}
+
+client::client& runtime::as_client(const char* call) {
+  if (!m_client)
+    throw error(DAMARIS_CORE_IS_SERVER, std::string(call) + " is a client call, made on a dedicated core");
+  return *m_client;
+}
+
+bool runtime::start() {
+  if (m_started) throw error(DAMARIS_ALREADY_INITIALIZED, "damaris_start called twice");
+  m_started = true;
+  if (!m_topo.is_server) return true;
+  m_server = std::make_unique<server::server_loop>(m_model, m_topo, *m_channel);
+  m_server->run();
+  return false;
+}
+
+void runtime::stop() { as_client("damaris_stop").stop(); }
+
+void runtime::finalize() {
+  if (m_finalized) return;
+  m_finalized = true;
+  if (m_client && !m_client->stopped()) {
+    if (m_topo.has_servers && m_started)
+      log::warning("damaris_finalize called without damaris_stop; stopping now");
+    m_client->stop();
+  }
+  if (m_topo.is_server && !m_started) {
+    // The simulation never ran this server; serve its clients now so that nothing is lost.
+    log::warning("damaris_finalize on a dedicated core that never called damaris_start; "
+                 "running the server now");
+    start();
+  }
+  report();
+  check_mpi(MPI_Barrier(m_topo.world.get()), "MPI_Barrier");
+}
+
+void runtime::report() {
+  if (m_server) {
+    const server::processor_counters& c = m_server->counters();
+    log::info("server ", m_topo.server_index, ": ", c.iterations_stored, " iterations, ",
+              c.blocks_stored, " blocks, ", c.bytes_stored, " bytes stored in ", c.seconds_in_stores,
+              " s; buffer high water ", m_server->heap_high_water(), " bytes");
+    if (c.iterations_incomplete)
+      log::warning("server ", m_topo.server_index, ": ", c.iterations_incomplete,
+                   " iteration(s) stored incomplete (a client skipped data or never ended them)");
+  }
+  if (m_client) {
+    const client::client_counters& c = m_client->counters();
+    if (c.iterations_skipped)
+      log::warning("buffer full: ", c.iterations_skipped, " iteration(s) skipped under policy=\"skip\"; ",
+                   c.blocks_dropped, " blocks (", c.bytes_dropped, " bytes) were not stored");
+  }
+}
+
+}  // namespace sidecore

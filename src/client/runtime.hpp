@@ -1,0 +1,53 @@
+// Everything damaris_initialize() builds and damaris_finalize() tears down: the model, the
+// topology, the shared channel, and the client or server role of this process.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "client/client.hpp"
+#include "config/model.hpp"
+#include "server/server_loop.hpp"
+#include "topology/topology.hpp"
+#include "transport/channel.hpp"
+
+namespace sidecore {
+
+class runtime {
+ public:
+  // Collective over comm. Throws config_error (the same on every rank) for a bad file.
+  runtime(const std::string& config_file, MPI_Comm comm);
+  ~runtime();
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  bool is_server() const noexcept { return m_topo.is_server; }
+  const config::model& model() const noexcept { return m_model; }
+  // Throws error(DAMARIS_CORE_IS_SERVER) on a server.
+  client::client& as_client(const char* call);
+  MPI_Comm client_comm() const noexcept { return m_topo.clients.get(); }
+
+  // Client: returns true at once. Server: runs the loop until all clients stop, returns false.
+  bool start();
+  void stop();
+  // Collective over the initial comm: stops a client that forgot, reports counters.
+  void finalize();
+
+ private:
+  static config::model load_everywhere(const std::string& file, MPI_Comm comm);
+  void connect_channel();
+  void report();
+
+  config::model m_model;
+  topology::layout m_topo;
+  std::optional<transport::channel> m_channel;
+  std::unique_ptr<client::client> m_client;
+  std::unique_ptr<server::server_loop> m_server;
+  bool m_started = false;
+  bool m_finalized = false;
+};
+
+}  // namespace sidecore

@@ -1,0 +1,211 @@
+// The validated, immutable configuration model built from a Damaris-format XML file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sidecore::config {
+
+// Element types of parameters and layouts. XML names: short, int/integer, long,
+// float/real, double, char/character (also accepted: string, label as char).
+enum class element_type : std::uint8_t { int8, int16, int32, int64, float32, float64 };
+
+std::size_t element_size(element_type type) noexcept;
+const char* element_type_name(element_type type) noexcept;  // "int", "double", ...
+bool is_integer(element_type type) noexcept;
+
+// Integer arithmetic over parameters: integers, parameter names, + - * / %, unary minus,
+// parentheses. Parameters are referenced by their index in model::parameters.
+class expression {
+ public:
+  struct node;
+
+  expression();  // the constant 0
+  expression(std::shared_ptr<const node> root, std::string text);
+  // where (file:line) prefixes the messages evaluate() throws.
+  expression(std::shared_ptr<const node> root, std::string text, std::string where);
+
+  // Evaluates with the given parameter values (indexed like model::parameters).
+  // Throws config_error on division or modulo by zero.
+  std::int64_t evaluate(const std::vector<std::int64_t>& parameter_values) const;
+  const std::string& text() const noexcept { return m_text; }
+  // Indices of the parameters this expression reads.
+  std::vector<std::size_t> parameters() const;
+  // Where the expression was written ("file:line"), "" when unknown.
+  const std::string& where() const noexcept { return m_where; }
+
+ private:
+  std::shared_ptr<const node> m_root;
+  std::string m_text;
+  std::string m_where;
+};
+
+// Parses one expression. names maps a parameter name to its index; unknown names, empty
+// input and syntax errors throw config_error whose message contains `where` (file:line).
+expression parse_expression(std::string_view text,
+                            const std::map<std::string, std::size_t, std::less<>>& names,
+                            const std::string& where);
+
+struct parameter {
+  std::string name;
+  element_type type = element_type::int32;
+  std::int64_t int_value = 0;  // valid when is_integer(type)
+  double real_value = 0.0;     // valid otherwise
+  int line = 0;
+};
+
+enum class language { unknown, c, cpp, fortran, python };
+
+// Dimension, global and ghost lists are always stored in C order (slowest-varying first).
+// A layout written for Fortran (language="fortran", or no language on the layout inside a
+// simulation whose language is fortran) lists them fastest first in the XML; the parser
+// reverses them so that consumers never need to know. lang keeps what the layout declared.
+struct layout {
+  std::string name;
+  element_type type = element_type::int32;
+  // Local dimensions as written in the XML (comma separated).
+  std::vector<expression> dimensions;
+  // Global dimensions; empty when the XML gives none.
+  std::vector<expression> global_dimensions;
+  // Ghost zones per dimension ("lo:hi,..."); empty when the XML gives none.
+  std::vector<std::pair<expression, expression>> ghosts;
+  language lang = language::unknown;
+  int line = 0;
+};
+
+enum class centering { zonal, nodal };
+
+struct variable {
+  std::string name;  // full name, groups joined with '/': "coordinates/x2d"
+  std::size_t layout_index = 0;
+  // Index into model::stores, or npos when the variable names no store.
+  std::size_t store_index = npos;
+  bool time_varying = true;
+  bool enabled = true;
+  centering center = centering::zonal;
+  std::string mesh;  // "" when none
+  std::string unit;
+  std::string script;  // "" when none
+  std::string kind = "scalar";  // Damaris variable "type": scalar, vector, ...
+  int line = 0;
+
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+};
+
+struct coordinate {
+  std::string name;  // full variable name
+  std::string unit;
+  std::string label;
+};
+
+struct mesh {
+  std::string name;
+  std::string type;  // rectilinear, curvilinear, unstructured, point, ...
+  int topology = 2;
+  std::vector<coordinate> coordinates;
+  int line = 0;
+};
+
+struct store {
+  std::string name;
+  std::string type;  // "HDF5" or "null", spelled exactly so whatever case the XML used
+  std::vector<std::pair<std::string, std::string>> options;  // in XML order
+  int line = 0;
+  int frequency = 1;  // stores every frequency-th iteration (Damaris "frequency")
+
+  // Value of an option, or fallback when absent.
+  std::string option(std::string_view key, std::string_view fallback = {}) const;
+};
+
+enum class scope { core, group, bcast };
+enum class execution { local, remote, coupled };
+
+struct event {
+  std::string name;
+  std::string action;   // symbol name
+  std::string library;  // "" means the executable itself
+  enum scope scope = scope::core;
+  enum execution execution = execution::remote;
+  int line = 0;
+};
+
+struct script {
+  std::string name;
+  std::string file;
+  language lang = language::python;
+  enum scope scope = scope::core;
+  enum execution execution = execution::remote;
+  int frequency = 1;
+  int line = 0;
+};
+
+// What a writer does when the shared buffer cannot hold a request.
+enum class full_buffer_policy { wait, skip };
+
+struct architecture {
+  int domains = 1;
+  int dedicated_cores = 0;
+  int dedicated_nodes = 0;
+  std::string buffer_name = "sidecore-buffer";
+  std::uint64_t buffer_size = 64ull << 20;
+  full_buffer_policy policy = full_buffer_policy::wait;
+  double wait_timeout_seconds = 300.0;  // 0 means wait forever
+  std::string queue_name = "sidecore-queue";
+  std::uint64_t queue_size = 1024;  // messages per client
+};
+
+enum class log_level { trace, debug, info, warning, error, fatal };
+
+struct log_settings {
+  std::string file_name;  // "" logs to stderr
+  log_level level = log_level::warning;
+  std::string format;
+  bool flush = false;
+};
+
+struct model {
+  std::string file;  // path the model was read from (for messages)
+  std::string simulation_name;
+  language lang = language::unknown;
+  architecture arch;
+  std::vector<parameter> parameters;
+  std::vector<layout> layouts;
+  std::vector<variable> variables;
+  std::vector<mesh> meshes;
+  std::vector<store> stores;
+  std::vector<event> events;
+  std::vector<script> scripts;
+  log_settings log;
+  // Non-fatal findings (unused references, deprecated forms), each naming file and line.
+  std::vector<std::string> warnings;
+
+  // Lookups by name; npos when absent.
+  std::size_t find_parameter(std::string_view name) const noexcept;
+  std::size_t find_variable(std::string_view name) const noexcept;
+  std::size_t find_layout(std::string_view name) const noexcept;
+  std::size_t find_event(std::string_view name) const noexcept;
+
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+};
+
+namespace detail {
+// "did you mean 'x'? valid <noun>: a, b, c" built from the closest name (edit distance,
+// case-insensitive) when it is close enough; used by every "unknown name" message.
+std::string suggest(std::string_view given, const std::vector<std::string>& valid,
+                    std::string_view noun);
+}  // namespace detail
+
+// Builds a model from XML text. file_name is used only in messages.
+// Throws config_error (file, line, what is wrong, what would be valid) on the first error.
+model parse_model(std::string_view xml_text, const std::string& file_name);
+
+// Reads a file and parses it. Throws config_error when the file cannot be read.
+model load_model_file(const std::string& path);
+
+}  // namespace sidecore::config

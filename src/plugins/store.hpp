@@ -1,0 +1,64 @@
+// The storage plugin interface: a store receives every block of a completed iteration.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/model.hpp"
+
+namespace sidecore::plugins {
+
+// One block as handed to a store. The data stays valid for the duration of write_iteration.
+struct block_view {
+  std::int32_t source = 0;     // client index (rank in the clients' communicator)
+  std::int32_t block_id = 0;   // domain index within the client
+  std::int32_t iteration = 0;
+  const void* data = nullptr;
+  std::uint64_t bytes = 0;
+  std::vector<std::int64_t> dims;         // local extents, slowest first (C order)
+  std::vector<std::int64_t> global_dims;  // empty when the layout gives none
+  std::vector<std::int64_t> position;     // global offset of element (0,..,0); zeros by default
+};
+
+// Every block of one variable in one iteration that this writer holds, ordered by
+// (source, block_id). A variable assigned to the store appears even with no local block,
+// so that collective stores can take part in every collective call.
+struct variable_blocks {
+  const config::variable* var = nullptr;
+  const config::layout* layout = nullptr;
+  std::vector<const block_view*> blocks;
+};
+
+struct iteration_data {
+  std::int32_t iteration = 0;
+  std::vector<variable_blocks> variables;  // in model order
+};
+
+// Where and with whom a store writes.
+struct store_context {
+  const config::model* model = nullptr;
+  const config::store* settings = nullptr;
+  // Communicator of every process that writes for this store (the dedicated cores, or the
+  // clients when there is no dedicated core). Collective stores use it; it outlives the store.
+  MPI_Comm comm = MPI_COMM_NULL;
+  int writer_index = 0;  // rank in comm; the "Pr" number of file-per-core output
+  int writer_count = 1;
+};
+
+class store {
+ public:
+  virtual ~store() = default;
+  // Called once per iteration, in iteration order, on every writer of comm (also when the
+  // writer holds no block). Throws storage_error on failure.
+  virtual void write_iteration(const iteration_data& data) = 0;
+};
+
+// Builds the store named by settings->type ("HDF5", "null"). Throws config_error for an
+// unknown type or option, naming the valid ones.
+std::unique_ptr<store> make_store(const store_context& context);
+
+}  // namespace sidecore::plugins

@@ -1,0 +1,142 @@
+// Stores run in the order of <storage>, each receiving every variable assigned to it; memory
+// of an iteration is released as soon as the last store has returned.
+#include "server/iteration_processor.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+
+namespace sidecore::server {
+
+iteration_processor::iteration_processor(const config::model& model, MPI_Comm writers,
+                                         int sources, release_function release)
+    : m_model(model), m_sources(sources), m_release(std::move(release)) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(writers, &rank);
+  MPI_Comm_size(writers, &size);
+  m_stores.resize(model.stores.size());
+  for (std::size_t s = 0; s < model.stores.size(); ++s) {
+    bool used = std::any_of(model.variables.begin(), model.variables.end(),
+                            [s](const config::variable& v) { return v.store_index == s && v.enabled; });
+    if (!used) continue;
+    plugins::store_context context;
+    context.model = &model;
+    context.settings = &model.stores[s];
+    context.comm = writers;
+    context.writer_index = rank;
+    context.writer_count = size;
+    m_stores[s] = plugins::make_store(context);
+  }
+}
+
+iteration_processor::~iteration_processor() {
+  // Memory of anything never stored goes back to the heap so that clients do not wait on it.
+  std::vector<transport::heap_extent> ranges;
+  for (auto& [iteration, pending] : m_pending)
+    for (auto& b : pending.blocks)
+      if (b.shared.bytes) ranges.push_back(b.shared);
+  if (!ranges.empty() && m_release) {
+    try {
+      m_release(ranges);
+    } catch (...) {
+    }
+  }
+}
+
+void iteration_processor::add_block(stored_block block) {
+  pending_iteration& pending = m_pending[block.view.iteration];
+  pending.blocks.push_back(std::move(block));
+}
+
+void iteration_processor::end_iteration(int source, int iteration, bool skipped) {
+  pending_iteration& pending = m_pending[iteration];
+  if (pending.ended.empty()) pending.ended.assign(static_cast<std::size_t>(m_sources), 0);
+  if (source < 0 || source >= m_sources || pending.ended[source]) {
+    log::error("unexpected end of iteration ", iteration, " from source ", source, " (ignored)");
+    return;
+  }
+  pending.ended[source] = 1;
+  ++pending.ended_count;
+  pending.skipped = pending.skipped || skipped;
+  // Iterations complete in order: each source ends its iterations in order.
+  for (;;) {
+    auto it = m_pending.find(m_next_iteration);
+    if (it == m_pending.end() || it->second.ended_count < m_sources) break;
+    store_iteration(it->first, it->second);
+    m_pending.erase(it);
+    ++m_next_iteration;
+  }
+}
+
+void iteration_processor::finish() {
+  while (!m_pending.empty()) {
+    auto it = m_pending.begin();
+    if (it->second.ended_count < m_sources) {
+      log::warning("iteration ", it->first, " was ended by ", it->second.ended_count, " of ",
+                   m_sources, " clients before they stopped; storing the ",
+                   it->second.blocks.size(), " blocks received");
+      it->second.skipped = true;
+    }
+    store_iteration(it->first, it->second);
+    m_pending.erase(it);
+  }
+}
+
+void iteration_processor::store_iteration(int iteration, pending_iteration& pending) {
+  auto start = std::chrono::steady_clock::now();
+  std::sort(pending.blocks.begin(), pending.blocks.end(),
+            [](const stored_block& a, const stored_block& b) {
+              return std::tie(a.variable, a.view.source, a.view.block_id) <
+                     std::tie(b.variable, b.view.source, b.view.block_id);
+            });
+  std::vector<transport::heap_extent> ranges;
+  ranges.reserve(pending.blocks.size());
+  std::uint64_t bytes = 0;
+  for (const stored_block& b : pending.blocks) {
+    if (b.shared.bytes) ranges.push_back(b.shared);
+    bytes += b.view.bytes;
+  }
+  // Memory returns to the heap whatever the stores do.
+  struct releaser {
+    iteration_processor& self;
+    std::vector<transport::heap_extent>& ranges;
+    ~releaser() {
+      if (self.m_release && !ranges.empty()) {
+        try {
+          self.m_release(ranges);
+        } catch (const std::exception& e) {
+          log::error("releasing shared memory failed: ", e.what());
+        }
+      }
+    }
+  } release_at_exit{*this, ranges};
+
+  for (std::size_t s = 0; s < m_stores.size(); ++s) {
+    if (!m_stores[s]) continue;
+    plugins::iteration_data data;
+    data.iteration = iteration;
+    for (std::size_t v = 0; v < m_model.variables.size(); ++v) {
+      const config::variable& var = m_model.variables[v];
+      if (var.store_index != s || !var.enabled) continue;
+      plugins::variable_blocks entry;
+      entry.var = &var;
+      entry.layout = &m_model.layouts[var.layout_index];
+      for (const stored_block& b : pending.blocks)
+        if (b.variable == static_cast<std::int32_t>(v)) entry.blocks.push_back(&b.view);
+      data.variables.push_back(std::move(entry));
+    }
+    m_stores[s]->write_iteration(data);
+  }
+  ++m_counters.iterations_stored;
+  if (pending.skipped) ++m_counters.iterations_incomplete;
+  m_counters.blocks_stored += pending.blocks.size();
+  m_counters.bytes_stored += bytes;
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  m_counters.seconds_in_stores += seconds;
+  log::debug("iteration ", iteration, " stored: ", pending.blocks.size(), " blocks, ", bytes,
+             " bytes in ", seconds, " s", pending.skipped ? " (incomplete)" : "");
+}
+
+}  // namespace sidecore::server

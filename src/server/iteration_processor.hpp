@@ -1,0 +1,72 @@
+// Indexes blocks by (variable, iteration, source, block), decides when an iteration is
+// complete, hands it to the stores and frees its memory. Shared by the dedicated cores and the
+// synchronous mode (where the client is its own writer).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "config/model.hpp"
+#include "plugins/store.hpp"
+#include "transport/shared_heap.hpp"
+
+namespace sidecore::server {
+
+// A block and the memory it lives in: a range of the shared heap, or owned process memory.
+struct stored_block {
+  plugins::block_view view;
+  std::int32_t variable = 0;
+  transport::heap_extent shared{0, 0};  // bytes == 0 when the memory is owned
+  std::unique_ptr<std::byte[]> owned;
+};
+
+struct processor_counters {
+  std::uint64_t iterations_stored = 0;
+  std::uint64_t iterations_incomplete = 0;  // some client skipped or never ended it
+  std::uint64_t blocks_stored = 0;
+  std::uint64_t bytes_stored = 0;
+  double seconds_in_stores = 0.0;
+};
+
+class iteration_processor {
+ public:
+  using release_function = std::function<void(const std::vector<transport::heap_extent>&)>;
+
+  // sources: how many clients feed this processor; each must end every iteration.
+  iteration_processor(const config::model& model, MPI_Comm writers, int sources,
+                      release_function release);
+  ~iteration_processor();
+
+  void add_block(stored_block block);
+  // A source ended an iteration. Complete iterations are stored, in order, before returning.
+  void end_iteration(int source, int iteration, bool skipped);
+  // No more input: stores what is left (iterations not ended by every source), marked
+  // incomplete in the log. Collective over writers when a collective store is used.
+  void finish();
+
+  const processor_counters& counters() const noexcept { return m_counters; }
+
+ private:
+  struct pending_iteration {
+    std::vector<stored_block> blocks;
+    std::vector<char> ended;  // per source
+    int ended_count = 0;
+    bool skipped = false;
+  };
+  void store_iteration(int iteration, pending_iteration& pending);
+
+  const config::model& m_model;
+  int m_sources;
+  release_function m_release;
+  std::vector<std::unique_ptr<plugins::store>> m_stores;  // indexed like model.stores (may be null)
+  std::map<int, pending_iteration> m_pending;
+  int m_next_iteration = 0;
+  processor_counters m_counters;
+};
+
+}  // namespace sidecore::server

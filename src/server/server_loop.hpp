@@ -1,0 +1,45 @@
+// The event loop of a dedicated core: drains its clients' rings, indexes blocks, stores
+// complete iterations, runs events; sleeps on a futex when there is nothing to do.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "config/model.hpp"
+#include "server/iteration_processor.hpp"
+#include "topology/topology.hpp"
+#include "transport/channel.hpp"
+
+namespace sidecore::server {
+
+class server_loop {
+ public:
+  server_loop(const config::model& model, const topology::layout& topo, transport::channel& channel);
+  // Runs until every client of this server has stopped, then stores what is left.
+  void run();
+  const processor_counters& counters() const noexcept { return m_processor.counters(); }
+  std::uint64_t heap_high_water() const;
+
+ private:
+  bool drain();  // true when at least one message was handled
+  void handle(std::uint32_t slot, const transport::message& m);
+  void handle_signal(const transport::message& m);
+  void forward_bcast(const transport::message& m);
+  bool poll_bcast();
+  void finish_bcast();
+
+  const config::model& m_model;
+  const topology::layout& m_topo;
+  transport::channel& m_channel;
+  iteration_processor m_processor;
+  std::vector<char> m_stopped;
+  std::uint32_t m_stopped_count = 0;
+  std::map<std::pair<std::int32_t, std::int32_t>, int> m_group_signals;  // (event, iteration)
+  bool m_has_bcast = false;
+  std::vector<int> m_bcast_sent;  // per destination server
+  int m_bcast_received = 0;
+};
+
+}  // namespace sidecore::server

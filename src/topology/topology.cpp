@@ -1,0 +1,132 @@
+// Communicator construction for the dedicated-core deployment.
+#include "topology/topology.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "common/error.hpp"
+
+namespace sidecore::topology {
+namespace {
+
+communicator split(MPI_Comm comm, int color, int key) {
+  MPI_Comm out = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(comm, color, key, &out), "MPI_Comm_split");
+  return communicator(out);
+}
+
+int ranks_per_virtual_node() {
+  const char* env = std::getenv("SIDECORE_RANKS_PER_NODE");
+  if (!env || !*env) return 0;
+  char* end = nullptr;
+  long value = std::strtol(env, &end, 10);
+  if (*end != '\0' || value < 1)
+    throw config_error(std::string("SIDECORE_RANKS_PER_NODE='") + env +
+                       "' is not a positive integer; unset it to use real nodes");
+  return static_cast<int>(value);
+}
+
+// Same decision on every rank: if any rank found an error, all throw it.
+void agree_or_throw(MPI_Comm comm, bool local_failure, const std::string& message) {
+  int failure = local_failure ? 1 : 0;
+  int any = 0;
+  check_mpi(MPI_Allreduce(&failure, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  if (any) throw config_error(message);
+}
+
+}  // namespace
+
+int server_of_client(int client, int clients, int servers) noexcept {
+  return static_cast<int>(static_cast<long long>(client) * servers / clients);
+}
+
+layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes) {
+  layout t;
+  MPI_Comm dup = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+  t.world = communicator(dup);
+  t.world_rank = t.world.rank();
+  t.world_size = t.world.size();
+
+  int per_node = ranks_per_virtual_node();
+  communicator node;
+  if (per_node > 0) {
+    node = split(t.world.get(), t.world_rank / per_node, t.world_rank);
+  } else {
+    MPI_Comm shared = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split_type(t.world.get(), MPI_COMM_TYPE_SHARED, t.world_rank,
+                                  MPI_INFO_NULL, &shared),
+              "MPI_Comm_split_type");
+    node = communicator(shared);
+  }
+  t.node_rank = node.rank();
+  t.node_size = node.size();
+  // Node index: rank of the node's first process among all first processes.
+  {
+    communicator leaders = split(t.world.get(), t.node_rank == 0 ? 0 : MPI_UNDEFINED, t.world_rank);
+    int index = 0, count = 0;
+    if (leaders) {
+      index = leaders.rank();
+      count = leaders.size();
+    }
+    check_mpi(MPI_Bcast(&index, 1, MPI_INT, 0, node.get()), "MPI_Bcast");
+    check_mpi(MPI_Bcast(&count, 1, MPI_INT, 0, node.get()), "MPI_Bcast");
+    t.node_index = index;
+    t.node_count = count;
+  }
+
+  if (dedicated_nodes > 0) {
+    agree_or_throw(t.world.get(), true,
+                   "<dedicated nodes=\"" + std::to_string(dedicated_nodes) +
+                       "\"/>: dedicated nodes are not available in this release; use "
+                       "<dedicated cores=\"N\" nodes=\"0\"/> or no dedicated resource");
+  }
+  if (dedicated_cores < 0) dedicated_cores = 0;
+  agree_or_throw(t.world.get(), dedicated_cores > 0 && t.node_size <= dedicated_cores,
+                 "<dedicated cores=\"" + std::to_string(dedicated_cores) +
+                     "\"/> leaves no client on a node of " + std::to_string(t.node_size) +
+                     " ranks; every node needs more ranks than dedicated cores (set "
+                     "SIDECORE_RANKS_PER_NODE or start more ranks per node)");
+
+  t.has_servers = dedicated_cores > 0;
+  int clients_on_node = t.node_size - dedicated_cores;
+  t.is_server = t.has_servers && t.node_rank >= clients_on_node;
+
+  t.clients = split(t.world.get(), t.is_server ? MPI_UNDEFINED : 0, t.world_rank);
+  t.servers = split(t.world.get(), t.is_server ? 0 : MPI_UNDEFINED, t.world_rank);
+  if (t.clients) t.client_index = t.clients.rank();
+  if (t.servers) t.server_index = t.servers.rank();
+  // Everyone learns the totals (the server/client counts are the same on every rank).
+  int counts[2] = {t.is_server ? 0 : 1, t.is_server ? 1 : 0};
+  int totals[2] = {0, 0};
+  check_mpi(MPI_Allreduce(counts, totals, 2, MPI_INT, MPI_SUM, t.world.get()), "MPI_Allreduce");
+  t.client_count = totals[0];
+  t.server_count = totals[1];
+
+  if (!t.has_servers) return t;
+
+  // Group: server s of this node (0..cores-1) with the clients mapped to it.
+  int local_group = t.is_server ? t.node_rank - clients_on_node
+                                : server_of_client(t.node_rank, clients_on_node, dedicated_cores);
+  // Clients first (by node rank), then the server: the server is the group's last rank.
+  int key = t.is_server ? t.node_size + t.node_rank : t.node_rank;
+  t.group = split(node.get(), local_group, key);
+  t.group_rank = t.group.rank();
+  t.group_size = t.group.size();
+
+  // Server index of the group, and the client indices it serves, known to all members.
+  int server_index = t.is_server ? t.server_index : -1;
+  int group_server = -1;
+  check_mpi(MPI_Allreduce(&server_index, &group_server, 1, MPI_INT, MPI_MAX, t.group.get()),
+            "MPI_Allreduce");
+  if (!t.is_server) t.server_index = group_server;
+  std::vector<int> indices(t.group_size, -1);
+  int mine = t.is_server ? -1 : t.client_index;
+  check_mpi(MPI_Allgather(&mine, 1, MPI_INT, indices.data(), 1, MPI_INT, t.group.get()),
+            "MPI_Allgather");
+  indices.pop_back();  // the server's entry
+  t.group_client_indices = std::move(indices);
+  return t;
+}
+
+}  // namespace sidecore::topology

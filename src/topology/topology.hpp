@@ -1,0 +1,50 @@
+// Splits the user's communicator into clients and dedicated servers, node by node.
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "common/mpi_handles.hpp"
+
+namespace sidecore::topology {
+
+// Who this process is and whom it talks to. Built collectively by build().
+struct layout {
+  communicator world;  // duplicate of the user's communicator
+  int world_rank = 0;
+  int world_size = 1;
+
+  int node_index = 0;  // (virtual) node this rank belongs to
+  int node_count = 1;
+  int node_rank = 0;   // rank within the node
+  int node_size = 1;
+
+  bool is_server = false;
+  bool has_servers = false;  // false: no dedicated resource (synchronous mode)
+
+  communicator clients;  // all clients (MPI_COMM_NULL on servers); damaris_client_comm_get
+  communicator servers;  // all servers (MPI_COMM_NULL on clients)
+  int client_index = -1;  // rank in clients
+  int client_count = 0;
+  int server_index = -1;  // rank in servers; on a client: the index of its server
+  int server_count = 0;
+
+  // One server and the clients it serves, all on one node: they share one segment.
+  // The server is the last rank of group.
+  communicator group;
+  int group_rank = 0;
+  int group_size = 1;
+  std::vector<int> group_client_indices;  // client_index of each client of the group, in order
+};
+
+// Which node a rank is on: SIDECORE_RANKS_PER_NODE=N makes virtual nodes of N consecutive
+// ranks; otherwise ranks that share memory form a node.
+// dedicated_cores servers per node are the last ranks of each node. Throws config_error (on
+// every rank alike) when a node has no rank left for clients.
+layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes);
+
+// Client c of n served by s servers goes to server c * s / n: balanced when n % s != 0.
+int server_of_client(int client, int clients, int servers) noexcept;
+
+}  // namespace sidecore::topology

@@ -1,0 +1,149 @@
+// Segment layout: [header][heap state + free ranges][ring 0]...[ring n-1][heap], each part
+// aligned to 4 KiB. Rings use acquire/release indices; the futex word wakes a sleeping server.
+#include "transport/channel.hpp"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <new>
+
+#include "common/error.hpp"
+
+namespace sidecore::transport {
+
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "needs lock-free 64-bit atomics");
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 32-bit atomics");
+
+namespace {
+constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
+constexpr std::uint32_t layout_version = 1;
+constexpr std::uint32_t heap_extents = 1u << 16;
+constexpr std::uint64_t page = 4096;
+
+std::uint64_t page_round(std::uint64_t n) { return (n + page - 1) / page * page; }
+
+long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t value, const timespec* timeout) {
+  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+}  // namespace
+
+struct channel::header {
+  std::uint64_t magic;
+  std::uint32_t version;
+  std::uint32_t clients;
+  std::uint64_t segment_bytes;
+  std::uint64_t heap_state_offset;
+  std::uint64_t rings_offset;
+  std::uint64_t ring_stride;
+  std::uint32_t ring_capacity;
+  alignas(64) std::atomic<std::uint32_t> wake_word;
+  std::atomic<std::uint32_t> server_sleeping;
+};
+
+struct channel::ring {
+  alignas(64) std::atomic<std::uint64_t> head;  // next slot to read (consumer)
+  alignas(64) std::atomic<std::uint64_t> tail;  // next slot to write (producer)
+  alignas(64) std::uint64_t reserved;
+};
+
+channel::channel(shared_segment segment)
+    : m_segment(std::move(segment)),
+      m_heap(m_segment.base() + reinterpret_cast<header*>(m_segment.base())->heap_state_offset) {}
+
+channel channel::create(const std::string& name, const channel_sizes& sizes) {
+  const std::uint64_t header_bytes = page_round(sizeof(header));
+  const std::uint64_t state_bytes = page_round(shared_heap::state_bytes(heap_extents));
+  const std::uint64_t ring_stride =
+      (sizeof(ring) + std::uint64_t(sizes.ring_capacity) * sizeof(message) + 63) / 64 * 64;
+  const std::uint64_t rings_bytes = page_round(ring_stride * sizes.clients);
+  const std::uint64_t heap_offset = header_bytes + state_bytes + rings_bytes;
+  const std::uint64_t heap_bytes = page_round(sizes.heap_bytes);
+  shared_segment segment = shared_segment::create(name, heap_offset + heap_bytes);
+
+  auto* h = new (segment.base()) header{};
+  h->magic = magic_value;
+  h->version = layout_version;
+  h->clients = sizes.clients;
+  h->segment_bytes = segment.size();
+  h->heap_state_offset = header_bytes;
+  h->rings_offset = header_bytes + state_bytes;
+  h->ring_stride = ring_stride;
+  h->ring_capacity = sizes.ring_capacity;
+  shared_heap::initialize(segment.base() + header_bytes, heap_offset, heap_bytes, heap_extents);
+  for (std::uint32_t c = 0; c < sizes.clients; ++c)
+    new (segment.base() + h->rings_offset + c * ring_stride) ring{};
+  return channel(std::move(segment));
+}
+
+channel channel::open(const std::string& name) {
+  shared_segment segment = shared_segment::open(name);
+  auto* h = reinterpret_cast<header*>(segment.base());
+  if (segment.size() < sizeof(header) || h->magic != magic_value || h->version != layout_version)
+    throw allocation_error("shared memory '" + name +
+                           "' is not a Sidecore segment of this version (stale or foreign)");
+  return channel(std::move(segment));
+}
+
+std::uint32_t channel::client_count() const noexcept { return head()->clients; }
+std::uint32_t channel::ring_capacity() const noexcept { return head()->ring_capacity; }
+
+channel::ring* channel::ring_of(std::uint32_t client) const noexcept {
+  header* h = head();
+  return reinterpret_cast<ring*>(m_segment.base() + h->rings_offset + client * h->ring_stride);
+}
+
+message* channel::slots_of(ring* r) const noexcept { return reinterpret_cast<message*>(r + 1); }
+
+bool channel::try_push(std::uint32_t client, const message& m) noexcept {
+  ring* r = ring_of(client);
+  const std::uint64_t write = r->tail.load(std::memory_order_relaxed);
+  const std::uint64_t read = r->head.load(std::memory_order_acquire);
+  const std::uint32_t capacity = head()->ring_capacity;
+  if (write - read >= capacity) return false;
+  std::memcpy(&slots_of(r)[write % capacity], &m, sizeof(message));
+  r->tail.store(write + 1, std::memory_order_release);
+  return true;
+}
+
+std::uint64_t channel::pending(std::uint32_t client) const noexcept {
+  ring* r = ring_of(client);
+  return r->tail.load(std::memory_order_relaxed) - r->head.load(std::memory_order_relaxed);
+}
+
+bool channel::try_pop(std::uint32_t client, message& out) noexcept {
+  ring* r = ring_of(client);
+  const std::uint64_t read = r->head.load(std::memory_order_relaxed);
+  const std::uint64_t write = r->tail.load(std::memory_order_acquire);
+  if (read == write) return false;
+  std::memcpy(&out, &slots_of(r)[read % head()->ring_capacity], sizeof(message));
+  r->head.store(read + 1, std::memory_order_release);
+  return true;
+}
+
+void channel::wake_server() noexcept {
+  header* h = head();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (h->server_sleeping.load(std::memory_order_seq_cst)) {
+    h->wake_word.fetch_add(1, std::memory_order_seq_cst);
+    futex(&h->wake_word, FUTEX_WAKE, 1, nullptr);
+  }
+}
+
+std::uint32_t channel::prepare_sleep() noexcept {
+  header* h = head();
+  h->server_sleeping.store(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return h->wake_word.load(std::memory_order_seq_cst);
+}
+
+void channel::sleep(std::uint32_t token, int timeout_ms) noexcept {
+  timespec timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
+  futex(&head()->wake_word, FUTEX_WAIT, token, &timeout);
+}
+
+void channel::end_sleep() noexcept { head()->server_sleeping.store(0, std::memory_order_relaxed); }
+
+}  // namespace sidecore::transport

@@ -1,0 +1,66 @@
+// The shared segment of one server and its clients: a header, the shared heap, and one
+// single-producer/single-consumer ring of messages per client, plus a futex to wake the
+// server when it sleeps.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "transport/message.hpp"
+#include "transport/shared_heap.hpp"
+#include "transport/shared_segment.hpp"
+
+namespace sidecore::transport {
+
+struct channel_sizes {
+  std::uint64_t heap_bytes = 64ull << 20;
+  std::uint32_t clients = 1;
+  std::uint32_t ring_capacity = 1024;  // messages per client
+};
+
+class channel {
+ public:
+  // Server side: creates the segment. Client side: opens it (after the server created it).
+  static channel create(const std::string& name, const channel_sizes& sizes);
+  static channel open(const std::string& name);
+
+  channel(channel&&) noexcept = default;
+  channel& operator=(channel&&) noexcept = default;
+
+  void unlink() noexcept { m_segment.unlink(); }
+
+  shared_heap& heap() noexcept { return m_heap; }
+  std::byte* address(std::uint64_t offset) const noexcept { return m_segment.base() + offset; }
+  std::uint32_t client_count() const noexcept;
+  std::uint32_t ring_capacity() const noexcept;
+
+  // Producer (client slot `client`): false when the ring is full.
+  bool try_push(std::uint32_t client, const message& m) noexcept;
+  // Messages waiting in a ring (approximate from the producer's side).
+  std::uint64_t pending(std::uint32_t client) const noexcept;
+  // Consumer (server): false when the ring is empty.
+  bool try_pop(std::uint32_t client, message& out) noexcept;
+
+  // Client: wakes the server if it sleeps (cheap when it does not).
+  void wake_server() noexcept;
+  // Server: sleeps until woken or timeout; call prepare_sleep() first, then check the rings
+  // again, then sleep(token, ...). This ordering makes a lost wake-up impossible.
+  std::uint32_t prepare_sleep() noexcept;
+  void sleep(std::uint32_t token, int timeout_ms) noexcept;
+  void end_sleep() noexcept;
+
+ private:
+  struct header;
+  struct ring;
+  channel(shared_segment segment);
+  header* head() const noexcept { return reinterpret_cast<header*>(m_segment.base()); }
+  ring* ring_of(std::uint32_t client) const noexcept;
+  message* slots_of(ring* r) const noexcept;
+
+  shared_segment m_segment;
+  shared_heap m_heap;
+};
+
+}  // namespace sidecore::transport

@@ -1,0 +1,34 @@
+// The fixed-size notification a client posts to its server for every block, iteration end,
+// signal and stop. Plain data: it lives in shared memory.
+#pragma once
+
+#include <cstdint>
+
+namespace sidecore::transport {
+
+inline constexpr int max_dimensions = 8;
+inline constexpr int max_signal_name = 64;
+
+enum class message_kind : std::uint32_t { block = 1, end_iteration, signal, stop };
+
+// flags of an end_iteration message
+inline constexpr std::uint32_t iteration_skipped = 1u;
+
+struct message {
+  message_kind kind;
+  std::int32_t variable;   // index in model::variables (block)
+  std::int32_t iteration;
+  std::int32_t block;      // domain id (block)
+  std::int32_t source;     // client index
+  std::uint32_t ndims;
+  std::uint32_t flags;
+  std::uint32_t has_global;
+  std::uint64_t offset;    // of the data, from the segment base (block)
+  std::uint64_t bytes;
+  std::int64_t dims[max_dimensions];
+  std::int64_t global_dims[max_dimensions];
+  std::int64_t position[max_dimensions];
+  char name[max_signal_name];  // event name (signal), NUL terminated
+};
+
+}  // namespace sidecore::transport
