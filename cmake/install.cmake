@@ -1,1 +1,25 @@
-# Installation rules.
+# Installation: Damaris.h, libsidecore, a CMake package (find_package(Sidecore)) and sidecore.pc.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS sidecore EXPORT SidecoreTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/include/Damaris.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+set(SIDECORE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Sidecore)
+install(EXPORT SidecoreTargets NAMESPACE sidecore:: DESTINATION ${SIDECORE_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/SidecoreConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/SidecoreConfig.cmake INSTALL_DESTINATION ${SIDECORE_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/SidecoreConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/SidecoreConfig.cmake
+  ${PROJECT_BINARY_DIR}/SidecoreConfigVersion.cmake DESTINATION ${SIDECORE_CMAKE_DIR})
+
+# pkg-config: mpicc sim.c $(pkg-config --cflags --libs sidecore)
+# The prefix is found relative to the .pc file, so the installation can be moved.
+file(RELATIVE_PATH _sidecore_pc_up "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
+set(SIDECORE_PC_PREFIX "\${pcfiledir}/${_sidecore_pc_up}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/sidecore.pc.in ${PROJECT_BINARY_DIR}/sidecore.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/sidecore.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,148 @@
+// Model helpers: element types, lookups by name, name suggestions and reading the file.
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/error.hpp"
+#include "config/model.hpp"
+
+namespace sidecore::config {
+
+std::size_t element_size(element_type type) noexcept {
+  switch (type) {
+    case element_type::int8: return 1;
+    case element_type::int16: return 2;
+    case element_type::int32: return 4;
+    case element_type::int64: return 8;
+    case element_type::float32: return 4;
+    case element_type::float64: return 8;
+  }
+  return 0;
+}
+
+const char* element_type_name(element_type type) noexcept {
+  switch (type) {
+    case element_type::int8: return "char";
+    case element_type::int16: return "short";
+    case element_type::int32: return "int";
+    case element_type::int64: return "long";
+    case element_type::float32: return "float";
+    case element_type::float64: return "double";
+  }
+  return "unknown";
+}
+
+bool is_integer(element_type type) noexcept {
+  return type != element_type::float32 && type != element_type::float64;
+}
+
+namespace {
+
+template <typename T>
+std::size_t find_by_name(const std::vector<T>& items, std::string_view name) noexcept {
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].name == name) return i;
+  }
+  return model::npos;
+}
+
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+// Levenshtein distance, ignoring case: "filename" should still point at "FileName".
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const std::size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::size_t model::find_parameter(std::string_view name) const noexcept {
+  return find_by_name(parameters, name);
+}
+std::size_t model::find_variable(std::string_view name) const noexcept {
+  return find_by_name(variables, name);
+}
+std::size_t model::find_layout(std::string_view name) const noexcept {
+  return find_by_name(layouts, name);
+}
+std::size_t model::find_event(std::string_view name) const noexcept {
+  return find_by_name(events, name);
+}
+
+std::string store::option(std::string_view key, std::string_view fallback) const {
+  for (const auto& [k, v] : options) {
+    if (k == key) return v;
+  }
+  return std::string(fallback);
+}
+
+namespace detail {
+
+std::string suggest(std::string_view given, const std::vector<std::string>& valid,
+                    std::string_view noun) {
+  std::string hint;
+  std::size_t best = std::string::npos;
+  const std::string* nearest = nullptr;
+  for (const auto& candidate : valid) {
+    const std::size_t d = edit_distance(given, candidate);
+    if (d < best) {
+      best = d;
+      nearest = &candidate;
+    }
+  }
+  // Beyond this distance the "nearest" name is a coincidence, not a typo.
+  if (nearest && best <= std::max<std::size_t>(2, std::max(given.size(), nearest->size()) / 2)) {
+    hint = "did you mean '" + *nearest + "'? ";
+  }
+  hint += "valid ";
+  hint += noun;
+  hint += ": ";
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    if (i) hint += ", ";
+    hint += valid[i];
+  }
+  return hint;
+}
+
+}  // namespace detail
+
+model load_model_file(const std::string& path) {
+  const auto fail = [&path](int err) {
+    throw config_error("cannot read configuration file '" + path + "': " + std::strerror(err));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(errno);
+  std::string content;
+  char chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n > 0) {
+      content.append(chunk, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      const int err = errno;  // a directory fails here with EISDIR
+      ::close(fd);
+      fail(err);
+    }
+  }
+  ::close(fd);
+  return parse_model(content, path);
+}
+
+}  // namespace sidecore::config

@@ -1,0 +1,906 @@
+// Damaris-format XML to a validated model: strict where a mistake would change stored data,
+// tolerant (warnings) where Damaris's own examples are loose. The only user of pugixml.
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <set>
+
+#include <pugixml.hpp>
+
+#include "common/error.hpp"
+#include "config/model.hpp"
+
+namespace sidecore::config {
+namespace {
+
+using name_map = std::map<std::string, std::size_t, std::less<>>;
+using xml = pugi::xml_node;
+
+// What an element may carry. Elements with any_attribute are accepted as written because
+// Damaris versions disagree on their attributes and none of them changes what is stored.
+struct element_rules {
+  std::vector<std::string> attributes;
+  std::vector<std::string> required;
+  std::vector<std::string> children;
+  bool any_attribute = false;
+  bool any_children = false;
+};
+
+const element_rules& rules_for(std::string_view element) {
+  static const std::map<std::string, element_rules, std::less<>> rules = {
+      {"simulation",
+       {{"name", "language"},
+        {"name"},
+        {"architecture", "data", "storage", "actions", "scripts", "log", "python", "visit",
+         "paraview"}}},
+      {"architecture", {{"name"}, {}, {"domains", "dedicated", "placement", "buffer", "queue"}}},
+      {"domains", {{"count"}, {}, {}}},
+      {"dedicated", {{"cores", "nodes"}, {}, {}}},
+      {"placement", {{}, {}, {}, true, true}},
+      {"buffer",
+       {{"name", "size", "type", "blocks", "enabled", "policy", "timeout"}, {"name", "size"}, {}}},
+      {"queue", {{"name", "size"}, {"name", "size"}, {}}},
+      {"data", {{}, {}, {"parameter", "layout", "variable", "group", "mesh", "curve"}}},
+      {"parameter", {{"name", "type", "value", "comment"}, {"name", "type", "value"}, {}}},
+      {"layout",
+       {{"name", "type", "dimensions", "global", "ghosts", "language", "visualizable", "comment"},
+        {"name", "type", "dimensions"},
+        {}}},
+      {"variable",
+       {{"name", "layout", "type", "unit", "enabled", "mesh", "centering", "visualizable",
+         "time-varying", "store", "script", "comment", "select-mem", "select-file",
+         "select-subset"},
+        {"name", "layout"},
+        {}}},
+      {"group",
+       {{"name", "enabled", "store", "comment"},
+        {"name"},
+        {"layout", "variable", "group", "mesh", "curve"}}},
+      // Unstructured meshes of recent Damaris versions name their connectivity variables in
+      // extra children; they are accepted and left to the visualisation side.
+      {"mesh",
+       {{"name", "type", "topology", "time-varying", "comment"},
+        {"name", "type"},
+        {"coord", "vertex_global_id", "section_types", "section_sizes", "section_connectivity"}}},
+      {"coord", {{"name", "unit", "label", "comment"}, {"name"}, {}}},
+      {"vertex_global_id", {{}, {}, {}, true, false}},
+      {"section_types", {{}, {}, {}, true, false}},
+      {"section_sizes", {{}, {}, {}, true, false}},
+      {"section_connectivity", {{}, {}, {}, true, false}},
+      {"curve", {{}, {}, {}, true, true}},
+      {"storage", {{"basename"}, {}, {"store"}}},
+      {"store", {{"name", "type", "frequency", "comment"}, {"name", "type"}, {"option"}}},
+      {"option", {{"key"}, {"key"}, {}}},
+      {"actions", {{}, {}, {"event", "script", "error"}}},
+      {"event",
+       {{"name", "action", "library", "scope", "execution", "external", "comment"},
+        {"name", "action"},
+        {}}},
+      {"script",
+       {{"name", "file", "language", "scope", "execution", "frequency", "external", "comment"},
+        {"name", "file"},
+        {}}},
+      {"pyscript",
+       {{"name", "file", "language", "scope", "execution", "frequency", "external", "comment",
+         "scheduler-file", "nthreads", "keep-workers", "timeout"},
+        {"name", "file"},
+        {}}},
+      {"error", {{}, {}, {}, true, false}},
+      {"scripts", {{}, {}, {"script", "pyscript"}}},
+      {"log", {{"FileName", "RotationSize", "LogFormat", "LogLevel", "Flush"}, {}, {}}},
+  };
+  static const element_rules anything{{}, {}, {}, true, true};
+  const auto found = rules.find(element);
+  return found == rules.end() ? anything : found->second;
+}
+
+std::string_view local_name(const char* qualified) {
+  std::string_view name(qualified);
+  const auto colon = name.find(':');
+  return colon == std::string_view::npos ? name : name.substr(colon + 1);
+}
+
+// Namespace declarations and schema hints are XML plumbing, not configuration.
+bool is_xml_plumbing(std::string_view attribute) {
+  return attribute == "xmlns" || attribute.rfind("xmlns:", 0) == 0 ||
+         attribute.rfind("xsi:", 0) == 0;
+}
+
+std::string trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Damaris writes "#" for "none" in mesh, store, script, global and ghosts.
+bool is_none(const std::string& value) { return value.empty() || value == "#"; }
+
+std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const auto end = text.find(separator, start);
+    parts.push_back(trim(text.substr(start, end - start)));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return parts;
+}
+
+template <typename T>
+struct choice {
+  const char* name;
+  T value;
+  bool listed = true;  // aliases are accepted but not advertised
+};
+
+const std::vector<choice<element_type>> type_choices = {
+    {"short", element_type::int16},  {"int", element_type::int32},
+    {"integer", element_type::int32}, {"long", element_type::int64},
+    {"float", element_type::float32}, {"real", element_type::float32},
+    {"double", element_type::float64}, {"char", element_type::int8},
+    {"character", element_type::int8}, {"string", element_type::int8},
+    {"label", element_type::int8}};
+
+const std::vector<choice<language>> language_choices = {{"unknown", language::unknown},
+                                                        {"c", language::c},
+                                                        {"cpp", language::cpp},
+                                                        {"c++", language::cpp, false},
+                                                        {"fortran", language::fortran},
+                                                        {"python", language::python}};
+
+const std::vector<choice<enum scope>> scope_choices = {
+    {"core", scope::core}, {"group", scope::group}, {"bcast", scope::bcast}};
+
+const std::vector<choice<enum execution>> execution_choices = {
+    {"local", execution::local}, {"remote", execution::remote}, {"coupled", execution::coupled}};
+
+const std::vector<choice<centering>> centering_choices = {{"zonal", centering::zonal},
+                                                          {"nodal", centering::nodal}};
+
+const std::vector<choice<full_buffer_policy>> policy_choices = {
+    {"wait", full_buffer_policy::wait}, {"skip", full_buffer_policy::skip}};
+
+const std::vector<choice<log_level>> log_level_choices = {
+    {"trace", log_level::trace}, {"debug", log_level::debug},     {"info", log_level::info},
+    {"warning", log_level::warning}, {"error", log_level::error}, {"fatal", log_level::fatal}};
+
+const std::vector<choice<bool>> bool_choices = {
+    {"true", true}, {"false", false}, {"1", true, false}, {"0", false, false},
+    {"yes", true, false}, {"no", false, false}};
+
+const std::vector<choice<std::string>> variable_kind_choices = {
+    {"scalar", "scalar"}, {"vector", "vector"},     {"tensor", "tensor"},
+    {"symmetric-tensor", "symmetric-tensor"},      {"material", "material"},
+    {"matspecies", "matspecies"}, {"label", "label"}, {"array", "array"},
+    {"mesh", "mesh"},     {"curve", "curve"}};
+
+const std::vector<choice<std::string>> mesh_type_choices = {
+    {"unknown", "unknown"},       {"rectilinear", "rectilinear"}, {"curvilinear", "curvilinear"},
+    {"unstructured", "unstructured"}, {"point", "point"},      {"csg", "csg"},
+    {"amr", "amr"}};
+
+const std::vector<choice<std::string>> store_type_choices = {{"HDF5", "HDF5"}, {"null", "null"}};
+
+const std::vector<choice<std::string>> shm_type_choices = {{"posix", "posix"}, {"sysv", "sysv"}};
+
+const std::vector<choice<language>> script_language_choices = {{"python", language::python}};
+
+class builder {
+ public:
+  builder(std::string_view text, const std::string& file) : m_text(text), m_file(file) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '\n') m_newlines.push_back(i);
+    }
+  }
+
+  model build() {
+    m_model.file = m_file;
+    const pugi::xml_parse_result result =
+        m_document.load_buffer(m_text.data(), m_text.size(), pugi::parse_default,
+                               pugi::encoding_utf8);
+    if (result.status == pugi::status_no_document_element) {
+      throw config_error(m_file + ":" + std::to_string(line_at(result.offset)) +
+                         ": no root element; expected <simulation>");
+    }
+    if (!result) {
+      throw config_error(m_file + ":" + std::to_string(line_at(result.offset)) +
+                         ": XML syntax error: " + result.description() +
+                         "; the file must be well-formed XML");
+    }
+    std::vector<xml> roots;
+    for (xml n : m_document.children()) {
+      if (n.type() == pugi::node_element) roots.push_back(n);
+    }
+    if (roots.empty()) {
+      throw config_error(m_file + ":1: no root element; expected <simulation>");
+    }
+    if (roots.size() > 1) fail(roots[1], "second root element <" + name_of(roots[1]) + ">",
+                               "a configuration has exactly one <simulation> element");
+    const xml root = roots.front();
+    if (name_of(root) != "simulation") {
+      fail(root, "root element is <" + name_of(root) + ">", "expected <simulation>");
+    }
+    check_element(root);
+    m_model.simulation_name = attribute(root, "name");
+    m_model.lang = pick(root, "language", language_choices, language::unknown);
+
+    std::vector<xml> sections[9];
+    const auto& section_names = rules_for("simulation").children;
+    for (xml child : elements(root)) {
+      const auto index = std::find(section_names.begin(), section_names.end(), name_of(child)) -
+                         section_names.begin();
+      sections[index].push_back(child);
+    }
+    for (const char* single : {"architecture", "log"}) {
+      const auto index = std::find(section_names.begin(), section_names.end(), single) -
+                         section_names.begin();
+      if (sections[index].size() > 1) {
+        fail(sections[index][1], "second <" + std::string(single) + "> element",
+             "give at most one <" + std::string(single) + "> per configuration");
+      }
+    }
+    const auto section = [&](const char* name) -> const std::vector<xml>& {
+      return sections[std::find(section_names.begin(), section_names.end(), name) -
+                      section_names.begin()];
+    };
+
+    for (xml n : section("architecture")) read_architecture(n);
+    for (xml n : section("data")) read_parameters(n);
+    for (xml n : section("data")) read_layouts(n);
+    for (xml n : section("data")) read_data_objects(n, "", true, "");
+    for (xml n : section("storage")) read_storage(n);
+    resolve_variable_stores();
+    for (xml n : section("actions")) read_actions(n);
+    for (xml n : section("scripts")) read_actions(n);
+    for (xml n : section("log")) read_log(n);
+    for (const char* unsupported : {"python", "visit", "paraview"}) {
+      for (xml n : section(unsupported)) {
+        warn(n, "<" + std::string(unsupported) + "> is not supported and is ignored; " +
+                    "use <script> actions for in-situ analysis");
+      }
+    }
+    check_references();
+    check_layout_values();
+    evaluate_architecture_sizes();
+    return std::move(m_model);
+  }
+
+ private:
+  int line_at(std::ptrdiff_t offset) const {
+    if (offset < 0) return 0;
+    return static_cast<int>(std::lower_bound(m_newlines.begin(), m_newlines.end(),
+                                             static_cast<std::size_t>(offset)) -
+                            m_newlines.begin()) +
+           1;
+  }
+  int line_of(xml n) const { return line_at(n.offset_debug()); }
+  std::string where(xml n) const { return m_file + ":" + std::to_string(line_of(n)); }
+
+  [[noreturn]] void fail(xml n, const std::string& what, const std::string& hint) const {
+    throw config_error(where(n) + ": " + what + "; " + hint);
+  }
+  void warn(xml n, const std::string& message) {
+    m_model.warnings.push_back(where(n) + ": " + message);
+  }
+
+  static std::string name_of(xml n) { return std::string(local_name(n.name())); }
+
+  static std::vector<xml> elements(xml parent) {
+    std::vector<xml> out;
+    for (xml n : parent.children()) {
+      if (n.type() == pugi::node_element) out.push_back(n);
+    }
+    return out;
+  }
+
+  // Description of an element for messages: <variable 'cube'>.
+  static std::string describe(xml n) {
+    std::string text = "<" + name_of(n);
+    for (pugi::xml_attribute a : n.attributes()) {
+      if (local_name(a.name()) == "name") {
+        text += std::string(" '") + a.value() + "'";
+        break;
+      }
+    }
+    return text + ">";
+  }
+
+  // Unknown attributes and children, missing required attributes.
+  void check_element(xml n) const {
+    const element_rules& rules = rules_for(name_of(n));
+    std::set<std::string, std::less<>> seen;
+    for (pugi::xml_attribute a : n.attributes()) {
+      if (is_xml_plumbing(a.name())) continue;
+      const std::string_view name = local_name(a.name());
+      seen.emplace(name);
+      if (rules.any_attribute) continue;
+      if (std::find(rules.attributes.begin(), rules.attributes.end(), name) ==
+          rules.attributes.end()) {
+        fail(n, "unknown attribute '" + std::string(name) + "' on " + describe(n),
+             rules.attributes.empty() ? std::string("<" + name_of(n) + "> takes no attributes")
+                                      : detail::suggest(name, rules.attributes, "attributes"));
+      }
+    }
+    for (const auto& required : rules.required) {
+      if (!seen.count(required)) {
+        std::string list;
+        for (const auto& r : rules.required) list += (list.empty() ? "" : ", ") + r;
+        fail(n, describe(n) + " is missing the required attribute '" + required + "'",
+             "required attributes of <" + name_of(n) + ">: " + list);
+      }
+    }
+    if (rules.any_children) return;
+    for (xml child : elements(n)) {
+      const std::string child_name = name_of(child);
+      if (std::find(rules.children.begin(), rules.children.end(), child_name) ==
+          rules.children.end()) {
+        fail(child, "unknown element <" + child_name + "> in <" + name_of(n) + ">",
+             rules.children.empty() ? "<" + name_of(n) + "> has no child elements"
+                                    : detail::suggest(child_name, rules.children, "elements"));
+      }
+    }
+  }
+
+  static bool has(xml n, std::string_view attribute_name) {
+    for (pugi::xml_attribute a : n.attributes()) {
+      if (!is_xml_plumbing(a.name()) && local_name(a.name()) == attribute_name) return true;
+    }
+    return false;
+  }
+
+  static std::string attribute(xml n, std::string_view attribute_name,
+                               const std::string& fallback = {}) {
+    for (pugi::xml_attribute a : n.attributes()) {
+      if (!is_xml_plumbing(a.name()) && local_name(a.name()) == attribute_name) return a.value();
+    }
+    return fallback;
+  }
+
+  // A required name: present (checked by check_element) and not blank.
+  std::string name_attribute(xml n, std::string_view attribute_name = "name") const {
+    std::string value = trim(attribute(n, attribute_name));
+    if (value.empty()) {
+      fail(n, "empty '" + std::string(attribute_name) + "' on <" + name_of(n) + ">",
+           "give a non-empty " + std::string(attribute_name));
+    }
+    return value;
+  }
+
+  template <typename T>
+  T pick(xml n, std::string_view attribute_name, const std::vector<choice<T>>& choices,
+         T fallback) const {
+    if (!has(n, attribute_name)) return fallback;
+    const std::string raw = attribute(n, attribute_name);
+    const std::string value = lowercase(trim(raw));
+    std::vector<std::string> listed;
+    for (const auto& c : choices) {
+      if (lowercase(c.name) == value) return c.value;
+      if (c.listed) listed.push_back(c.name);
+    }
+    fail(n, "invalid value '" + raw + "' for attribute '" + std::string(attribute_name) +
+                "' of " + describe(n),
+         detail::suggest(value, listed, "values"));
+  }
+
+  bool flag(xml n, std::string_view attribute_name, bool fallback) const {
+    return pick(n, attribute_name, bool_choices, fallback);
+  }
+
+  std::int64_t integer(xml n, std::string_view attribute_name, std::int64_t fallback,
+                       std::int64_t minimum,
+                       std::int64_t maximum = std::numeric_limits<std::int64_t>::max()) const {
+    if (!has(n, attribute_name)) return fallback;
+    const std::string raw = attribute(n, attribute_name);
+    const std::string text = trim(raw);
+    errno = 0;
+    char* end = nullptr;
+    const long long value = std::strtoll(text.c_str(), &end, 10);
+    const bool ok = !text.empty() && *end == '\0' && errno == 0 && value >= minimum &&
+                    value <= maximum;
+    if (!ok) {
+      std::string range = "an integer >= " + std::to_string(minimum);
+      if (maximum != std::numeric_limits<std::int64_t>::max()) {
+        range = "an integer from " + std::to_string(minimum) + " to " + std::to_string(maximum);
+      }
+      fail(n, "invalid value '" + raw + "' for attribute '" + std::string(attribute_name) +
+                  "' of " + describe(n),
+           "expected " + range);
+    }
+    return value;
+  }
+
+  std::optional<double> real(const std::string& raw) const {
+    const std::string text = trim(raw);
+    errno = 0;
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value)) {
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  // Expressions that size data may only read integer parameters.
+  expression integer_expression(xml n, const std::string& text, const name_map& names,
+                                const std::string& context) const {
+    expression e = parse_expression(text, names, where(n));
+    for (std::size_t index : e.parameters()) {
+      const parameter& p = m_model.parameters[index];
+      if (!is_integer(p.type)) {
+        fail(n, context + " uses parameter '" + p.name + "' of type " +
+                    element_type_name(p.type),
+             "integer expressions may only use parameters of an integer type (short, int, " +
+                 std::string("long, char)"));
+      }
+    }
+    return e;
+  }
+
+  std::vector<std::int64_t> parameter_values() const {
+    std::vector<std::int64_t> values;
+    for (const auto& p : m_model.parameters) values.push_back(p.int_value);
+    return values;
+  }
+
+  void read_architecture(xml arch) {
+    check_element(arch);
+    architecture& a = m_model.arch;
+    std::set<std::string> seen;
+    for (xml n : elements(arch)) {
+      check_element(n);
+      const std::string name = name_of(n);
+      if (!seen.insert(name).second) {
+        fail(n, "second <" + name + "> in <architecture>",
+             "give each architecture element at most once");
+      }
+      if (name == "domains") {
+        a.domains = static_cast<int>(integer(n, "count", 1, 1, std::numeric_limits<int>::max()));
+      } else if (name == "dedicated") {
+        a.dedicated_cores =
+            static_cast<int>(integer(n, "cores", 0, 0, std::numeric_limits<int>::max()));
+        a.dedicated_nodes =
+            static_cast<int>(integer(n, "nodes", 0, 0, std::numeric_limits<int>::max()));
+        if (a.dedicated_cores > 0 && a.dedicated_nodes > 0) {
+          fail(n, "both dedicated cores and dedicated nodes are requested",
+               "set either cores or nodes (the other to 0)");
+        }
+      } else if (name == "buffer") {
+        a.buffer_name = name_attribute(n);
+        m_buffer_size = {n, attribute(n, "size")};
+        pick(n, "type", shm_type_choices, std::string("posix"));
+        integer(n, "blocks", 0, 0);
+        flag(n, "enabled", true);
+        a.policy = pick(n, "policy", policy_choices, full_buffer_policy::wait);
+        if (has(n, "timeout")) {
+          const auto seconds = real(attribute(n, "timeout"));
+          if (!seconds || *seconds < 0) {
+            fail(n, "invalid value '" + attribute(n, "timeout") +
+                        "' for attribute 'timeout' of <buffer>",
+                 "expected a number of seconds >= 0 (0 waits forever)");
+          }
+          a.wait_timeout_seconds = *seconds;
+        }
+      } else if (name == "queue") {
+        a.queue_name = name_attribute(n);
+        m_queue_size = {n, attribute(n, "size")};
+      }
+    }
+  }
+
+  // Sizes may be expressions ("64*1024*1024") over parameters, so they wait for <data>.
+  void evaluate_architecture_sizes() {
+    const auto size_of = [this](const std::pair<xml, std::string>& source, const char* what) {
+      const expression e = integer_expression(source.first, source.second, m_parameter_names,
+                                              std::string(what) + " size");
+      const std::int64_t value = e.evaluate(parameter_values());
+      if (value < 1) {
+        fail(source.first, std::string(what) + " size '" + source.second + "' is " +
+                               std::to_string(value),
+             "the size must be at least 1");
+      }
+      return static_cast<std::uint64_t>(value);
+    };
+    if (m_buffer_size.first) m_model.arch.buffer_size = size_of(m_buffer_size, "buffer");
+    if (m_queue_size.first) m_model.arch.queue_size = size_of(m_queue_size, "queue");
+  }
+
+  void read_parameters(xml data) {
+    check_element(data);
+    for (xml n : elements(data)) {
+      if (name_of(n) != "parameter") continue;
+      check_element(n);
+      parameter p;
+      p.name = name_attribute(n);
+      p.line = line_of(n);
+      p.type = pick(n, "type", type_choices, element_type::int32);
+      if (m_parameter_names.count(p.name)) {
+        fail(n, "parameter '" + p.name + "' is already defined at line " +
+                    std::to_string(m_model.parameters[m_parameter_names.find(p.name)->second].line),
+             "give each parameter a unique name");
+      }
+      const std::string value = attribute(n, "value");
+      if (is_integer(p.type)) {
+        // A value may be computed from the parameters declared before it.
+        const expression e =
+            integer_expression(n, value, m_parameter_names, "the value of parameter '" + p.name + "'");
+        p.int_value = e.evaluate(parameter_values());
+        const auto [low, high] = integer_range(p.type);
+        if (p.int_value < low || p.int_value > high) {
+          fail(n, "value " + std::to_string(p.int_value) + " of parameter '" + p.name +
+                      "' does not fit its type " + element_type_name(p.type),
+               "expected a value from " + std::to_string(low) + " to " + std::to_string(high));
+        }
+      } else {
+        const auto parsed = real(value);
+        if (!parsed) {
+          fail(n, "invalid value '" + value + "' for parameter '" + p.name + "' of type " +
+                      element_type_name(p.type),
+               "expected a floating-point number such as 0.5 or 1e-3");
+        }
+        p.real_value = *parsed;
+      }
+      m_parameter_names.emplace(p.name, m_model.parameters.size());
+      m_model.parameters.push_back(std::move(p));
+    }
+  }
+
+  static std::pair<std::int64_t, std::int64_t> integer_range(element_type type) {
+    switch (type) {
+      case element_type::int8: return {INT8_MIN, INT8_MAX};
+      case element_type::int16: return {INT16_MIN, INT16_MAX};
+      case element_type::int32: return {INT32_MIN, INT32_MAX};
+      default: return {INT64_MIN, INT64_MAX};
+    }
+  }
+
+  void read_layouts(xml parent) {
+    for (xml n : elements(parent)) {
+      const std::string name = name_of(n);
+      if (name == "group") {
+        read_layouts(n);
+      } else if (name == "layout") {
+        read_layout(n);
+      }
+    }
+  }
+
+  void read_layout(xml n) {
+    check_element(n);
+    layout l;
+    l.name = name_attribute(n);
+    l.line = line_of(n);
+    if (const auto previous = m_model.find_layout(l.name); previous != model::npos) {
+      fail(n, "layout '" + l.name + "' is already defined at line " +
+                  std::to_string(m_model.layouts[previous].line),
+           "give each layout a unique name");
+    }
+    l.type = pick(n, "type", type_choices, element_type::int32);
+    l.lang = pick(n, "language", language_choices, language::unknown);
+    const std::string context = "layout '" + l.name + "'";
+    for (const auto& part : split(attribute(n, "dimensions"), ',')) {
+      l.dimensions.push_back(integer_expression(n, part, m_parameter_names, context));
+    }
+    const std::string global = trim(attribute(n, "global"));
+    if (!is_none(global)) {
+      for (const auto& part : split(global, ',')) {
+        l.global_dimensions.push_back(integer_expression(n, part, m_parameter_names, context));
+      }
+      if (l.global_dimensions.size() != l.dimensions.size()) {
+        fail(n, context + " has " + std::to_string(l.dimensions.size()) +
+                    " dimensions but global='" + global + "' has " +
+                    std::to_string(l.global_dimensions.size()),
+             "give one global extent per dimension");
+      }
+    }
+    const std::string ghosts = trim(attribute(n, "ghosts"));
+    if (!is_none(ghosts)) {
+      for (const auto& part : split(ghosts, ',')) {
+        const auto bounds = split(part, ':');
+        if (bounds.size() != 2) {
+          fail(n, context + " has a malformed ghost zone '" + part + "'",
+               "write one 'before:after' pair per dimension, e.g. ghosts=\"1:1,0:0\"");
+        }
+        l.ghosts.emplace_back(integer_expression(n, bounds[0], m_parameter_names, context),
+                              integer_expression(n, bounds[1], m_parameter_names, context));
+      }
+      if (l.ghosts.size() != l.dimensions.size()) {
+        fail(n, context + " has " + std::to_string(l.dimensions.size()) +
+                    " dimensions but ghosts='" + ghosts + "' has " +
+                    std::to_string(l.ghosts.size()) + " pairs",
+             "give one 'before:after' pair per dimension");
+      }
+    }
+    const bool fortran = l.lang == language::fortran ||
+                         (l.lang == language::unknown && m_model.lang == language::fortran);
+    if (fortran) {
+      std::reverse(l.dimensions.begin(), l.dimensions.end());
+      std::reverse(l.global_dimensions.begin(), l.global_dimensions.end());
+      std::reverse(l.ghosts.begin(), l.ghosts.end());
+    }
+    m_layout_nodes.push_back(n);
+    m_model.layouts.push_back(std::move(l));
+  }
+
+  // Every layout must describe real data with the parameters' initial values.
+  void check_layout_values() {
+    const auto values = parameter_values();
+    for (std::size_t i = 0; i < m_model.layouts.size(); ++i) {
+      const layout& l = m_model.layouts[i];
+      const xml n = m_layout_nodes[i];
+      for (std::size_t d = 0; d < l.dimensions.size(); ++d) {
+        const std::int64_t extent = l.dimensions[d].evaluate(values);
+        if (extent < 1) {
+          fail(n, "layout '" + l.name + "' has dimension '" + l.dimensions[d].text() +
+                      "' = " + std::to_string(extent) + " with the initial parameter values",
+               "every dimension must be at least 1");
+        }
+      }
+      for (const auto& g : l.global_dimensions) {
+        const std::int64_t extent = g.evaluate(values);
+        if (extent < 1) {
+          fail(n, "layout '" + l.name + "' has global extent '" + g.text() + "' = " +
+                      std::to_string(extent) + " with the initial parameter values",
+               "every global extent must be at least 1");
+        }
+      }
+      for (const auto& [before, after] : l.ghosts) {
+        for (const expression* e : {&before, &after}) {
+          const std::int64_t width = e->evaluate(values);
+          if (width < 0) {
+            fail(n, "layout '" + l.name + "' has ghost width '" + e->text() + "' = " +
+                        std::to_string(width),
+                 "ghost widths must be at least 0");
+          }
+        }
+      }
+    }
+  }
+
+  // Variables, meshes and curves, walking groups; layouts were read before.
+  void read_data_objects(xml parent, const std::string& path, bool enabled,
+                         const std::string& group_store) {
+    for (xml n : elements(parent)) {
+      const std::string name = name_of(n);
+      if (name == "group") {
+        check_element(n);
+        const std::string group_name = name_attribute(n);
+        const std::string store_name = trim(attribute(n, "store", group_store));
+        read_data_objects(n, path + group_name + "/", enabled && flag(n, "enabled", true),
+                          is_none(store_name) ? std::string() : store_name);
+      } else if (name == "variable") {
+        read_variable(n, path, enabled, group_store);
+      } else if (name == "mesh") {
+        read_mesh(n);
+      } else if (name == "curve") {
+        check_element(n);
+      }
+    }
+  }
+
+  void read_variable(xml n, const std::string& path, bool enabled,
+                     const std::string& group_store) {
+    check_element(n);
+    variable v;
+    v.name = path + name_attribute(n);
+    v.line = line_of(n);
+    if (const auto previous = m_model.find_variable(v.name); previous != model::npos) {
+      fail(n, "variable '" + v.name + "' is already defined at line " +
+                  std::to_string(m_model.variables[previous].line),
+           "give each variable a unique name within its group");
+    }
+    const std::string layout_name = trim(attribute(n, "layout"));
+    v.layout_index = m_model.find_layout(layout_name);
+    if (v.layout_index == model::npos) {
+      std::vector<std::string> known;
+      for (const auto& l : m_model.layouts) known.push_back(l.name);
+      fail(n, "variable '" + v.name + "' refers to undefined layout '" + layout_name + "'",
+           known.empty() ? std::string("no layout is defined; declare one with <layout>")
+                         : detail::suggest(layout_name, known, "layouts"));
+    }
+    v.kind = pick(n, "type", variable_kind_choices, std::string("scalar"));
+    v.center = pick(n, "centering", centering_choices, centering::zonal);
+    v.enabled = enabled && flag(n, "enabled", true);
+    v.time_varying = flag(n, "time-varying", true);
+    flag(n, "visualizable", true);
+    v.unit = attribute(n, "unit");
+    const std::string mesh_name = trim(attribute(n, "mesh"));
+    v.mesh = is_none(mesh_name) ? std::string() : mesh_name;
+    const std::string script_name = trim(attribute(n, "script"));
+    v.script = is_none(script_name) ? std::string() : script_name;
+    const std::string store_name = trim(attribute(n, "store", group_store));
+    m_variable_stores.push_back(is_none(store_name) ? std::string() : store_name);
+    m_variable_nodes.push_back(n);
+    m_model.variables.push_back(std::move(v));
+  }
+
+  void read_mesh(xml n) {
+    check_element(n);
+    mesh m;
+    m.name = name_attribute(n);
+    m.line = line_of(n);
+    for (const auto& other : m_model.meshes) {
+      if (other.name == m.name) {
+        fail(n, "mesh '" + m.name + "' is already defined at line " + std::to_string(other.line),
+             "give each mesh a unique name");
+      }
+    }
+    m.type = pick(n, "type", mesh_type_choices, std::string("unknown"));
+    m.topology = static_cast<int>(integer(n, "topology", 2, 1, 3));
+    flag(n, "time-varying", true);
+    for (xml child : elements(n)) {
+      check_element(child);
+      if (name_of(child) != "coord") continue;
+      coordinate c;
+      c.name = name_attribute(child);
+      const std::string unit = attribute(child, "unit");
+      const std::string label = attribute(child, "label");
+      c.unit = is_none(unit) ? std::string() : unit;
+      c.label = is_none(label) ? std::string() : label;
+      m_coordinate_nodes.emplace_back(child, c.name);
+      m.coordinates.push_back(std::move(c));
+    }
+    m_model.meshes.push_back(std::move(m));
+  }
+
+  void read_storage(xml storage) {
+    check_element(storage);
+    for (xml n : elements(storage)) {
+      check_element(n);
+      store s;
+      s.name = name_attribute(n);
+      s.line = line_of(n);
+      for (const auto& other : m_model.stores) {
+        if (other.name == s.name) {
+          fail(n, "store '" + s.name + "' is already defined at line " +
+                      std::to_string(other.line),
+               "give each store a unique name");
+        }
+      }
+      s.type = pick(n, "type", store_type_choices, std::string());
+      s.frequency = static_cast<int>(integer(n, "frequency", 1, 1, std::numeric_limits<int>::max()));
+      for (xml option : elements(n)) {
+        check_element(option);
+        const std::string key = name_attribute(option, "key");
+        for (const auto& [k, v] : s.options) {
+          if (k == key) {
+            fail(option, "option '" + key + "' is given twice in store '" + s.name + "'",
+                 "give each option once");
+          }
+        }
+        s.options.emplace_back(key, trim(option.text().get()));
+      }
+      m_model.stores.push_back(std::move(s));
+    }
+  }
+
+  void resolve_variable_stores() {
+    std::vector<std::string> known;
+    for (const auto& s : m_model.stores) known.push_back(s.name);
+    for (std::size_t i = 0; i < m_model.variables.size(); ++i) {
+      const std::string& name = m_variable_stores[i];
+      if (name.empty()) continue;
+      variable& v = m_model.variables[i];
+      for (std::size_t s = 0; s < m_model.stores.size(); ++s) {
+        if (m_model.stores[s].name == name) v.store_index = s;
+      }
+      if (v.store_index == variable::npos) {
+        fail(m_variable_nodes[i],
+             "variable '" + v.name + "' refers to undefined store '" + name + "'",
+             known.empty() ? std::string("no store is defined; declare one in <storage>")
+                           : detail::suggest(name, known, "stores"));
+      }
+    }
+  }
+
+  void check_unique_action(xml n, const std::string& name) {
+    const auto found = m_action_lines.find(name);
+    if (found != m_action_lines.end()) {
+      fail(n, "action '" + name + "' is already defined at line " +
+                  std::to_string(found->second),
+           "events and scripts share one namespace: give each a unique name");
+    }
+    m_action_lines.emplace(name, line_of(n));
+  }
+
+  void read_actions(xml actions) {
+    check_element(actions);
+    for (xml n : elements(actions)) {
+      check_element(n);
+      const std::string kind = name_of(n);
+      if (kind == "event") {
+        event e;
+        e.name = name_attribute(n);
+        e.line = line_of(n);
+        check_unique_action(n, e.name);
+        e.action = name_attribute(n, "action");
+        e.library = trim(attribute(n, "library"));
+        e.scope = pick(n, "scope", scope_choices, scope::core);
+        e.execution = pick(n, "execution", execution_choices, execution::remote);
+        flag(n, "external", false);
+        m_model.events.push_back(std::move(e));
+      } else if (kind == "script" || kind == "pyscript") {
+        script s;
+        s.name = name_attribute(n);
+        s.line = line_of(n);
+        check_unique_action(n, s.name);
+        s.file = name_attribute(n, "file");
+        s.lang = pick(n, "language", script_language_choices, language::python);
+        s.scope = pick(n, "scope", scope_choices, scope::core);
+        s.execution = pick(n, "execution", execution_choices, execution::remote);
+        s.frequency =
+            static_cast<int>(integer(n, "frequency", 1, 1, std::numeric_limits<int>::max()));
+        flag(n, "external", false);
+        m_model.scripts.push_back(std::move(s));
+      }
+    }
+  }
+
+  void read_log(xml n) {
+    check_element(n);
+    log_settings& s = m_model.log;
+    s.file_name = trim(attribute(n, "FileName"));
+    integer(n, "RotationSize", 0, 0);
+    s.format = attribute(n, "LogFormat");
+    s.level = pick(n, "LogLevel", log_level_choices, log_level::warning);
+    s.flush = flag(n, "Flush", false);
+  }
+
+  // References that change nothing stored: Damaris's own examples leave them dangling.
+  void check_references() {
+    std::set<std::string, std::less<>> meshes;
+    for (const auto& m : m_model.meshes) meshes.insert(m.name);
+    std::set<std::string, std::less<>> scripts;
+    for (const auto& s : m_model.scripts) scripts.insert(s.name);
+    for (std::size_t i = 0; i < m_model.variables.size(); ++i) {
+      const variable& v = m_model.variables[i];
+      if (!v.mesh.empty() && !meshes.count(v.mesh)) {
+        warn(m_variable_nodes[i], "variable '" + v.name + "' names undeclared mesh '" + v.mesh +
+                                      "'; it is ignored (declare it with <mesh> to use it)");
+      }
+      if (!v.script.empty() && !scripts.count(v.script)) {
+        warn(m_variable_nodes[i], "variable '" + v.name + "' names undeclared script '" +
+                                      v.script + "'; it is ignored (declare it with <script>)");
+      }
+    }
+    for (const auto& [n, name] : m_coordinate_nodes) {
+      if (m_model.find_variable(name) == model::npos) {
+        warn(n, "mesh coordinate '" + name + "' is not a declared variable; coordinates " +
+                    "name variables by their full name (group/name)");
+      }
+    }
+  }
+
+  std::string_view m_text;
+  const std::string& m_file;
+  std::vector<std::size_t> m_newlines;
+  pugi::xml_document m_document;
+  model m_model;
+  name_map m_parameter_names;
+  std::vector<xml> m_layout_nodes;
+  std::vector<xml> m_variable_nodes;
+  std::vector<std::string> m_variable_stores;
+  std::vector<std::pair<xml, std::string>> m_coordinate_nodes;
+  std::map<std::string, int, std::less<>> m_action_lines;
+  std::pair<xml, std::string> m_buffer_size;
+  std::pair<xml, std::string> m_queue_size;
+};
+
+}  // namespace
+
+model parse_model(std::string_view xml_text, const std::string& file_name) {
+  return builder(xml_text, file_name).build();
+}
+
+}  // namespace sidecore::config

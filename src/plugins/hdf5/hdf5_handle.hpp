@@ -1,0 +1,97 @@
+// Owning wrappers for HDF5 ids and the checks that turn failed HDF5 calls into storage_error.
+#pragma once
+
+#include <hdf5.h>
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace sidecore::plugins::hdf5 {
+
+// Owns one HDF5 id and closes it with close_fn. Move-only. The destructor ignores close
+// failures (it may run during unwinding); call close() where a failure must be reported,
+// e.g. on files, whose close flushes data.
+template <herr_t (*close_fn)(hid_t)>
+class handle {
+ public:
+  handle() noexcept = default;
+  explicit handle(hid_t id) noexcept : m_id(id) {}
+  handle(const handle&) = delete;
+  handle& operator=(const handle&) = delete;
+  handle(handle&& other) noexcept : m_id(std::exchange(other.m_id, H5I_INVALID_HID)) {}
+  handle& operator=(handle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      m_id = std::exchange(other.m_id, H5I_INVALID_HID);
+    }
+    return *this;
+  }
+  ~handle() { reset(); }
+
+  hid_t get() const noexcept { return m_id; }
+  bool valid() const noexcept { return m_id >= 0; }
+
+  void reset() noexcept {
+    if (m_id >= 0) {
+      close_fn(m_id);
+      m_id = H5I_INVALID_HID;
+    }
+  }
+
+  // Closes now and returns what the close function returned (negative on failure).
+  herr_t close() noexcept {
+    if (m_id < 0) return 0;
+    const herr_t status = close_fn(m_id);
+    m_id = H5I_INVALID_HID;
+    return status;
+  }
+
+ private:
+  hid_t m_id = H5I_INVALID_HID;
+};
+
+using file_handle = handle<H5Fclose>;
+using dataset_handle = handle<H5Dclose>;
+using dataspace_handle = handle<H5Sclose>;
+using property_list_handle = handle<H5Pclose>;
+using group_handle = handle<H5Gclose>;
+using attribute_handle = handle<H5Aclose>;
+using datatype_handle = handle<H5Tclose>;
+
+// Where an HDF5 call happened, for messages: the file and, when relevant, the object in it.
+struct call_site {
+  const std::string& file;
+  std::string_view object;  // dataset or attribute path; empty for file-level calls
+};
+
+// Throws storage_error naming the call, the file, the object and the innermost messages
+// of the HDF5 error stack. Must be called before any other HDF5 call clears the stack.
+[[noreturn]] void throw_hdf5_error(const char* call, const call_site& site);
+
+// Returns id, or throws storage_error when the call that produced it failed.
+inline hid_t check_id(hid_t id, const char* call, const call_site& site) {
+  if (id < 0) throw_hdf5_error(call, site);
+  return id;
+}
+
+inline void check_status(herr_t status, const char* call, const call_site& site) {
+  if (status < 0) throw_hdf5_error(call, site);
+}
+
+// Stops HDF5 from printing its error stack to stderr while alive: failures are reported
+// through exceptions instead. Restores the previous handler on destruction.
+class error_print_guard {
+ public:
+  error_print_guard() noexcept;
+  error_print_guard(const error_print_guard&) = delete;
+  error_print_guard& operator=(const error_print_guard&) = delete;
+  ~error_print_guard();
+
+ private:
+  H5E_auto2_t m_function = nullptr;
+  void* m_data = nullptr;
+  bool m_saved = false;
+};
+
+}  // namespace sidecore::plugins::hdf5

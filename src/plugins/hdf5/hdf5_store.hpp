@@ -1,0 +1,28 @@
+// The HDF5 store: Damaris-compatible file-per-core and collective output.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "plugins/store.hpp"
+
+namespace sidecore::plugins::hdf5 {
+
+enum class file_mode { file_per_core, collective };
+
+// The store's XML options, validated.
+struct store_options {
+  file_mode mode = file_mode::file_per_core;
+  std::string files_path;  // "" (current directory) or a prefix ending in '/'
+  std::string xdmf_mode;   // accepted for compatibility, not used yet
+};
+
+// Validates the options of context.settings. Throws config_error naming the file, the line
+// of the store and the valid keys or values.
+store_options parse_options(const store_context& context);
+
+// Builds the store and creates FilesPath (recursively) when missing. Throws config_error for
+// invalid options and storage_error when the directory cannot be created.
+std::unique_ptr<store> make_hdf5_store(const store_context& context);
+
+}  // namespace sidecore::plugins::hdf5

@@ -1,0 +1,64 @@
+// The store registry: builds the built-in store named by the XML type, and the "null" store.
+#include "plugins/store.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+#include "plugins/hdf5/hdf5_store.hpp"
+
+namespace sidecore::plugins {
+
+namespace {
+
+// Discards every iteration: measures the cost of everything but the storage itself.
+class null_store final : public store {
+ public:
+  void write_iteration(const iteration_data& /*data*/) override {}
+};
+
+std::unique_ptr<store> make_null_store(const store_context& /*context*/) {
+  return std::make_unique<null_store>();
+}
+
+struct store_type {
+  const char* name;  // as documented; matched ignoring case
+  std::unique_ptr<store> (*make)(const store_context&);
+};
+
+constexpr store_type builtin_store_types[] = {
+    {"HDF5", hdf5::make_hdf5_store},
+    {"null", make_null_store},
+};
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+std::unique_ptr<store> make_store(const store_context& context) {
+  if (context.settings == nullptr) throw argument_error("make_store: no store settings given");
+  const config::store& settings = *context.settings;
+  for (const store_type& type : builtin_store_types) {
+    if (equals_ignoring_case(type.name, settings.type)) return type.make(context);
+  }
+  std::string valid;
+  for (const store_type& type : builtin_store_types) {
+    if (!valid.empty()) valid += ", ";
+    valid += type.name;
+  }
+  const std::string file =
+      context.model != nullptr && !context.model->file.empty() ? context.model->file
+                                                                : "<configuration>";
+  throw config_error(file + ':' + std::to_string(settings.line) + ": store \"" + settings.name +
+                     "\": unknown type \"" + settings.type + "\"; valid types are " + valid);
+}
+
+}  // namespace sidecore::plugins

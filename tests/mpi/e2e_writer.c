@@ -1,0 +1,110 @@
+/* End-to-end writer: several variables and types, two domains per client, block positions,
+ * a parameter set at run time, a layout whose size changes every iteration, write and
+ * alloc/commit/clear, and an event resolved in the executable. Values follow formulas that
+ * tests/mpi/check_output.py recomputes. Usage: e2e_writer <xml> <iterations> */
+#include <Damaris.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NX 8
+#define NY 6
+
+static void check(int rc, const char* call) {
+  if (rc != DAMARIS_OK) {
+    fprintf(stderr, "e2e_writer: %s returned %d (%s): %s\n", call, rc, damaris_error_string(rc),
+            damaris_last_error_message());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+}
+
+/* Event action found by name in the executable: records that it ran. */
+void e2e_mark(const char* name, int32_t source, int32_t iteration, const char* args) {
+  (void)args;
+  const char* dir = getenv("E2E_OUT");
+  if (!dir) return;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/event_%s_it%d_src%d", dir, name, iteration, source);
+  FILE* f = fopen(path, "w");
+  if (f) fclose(f);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  if (argc < 3) {
+    fprintf(stderr, "usage: e2e_writer <xml> <iterations>\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  int iterations = atoi(argv[2]);
+  check(damaris_initialize(argv[1], MPI_COMM_WORLD), "damaris_initialize");
+  int is_client = -1;
+  check(damaris_start(&is_client), "damaris_start");
+  if (is_client) {
+    MPI_Comm comm;
+    check(damaris_client_comm_get(&comm), "damaris_client_comm_get");
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    check(damaris_parameter_set("clients", &size, sizeof size), "damaris_parameter_set");
+    int got = 0;
+    check(damaris_parameter_get("clients", &got, sizeof got), "damaris_parameter_get");
+    if (got != size) {
+      fprintf(stderr, "parameter_get returned %d, expected %d\n", got, size);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    for (int b = 0; b < 2; ++b) {
+      int64_t column = (int64_t)(rank * 2 + b) * NX;
+      int64_t pos2[2] = {0, column};
+      int64_t pos3[3] = {0, 0, column};
+      int64_t pos1[1] = {column};
+      check(damaris_set_block_position("temperature", b, pos2), "damaris_set_block_position");
+      check(damaris_set_block_position("fluid/pressure", b, pos3), "damaris_set_block_position");
+      check(damaris_set_block_position("ids", b, pos1), "damaris_set_block_position");
+    }
+    double temperature[NY][NX];
+    int ids[NX];
+    for (int it = 0; it < iterations; ++it) {
+      for (int b = 0; b < 2; ++b) {
+        int gx0 = (rank * 2 + b) * NX;
+        for (int y = 0; y < NY; ++y)
+          for (int x = 0; x < NX; ++x) temperature[y][x] = it * 1000.0 + y * 100.0 + gx0 + x + 0.5;
+        check(damaris_write_block("temperature", b, temperature), "damaris_write_block");
+        for (int x = 0; x < NX; ++x) ids[x] = it * 100000 + gx0 + x;
+        check(damaris_write_block("ids", b, ids), "damaris_write_block");
+        /* zero copy */
+        float* p = NULL;
+        check(damaris_alloc_block("fluid/pressure", b, (void**)&p), "damaris_alloc_block");
+        for (int a = 0; a < 2; ++a)
+          for (int c = 0; c < 3; ++c)
+            for (int x = 0; x < NX; ++x) p[(a * 3 + c) * NX + x] = it * 10000.0f + a * 1000 + c * 100 + gx0 + x;
+        if (b == 0) {
+          check(damaris_commit_block("fluid/pressure", b), "damaris_commit_block");
+          check(damaris_clear_block("fluid/pressure", b), "damaris_clear_block");
+        } else {
+          check(damaris_commit_block_iteration("fluid/pressure", b, it), "damaris_commit_block_iteration");
+          check(damaris_clear_block_iteration("fluid/pressure", b, it), "damaris_clear_block_iteration");
+        }
+      }
+      /* A block whose size changes every iteration: NP = 3 + it + rank. */
+      int np = 3 + it + rank;
+      check(damaris_parameter_set("NP", &np, sizeof np), "damaris_parameter_set");
+      long long* particles = malloc(sizeof *particles * np);
+      for (int i = 0; i < np; ++i) particles[i] = (long long)it * 1000000 + rank * 1000 + i;
+      check(damaris_write("particles", particles), "damaris_write");
+      free(particles);
+      check(damaris_signal("mark"), "damaris_signal");
+      check(damaris_end_iteration(), "damaris_end_iteration");
+      int current = -1;
+      check(damaris_get_iteration(&current), "damaris_get_iteration");
+      if (current != it + 1) {
+        fprintf(stderr, "get_iteration returned %d, expected %d\n", current, it + 1);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+      }
+    }
+    check(damaris_stop(), "damaris_stop");
+  }
+  check(damaris_finalize(), "damaris_finalize");
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Runs tests/mpi/e2e_writer under mpirun in one deployment mode and checks every stored value.
+
+The expected values are recomputed here from the formulas in e2e_writer.c, so a block that is
+missing, misplaced, duplicated or corrupted fails the test."""
+import argparse
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+NX, NY = 8, 6
+
+
+def expected_temperature(it, clients):
+    gx = np.arange(NX * 2 * clients)
+    y = np.arange(NY)[:, None]
+    return it * 1000.0 + y * 100.0 + gx[None, :] + 0.5
+
+
+def expected_pressure(it, clients):
+    gx = np.arange(NX * 2 * clients)
+    a = np.arange(2)[:, None, None]
+    c = np.arange(3)[None, :, None]
+    return (it * 10000.0 + a * 1000 + c * 100 + gx[None, None, :]).astype(np.float32)
+
+
+def expected_ids(it, clients):
+    return (it * 100000 + np.arange(NX * 2 * clients)).astype(np.int32)
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def check_equal(name, got, want):
+    got = np.asarray(got)
+    if got.shape != want.shape:
+        fail(f"{name}: shape {got.shape}, expected {want.shape}")
+    if got.dtype != want.dtype:
+        fail(f"{name}: type {got.dtype}, expected {want.dtype}")
+    if not np.array_equal(got, want):
+        bad = np.argwhere(got != want)[0]
+        fail(f"{name}: value at {tuple(bad)} is {got[tuple(bad)]}, expected {want[tuple(bad)]}")
+
+
+def blocks_by_name(files):
+    """Maps dataset path -> (file, count) over FilePerCore files, rejecting duplicates."""
+    found = {}
+
+    def visit(path, obj, filename):
+        if isinstance(obj, h5py.Dataset):
+            if path in found:
+                fail(f"dataset {path} stored twice ({found[path]} and {filename})")
+            found[path] = filename
+
+    for f in files:
+        with h5py.File(f, "r") as h5:
+            h5.visititems(lambda p, o, fn=f: visit(p, o, fn))
+    return found
+
+
+def read(filename, path):
+    with h5py.File(filename, "r") as h5:
+        return h5[path][...]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--writer", required=True)
+    ap.add_argument("--xml", required=True)
+    ap.add_argument("--np", type=int, required=True)
+    ap.add_argument("--cores", type=int, default=0)
+    ap.add_argument("--ranks-per-node", type=int, default=0)
+    ap.add_argument("--filemode", default="FilePerCore")
+    ap.add_argument("--iterations", type=int, default=3)
+    ap.add_argument("--buffer", type=int, default=16 << 20)
+    ap.add_argument("--policy", default="wait")
+    args = ap.parse_args()
+
+    nodes = 1
+    if args.ranks_per_node:
+        nodes = (args.np + args.ranks_per_node - 1) // args.ranks_per_node
+    servers = nodes * args.cores
+    clients = args.np - servers
+    writers = servers if args.cores else clients
+
+    shm_before = set(glob.glob("/dev/shm/sidecore-*"))
+    with tempfile.TemporaryDirectory(prefix="sidecore-e2e-") as out:
+        xml = open(args.xml).read()
+        for key, value in {"@CORES@": args.cores, "@FILEMODE@": args.filemode, "@OUT@": out,
+                           "@BUFFER@": args.buffer, "@POLICY@": args.policy}.items():
+            xml = xml.replace(key, str(value))
+        xml_path = os.path.join(out, "e2e.xml")
+        with open(xml_path, "w") as f:
+            f.write(xml)
+        env = dict(os.environ, E2E_OUT=out, OMPI_ALLOW_RUN_AS_ROOT="1",
+                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+        if args.ranks_per_node:
+            env["SIDECORE_RANKS_PER_NODE"] = str(args.ranks_per_node)
+        cmd = ["mpirun", "--oversubscribe", "-np", str(args.np), args.writer, xml_path,
+               str(args.iterations)]
+        run = subprocess.run(cmd, env=env, cwd=out, timeout=300, capture_output=True, text=True)
+        sys.stdout.write(run.stdout)
+        sys.stdout.write(run.stderr)
+        if run.returncode != 0:
+            fail(f"{' '.join(cmd)} exited with {run.returncode}")
+
+        for it in range(args.iterations):
+            if args.filemode == "Collective":
+                name = os.path.join(out, f"e2e_It{it}.h5")
+                if not os.path.exists(name):
+                    fail(f"missing {name}; have {sorted(os.listdir(out))}")
+                check_equal(f"It{it} temperature", read(name, "temperature"),
+                            expected_temperature(it, clients))
+                check_equal(f"It{it} fluid/pressure", read(name, "fluid/pressure"),
+                            expected_pressure(it, clients))
+                check_equal(f"It{it} ids", read(name, "ids"), expected_ids(it, clients))
+            else:
+                files = sorted(glob.glob(os.path.join(out, f"e2e_It{it}_Pr*.h5")))
+                if len(files) != writers:
+                    fail(f"iteration {it}: {len(files)} files, expected one per writer ({writers})")
+                found = blocks_by_name(files)
+                for src in range(clients):
+                    for b in range(2):
+                        col = slice((src * 2 + b) * NX, (src * 2 + b + 1) * NX)
+                        for var, want in (("temperature", expected_temperature(it, clients)[:, col]),
+                                          ("fluid/pressure", expected_pressure(it, clients)[:, :, col]),
+                                          ("ids", expected_ids(it, clients)[col])):
+                            path = f"{var}/P{src}/B{b}"
+                            if path not in found:
+                                fail(f"iteration {it}: dataset {path} missing")
+                            check_equal(f"It{it} {path}", read(found[path], path), want)
+                expected_count = clients * 2 * 3
+                if len(found) != expected_count:
+                    fail(f"iteration {it}: {len(found)} datasets, expected {expected_count}")
+            # The variable whose size changes every iteration (always file per core).
+            pfiles = sorted(glob.glob(os.path.join(out, "particles", f"e2e_It{it}_Pr*.h5")))
+            found = blocks_by_name(pfiles)
+            for src in range(clients):
+                path = f"particles/P{src}/B0"
+                if path not in found:
+                    fail(f"iteration {it}: {path} missing")
+                np_ = 3 + it + src
+                want = (it * 1000000 + src * 1000 + np.arange(np_)).astype(np.int64)
+                check_equal(f"It{it} {path}", read(found[path], path), want)
+            for src in range(clients):
+                marker = os.path.join(out, f"event_mark_it{it}_src{src}")
+                if not os.path.exists(marker):
+                    fail(f"event 'mark' of client {src} at iteration {it} did not run")
+
+    leaked = set(glob.glob("/dev/shm/sidecore-*")) - shm_before
+    if leaked:
+        fail(f"shared memory left behind: {sorted(leaked)}")
+    print(f"OK: {args.iterations} iterations, {clients} clients, {servers} dedicated cores, "
+          f"{args.filemode}: every value matches")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,582 @@
+// The XML configuration: Damaris files parse to the right model; every mistake is reported with
+// file, line and a hint; harmless looseness only warns.
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+
+#include "common/error.hpp"
+#include "config/model.hpp"
+
+namespace {
+
+namespace cfg = sidecore::config;
+
+const std::string data_dir = std::string(SIDECORE_TEST_DATA_DIR) + "/config/";
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string error_of(const std::string& xml) {
+  try {
+    cfg::parse_model(xml, "bad.xml");
+  } catch (const sidecore::config_error& e) {
+    EXPECT_EQ(e.code(), DAMARIS_CONFIG_ERROR);
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for:\n" << xml;
+  return {};
+}
+
+// Every message reads "<file>:<line>: <what is wrong>; <what would be valid>".
+void expect_error(const std::string& xml, int line, std::initializer_list<std::string> parts) {
+  const std::string message = error_of(xml);
+  const std::string place = "bad.xml:" + std::to_string(line) + ": ";
+  EXPECT_EQ(message.rfind(place, 0), 0u) << "expected to start with '" << place << "': " << message;
+  EXPECT_TRUE(contains(message, "; ")) << message;
+  for (const auto& part : parts) EXPECT_TRUE(contains(message, part)) << message;
+}
+
+// A minimal configuration around the given <data> body; the body starts on line 3.
+std::string with_data(const std::string& body) {
+  return "<simulation name=\"t\">\n<data>\n" + body + "</data>\n</simulation>\n";
+}
+
+std::vector<std::int64_t> values_of(const cfg::model& m) {
+  std::vector<std::int64_t> v;
+  for (const auto& p : m.parameters) v.push_back(p.int_value);
+  return v;
+}
+
+std::vector<std::int64_t> evaluate_all(const std::vector<cfg::expression>& list,
+                                       const cfg::model& m) {
+  std::vector<std::int64_t> out;
+  for (const auto& e : list) out.push_back(e.evaluate(values_of(m)));
+  return out;
+}
+
+using ints = std::vector<std::int64_t>;
+
+TEST(config, damaris_example_parses_with_expected_values) {
+  const cfg::model m = cfg::load_model_file(data_dir + "damaris_3dmesh.xml");
+  EXPECT_EQ(m.file, data_dir + "damaris_3dmesh.xml");
+  EXPECT_EQ(m.simulation_name, "3dmesh");
+  EXPECT_EQ(m.lang, cfg::language::c);
+
+  EXPECT_EQ(m.arch.domains, 1);
+  EXPECT_EQ(m.arch.dedicated_cores, 1);
+  EXPECT_EQ(m.arch.dedicated_nodes, 0);
+  EXPECT_EQ(m.arch.buffer_name, "damaris-buffer");
+  EXPECT_EQ(m.arch.buffer_size, 536870912u);
+  EXPECT_EQ(m.arch.policy, cfg::full_buffer_policy::wait);
+  EXPECT_EQ(m.arch.wait_timeout_seconds, 300.0);
+  EXPECT_EQ(m.arch.queue_name, "damaris-queue");
+  EXPECT_EQ(m.arch.queue_size, 100u);
+
+  ASSERT_EQ(m.parameters.size(), 4u);
+  EXPECT_EQ(m.parameters[0].name, "WIDTH");
+  EXPECT_EQ(m.parameters[0].type, cfg::element_type::int32);
+  EXPECT_EQ(values_of(m), (ints{16, 8, 4, 4}));
+  EXPECT_EQ(m.parameters[3].line, 14);
+
+  ASSERT_EQ(m.layouts.size(), 1u);
+  const cfg::layout& l = m.layouts[0];
+  EXPECT_EQ(l.name, "cells_whd_wf");
+  EXPECT_EQ(l.type, cfg::element_type::int32);
+  EXPECT_EQ(l.line, 15);
+  ASSERT_EQ(l.dimensions.size(), 3u);
+  EXPECT_EQ(l.dimensions[0].text(), "WIDTH/size");
+  EXPECT_EQ(evaluate_all(l.dimensions, m), (ints{4, 8, 4}));
+  EXPECT_EQ(evaluate_all(l.global_dimensions, m), (ints{16, 8, 4}));
+  ASSERT_EQ(l.ghosts.size(), 3u);
+  EXPECT_EQ(l.ghosts[2].second.evaluate(values_of(m)), 0);
+
+  ASSERT_EQ(m.variables.size(), 1u);
+  const cfg::variable& v = m.variables[0];
+  EXPECT_EQ(v.name, "cube");
+  EXPECT_EQ(v.layout_index, 0u);
+  EXPECT_EQ(v.store_index, 0u);
+  EXPECT_EQ(v.center, cfg::centering::nodal);
+  EXPECT_EQ(v.mesh, "mesh");
+  EXPECT_EQ(v.kind, "scalar");
+  EXPECT_TRUE(v.enabled);
+  EXPECT_TRUE(v.time_varying);
+  EXPECT_EQ(v.line, 16);
+
+  ASSERT_EQ(m.stores.size(), 1u);
+  const cfg::store& s = m.stores[0];
+  EXPECT_EQ(s.name, "MyStore");
+  EXPECT_EQ(s.type, "HDF5");
+  EXPECT_EQ(s.frequency, 1);
+  ASSERT_EQ(s.options.size(), 3u);
+  EXPECT_EQ(s.options[0], (std::pair<std::string, std::string>{"FileMode", "Collective"}));
+  EXPECT_EQ(s.option("XDMFMode"), "NoIteration");
+  EXPECT_EQ(s.option("FilesPath", "fallback"), "");
+  EXPECT_EQ(s.option("Compression", "none"), "none");
+
+  ASSERT_EQ(m.events.size(), 1u);
+  EXPECT_EQ(m.events[0].name, "test_event");
+  EXPECT_EQ(m.events[0].action, "my_function");
+  EXPECT_EQ(m.events[0].library, "");
+  EXPECT_EQ(m.events[0].scope, cfg::scope::core);
+  EXPECT_EQ(m.events[0].execution, cfg::execution::remote);
+
+  EXPECT_EQ(m.log.file_name, "log/3dmesh");
+  EXPECT_EQ(m.log.level, cfg::log_level::info);
+  EXPECT_EQ(m.log.format, "[%TimeStamp%]: %Message%");
+  EXPECT_FALSE(m.log.flush);
+
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_TRUE(contains(m.warnings[0], data_dir + "damaris_3dmesh.xml:16: ")) << m.warnings[0];
+  EXPECT_TRUE(contains(m.warnings[0], "undeclared mesh 'mesh'")) << m.warnings[0];
+}
+
+TEST(config, lookups_by_name) {
+  const cfg::model m = cfg::load_model_file(data_dir + "damaris_3dmesh.xml");
+  EXPECT_EQ(m.find_parameter("size"), 3u);
+  EXPECT_EQ(m.find_parameter("SIZE"), cfg::model::npos);
+  EXPECT_EQ(m.find_layout("cells_whd_wf"), 0u);
+  EXPECT_EQ(m.find_variable("cube"), 0u);
+  EXPECT_EQ(m.find_variable("cub"), cfg::model::npos);
+  EXPECT_EQ(m.find_event("test_event"), 0u);
+  EXPECT_EQ(m.find_event(""), cfg::model::npos);
+}
+
+TEST(config, prefixed_namespace_groups_and_extensions) {
+  const cfg::model m = cfg::load_model_file(data_dir + "groups_and_meshes.xml");
+  EXPECT_EQ(m.simulation_name, "groups");
+  EXPECT_EQ(m.lang, cfg::language::fortran);
+  EXPECT_EQ(m.arch.domains, 2);
+  EXPECT_EQ(m.arch.dedicated_cores, 0);
+  EXPECT_EQ(m.arch.dedicated_nodes, 1);
+  EXPECT_EQ(m.arch.buffer_name, "buf");
+  EXPECT_EQ(m.arch.buffer_size, 64u << 20);
+  EXPECT_EQ(m.arch.policy, cfg::full_buffer_policy::skip);
+  EXPECT_EQ(m.arch.wait_timeout_seconds, 2.5);
+  EXPECT_EQ(m.arch.queue_size, 20u);
+
+  ASSERT_EQ(m.parameters.size(), 3u);
+  EXPECT_EQ(m.parameters[1].type, cfg::element_type::int16);
+  EXPECT_EQ(m.parameters[1].int_value, 12);
+  EXPECT_EQ(m.parameters[2].type, cfg::element_type::float32);
+  EXPECT_EQ(m.parameters[2].real_value, 0.25);
+
+  ASSERT_EQ(m.variables.size(), 3u);
+  const cfg::variable& x = m.variables[m.find_variable("coordinates/x")];
+  EXPECT_TRUE(x.enabled);
+  EXPECT_EQ(x.unit, "m");
+  EXPECT_EQ(x.store_index, 0u);  // inherited from the group
+  const cfg::variable& y = m.variables[m.find_variable("coordinates/inner/y")];
+  EXPECT_FALSE(y.enabled);  // the enclosing group is disabled
+  EXPECT_FALSE(y.time_varying);
+  EXPECT_EQ(y.store_index, cfg::variable::npos);  // "#" overrides the group's store
+  const cfg::variable& t = m.variables[m.find_variable("temperature")];
+  EXPECT_EQ(t.center, cfg::centering::zonal);
+  EXPECT_EQ(t.mesh, "mesh2d");
+  EXPECT_EQ(t.script, "analyse");
+  EXPECT_EQ(t.store_index, cfg::variable::npos);
+
+  ASSERT_EQ(m.meshes.size(), 1u);
+  EXPECT_EQ(m.meshes[0].type, "rectilinear");
+  EXPECT_EQ(m.meshes[0].topology, 2);
+  ASSERT_EQ(m.meshes[0].coordinates.size(), 2u);
+  EXPECT_EQ(m.meshes[0].coordinates[0].label, "x");
+  EXPECT_EQ(m.meshes[0].coordinates[1].name, "coordinates/inner/y");
+  EXPECT_EQ(m.meshes[0].coordinates[1].unit, "");
+
+  ASSERT_EQ(m.stores.size(), 2u);
+  EXPECT_EQ(m.stores[0].type, "HDF5");
+  EXPECT_EQ(m.stores[0].frequency, 3);
+  EXPECT_EQ(m.stores[0].option("FileMode"), "FilePerCore");
+  EXPECT_EQ(m.stores[1].type, "null");
+
+  ASSERT_EQ(m.events.size(), 1u);
+  EXPECT_EQ(m.events[0].library, "libplot.so");
+  EXPECT_EQ(m.events[0].scope, cfg::scope::group);
+  EXPECT_EQ(m.events[0].execution, cfg::execution::local);
+  ASSERT_EQ(m.scripts.size(), 2u);
+  EXPECT_EQ(m.scripts[0].file, "analyse.py");
+  EXPECT_EQ(m.scripts[0].frequency, 5);
+  EXPECT_EQ(m.scripts[0].scope, cfg::scope::bcast);
+  EXPECT_EQ(m.scripts[1].name, "dask");
+  EXPECT_EQ(m.scripts[1].lang, cfg::language::python);
+
+  ASSERT_EQ(m.warnings.size(), 1u) << m.warnings[0];
+  EXPECT_TRUE(contains(m.warnings[0], "groups_and_meshes.xml:46: <python> is not supported"))
+      << m.warnings[0];
+}
+
+TEST(config, fortran_layouts_are_stored_in_c_order) {
+  const cfg::model m = cfg::load_model_file(data_dir + "groups_and_meshes.xml");
+  // Simulation language fortran, layout without language: reversed.
+  const cfg::layout& grid = m.layouts[m.find_layout("grid")];
+  EXPECT_EQ(grid.lang, cfg::language::unknown);
+  EXPECT_EQ(evaluate_all(grid.dimensions, m), (ints{12, 10}));
+  EXPECT_EQ(evaluate_all(grid.global_dimensions, m), (ints{12, 20}));
+  ASSERT_EQ(grid.ghosts.size(), 2u);
+  EXPECT_EQ(grid.ghosts[0].first.evaluate(values_of(m)), 3);
+  EXPECT_EQ(grid.ghosts[0].second.evaluate(values_of(m)), 4);
+  EXPECT_EQ(grid.ghosts[1].first.evaluate(values_of(m)), 1);
+  EXPECT_EQ(grid.ghosts[1].second.evaluate(values_of(m)), 2);
+  // An explicit C layout in a Fortran simulation keeps its order.
+  const cfg::layout& grid_c = m.layouts[m.find_layout("grid_c")];
+  EXPECT_EQ(grid_c.lang, cfg::language::c);
+  EXPECT_EQ(evaluate_all(grid_c.dimensions, m), (ints{10, 12}));
+}
+
+TEST(config, fortran_layout_in_c_simulation_is_reversed) {
+  const cfg::model m = cfg::parse_model(
+      with_data("<parameter name=\"N\" type=\"int\" value=\"3\"/>\n"
+                "<layout name=\"f\" type=\"real\" dimensions=\"N,N+1,N+2\" language=\"fortran\"/>\n"
+                "<layout name=\"c\" type=\"real\" dimensions=\"N,N+1,N+2\"/>\n"),
+      "inline.xml");
+  EXPECT_EQ(evaluate_all(m.layouts[0].dimensions, m), (ints{5, 4, 3}));
+  EXPECT_EQ(evaluate_all(m.layouts[1].dimensions, m), (ints{3, 4, 5}));
+  EXPECT_EQ(m.layouts[0].type, cfg::element_type::float32);
+}
+
+TEST(config, defaults_without_architecture) {
+  const cfg::model m = cfg::parse_model("<simulation name=\"empty\"/>", "inline.xml");
+  EXPECT_EQ(m.lang, cfg::language::unknown);
+  EXPECT_EQ(m.arch.dedicated_cores, 0);
+  EXPECT_EQ(m.arch.buffer_size, 64u << 20);
+  EXPECT_EQ(m.arch.policy, cfg::full_buffer_policy::wait);
+  EXPECT_EQ(m.log.level, cfg::log_level::warning);
+  EXPECT_TRUE(m.warnings.empty());
+}
+
+TEST(config, element_types_map_to_sizes) {
+  const cfg::model m = cfg::parse_model(
+      with_data("<parameter name=\"a\" type=\"short\" value=\"1\"/>\n"
+                "<parameter name=\"b\" type=\"INTEGER\" value=\"1\"/>\n"
+                "<parameter name=\"c\" type=\"long\" value=\"1\"/>\n"
+                "<parameter name=\"d\" type=\"float\" value=\"1\"/>\n"
+                "<parameter name=\"e\" type=\"double\" value=\"1e3\"/>\n"
+                "<parameter name=\"f\" type=\"character\" value=\"1\"/>\n"
+                "<parameter name=\"g\" type=\"label\" value=\"1\"/>\n"),
+      "inline.xml");
+  const std::vector<std::size_t> sizes = {2, 4, 8, 4, 8, 1, 1};
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    EXPECT_EQ(cfg::element_size(m.parameters[i].type), sizes[i]) << i;
+  }
+  EXPECT_EQ(m.parameters[4].real_value, 1000.0);
+  EXPECT_STREQ(cfg::element_type_name(cfg::element_type::float64), "double");
+  EXPECT_STREQ(cfg::element_type_name(cfg::element_type::int32), "int");
+  EXPECT_TRUE(cfg::is_integer(cfg::element_type::int8));
+  EXPECT_FALSE(cfg::is_integer(cfg::element_type::float32));
+}
+
+TEST(config, unknown_attribute_suggests_nearest_name) {
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimension=\"4\"/>\n"), 3,
+               {"unknown attribute 'dimension' on <layout 'l'>", "did you mean 'dimensions'?",
+                "valid attributes: name, type, dimensions, global"});
+}
+
+TEST(config, unknown_attribute_in_a_file_names_the_file) {
+  const std::string path = data_dir + "bad_unknown_attribute.xml";
+  try {
+    cfg::load_model_file(path);
+    FAIL() << "no error";
+  } catch (const sidecore::config_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path + ":5: unknown attribute 'dimension'", 0), 0u)
+        << e.what();
+  }
+}
+
+TEST(config, unknown_element_suggests_nearest_name) {
+  expect_error(with_data("<layuot name=\"l\" type=\"int\" dimensions=\"4\"/>\n"), 3,
+               {"unknown element <layuot> in <data>", "did you mean 'layout'?",
+                "valid elements: parameter, layout, variable, group, mesh, curve"});
+  expect_error("<simulation name=\"t\">\n<architecture>\n<buffers name=\"b\" size=\"1\"/>\n"
+               "</architecture>\n</simulation>",
+               3, {"unknown element <buffers>", "did you mean 'buffer'?"});
+  expect_error("<simulation name=\"t\">\n\n<strage/>\n</simulation>", 3,
+               {"<strage> in <simulation>", "did you mean 'storage'?"});
+}
+
+TEST(config, far_fetched_names_get_the_list_without_a_guess) {
+  const std::string message = error_of(with_data("<zzzzzzzz/>\n"));
+  EXPECT_FALSE(contains(message, "did you mean")) << message;
+  EXPECT_TRUE(contains(message, "valid elements: parameter")) << message;
+}
+
+TEST(config, wrong_enum_values_list_the_valid_ones) {
+  expect_error(with_data("<parameter name=\"p\" type=\"integr\" value=\"1\"/>\n"), 3,
+               {"invalid value 'integr' for attribute 'type' of <parameter 'p'>",
+                "did you mean 'integer'?", "valid values: short, int, integer, long"});
+  expect_error(with_data("<parameter name=\"N\" type=\"int\" value=\"1\"/>\n"
+                         "<layout name=\"l\" type=\"int\" dimensions=\"N\"/>\n"
+                         "<variable name=\"v\" layout=\"l\" centering=\"cell\"/>\n"),
+               5, {"'centering'", "valid values: zonal, nodal"});
+  expect_error("<simulation name=\"t\">\n<actions>\n"
+               "<event name=\"e\" action=\"f\" scope=\"node\"/>\n</actions>\n</simulation>",
+               3, {"invalid value 'node' for attribute 'scope'", "valid values: core, group, bcast"});
+  expect_error("<simulation name=\"t\">\n<actions>\n"
+               "<event name=\"e\" action=\"f\" execution=\"far\"/>\n</actions>\n</simulation>",
+               3, {"'execution'", "valid values: local, remote, coupled"});
+  expect_error("<simulation name=\"t\" language=\"rust\">\n</simulation>", 1,
+               {"'language'", "valid values: unknown, c, cpp, fortran, python"});
+}
+
+TEST(config, buffer_policy_and_timeout_are_checked) {
+  expect_error("<simulation name=\"t\">\n<architecture>\n"
+               "<buffer name=\"b\" size=\"1024\" policy=\"drop\"/>\n</architecture>\n</simulation>",
+               3, {"invalid value 'drop' for attribute 'policy'", "valid values: wait, skip"});
+  expect_error("<simulation name=\"t\">\n<architecture>\n"
+               "<buffer name=\"b\" size=\"1024\" timeout=\"-1\"/>\n</architecture>\n</simulation>",
+               3, {"'timeout'", "seconds >= 0"});
+  expect_error("<simulation name=\"t\">\n<architecture>\n"
+               "<buffer name=\"b\" size=\"1024\" type=\"mmap\"/>\n</architecture>\n</simulation>",
+               3, {"'type'", "valid values: posix, sysv"});
+  expect_error("<simulation name=\"t\">\n<architecture>\n"
+               "<buffer name=\"b\" size=\"1024-1024\"/>\n</architecture>\n</simulation>",
+               3, {"buffer size '1024-1024' is 0", "at least 1"});
+  expect_error("<simulation name=\"t\">\n<architecture>\n"
+               "<buffer name=\"b\" size=\"64MB\"/>\n</architecture>\n</simulation>",
+               3, {"syntax error in expression '64MB'"});
+}
+
+TEST(config, repeated_architecture_element_is_an_error) {
+  expect_error("<simulation name=\"t\">\n<architecture>\n<buffer name=\"a\" size=\"1\"/>\n"
+               "<buffer name=\"b\" size=\"2\"/>\n</architecture>\n</simulation>",
+               4, {"second <buffer> in <architecture>", "at most once"});
+  expect_error("<simulation name=\"t\">\n<architecture/>\n<architecture/>\n</simulation>", 3,
+               {"second <architecture>", "at most one"});
+}
+
+TEST(config, buffer_timeout_zero_means_forever) {
+  const cfg::model m = cfg::parse_model(
+      "<simulation name=\"t\"><architecture><buffer name=\"b\" size=\"4096\" timeout=\"0\"/>"
+      "</architecture></simulation>",
+      "inline.xml");
+  EXPECT_EQ(m.arch.wait_timeout_seconds, 0.0);
+  EXPECT_EQ(m.arch.buffer_size, 4096u);
+}
+
+TEST(config, store_types_are_hdf5_or_null) {
+  expect_error("<simulation name=\"t\">\n<storage>\n<store name=\"s\" type=\"netcdf\"/>\n"
+               "</storage>\n</simulation>",
+               3, {"invalid value 'netcdf' for attribute 'type' of <store 's'>",
+                   "valid values: HDF5, null"});
+}
+
+TEST(config, log_levels_are_checked) {
+  expect_error("<simulation name=\"t\">\n<log LogLevel=\"verbose\"/>\n</simulation>", 2,
+               {"'LogLevel'", "valid values: trace, debug, info, warning, error, fatal"});
+  expect_error("<simulation name=\"t\">\n<log Filename=\"x\"/>\n</simulation>", 2,
+               {"unknown attribute 'Filename'", "did you mean 'FileName'?"});
+}
+
+TEST(config, missing_required_attribute_is_reported) {
+  expect_error(with_data("<layout name=\"l\" type=\"int\"/>\n"), 3,
+               {"<layout 'l'> is missing the required attribute 'dimensions'",
+                "required attributes of <layout>: name, type, dimensions"});
+  expect_error(with_data("<parameter name=\"p\" type=\"int\"/>\n"), 3,
+               {"missing the required attribute 'value'"});
+  expect_error("<simulation>\n</simulation>", 1, {"missing the required attribute 'name'"});
+  expect_error("<simulation name=\"t\">\n<actions>\n<event name=\"e\"/>\n</actions>\n</simulation>",
+               3, {"missing the required attribute 'action'"});
+}
+
+TEST(config, duplicate_names_are_errors) {
+  expect_error(with_data("<parameter name=\"N\" type=\"int\" value=\"1\"/>\n"
+                         "<parameter name=\"N\" type=\"int\" value=\"2\"/>\n"),
+               4, {"parameter 'N' is already defined at line 3", "unique name"});
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
+                         "<layout name=\"l\" type=\"int\" dimensions=\"2\"/>\n"),
+               4, {"layout 'l' is already defined at line 3", "unique name"});
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
+                         "<group name=\"g\"><variable name=\"v\" layout=\"l\"/></group>\n"
+                         "<group name=\"g\">\n<variable name=\"v\" layout=\"l\"/></group>\n"),
+               6, {"variable 'g/v' is already defined at line 4", "unique name"});
+  expect_error("<simulation name=\"t\">\n<storage>\n<store name=\"s\" type=\"null\"/>\n"
+               "<store name=\"s\" type=\"HDF5\"/>\n</storage>\n</simulation>",
+               4, {"store 's' is already defined at line 3", "unique name"});
+  expect_error("<simulation name=\"t\">\n<actions>\n<event name=\"e\" action=\"f\"/>\n"
+               "<event name=\"e\" action=\"g\"/>\n</actions>\n</simulation>",
+               4, {"action 'e' is already defined at line 3", "unique name"});
+}
+
+TEST(config, same_variable_name_in_different_groups_is_fine) {
+  const cfg::model m = cfg::parse_model(
+      with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
+                "<variable name=\"v\" layout=\"l\"/>\n"
+                "<group name=\"a\"><variable name=\"v\" layout=\"l\"/></group>\n"
+                "<group name=\"b\"><group name=\"c\"><variable name=\"v\" layout=\"l\"/></group>"
+                "</group>\n"),
+      "inline.xml");
+  ASSERT_EQ(m.variables.size(), 3u);
+  EXPECT_EQ(m.variables[2].name, "b/c/v");
+  EXPECT_EQ(m.variables[2].line, 6);
+}
+
+TEST(config, variable_with_undefined_layout_is_an_error) {
+  expect_error(with_data("<layout name=\"cells\" type=\"int\" dimensions=\"1\"/>\n"
+                         "<variable name=\"v\" layout=\"cels\"/>\n"),
+               4, {"variable 'v' refers to undefined layout 'cels'", "did you mean 'cells'?",
+                   "valid layouts: cells"});
+}
+
+TEST(config, variable_with_undefined_store_is_an_error) {
+  expect_error("<simulation name=\"t\">\n<data>\n"
+               "<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
+               "<variable name=\"v\" layout=\"l\" store=\"MyStor\"/>\n</data>\n<storage>\n"
+               "<store name=\"MyStore\" type=\"HDF5\"/>\n</storage>\n</simulation>",
+               4, {"variable 'v' refers to undefined store 'MyStor'", "did you mean 'MyStore'?"});
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
+                         "<variable name=\"v\" layout=\"l\" store=\"S\"/>\n"),
+               4, {"undefined store 'S'", "no store is defined"});
+}
+
+TEST(config, expression_with_undefined_parameter_is_an_error) {
+  expect_error(with_data("<parameter name=\"WIDTH\" type=\"int\" value=\"4\"/>\n"
+                         "<layout name=\"l\" type=\"int\" dimensions=\"WIDHT,2\"/>\n"),
+               4, {"unknown parameter 'WIDHT'", "did you mean 'WIDTH'?"});
+  // A parameter value may only read parameters declared before it.
+  expect_error(with_data("<parameter name=\"A\" type=\"int\" value=\"B*2\"/>\n"
+                         "<parameter name=\"B\" type=\"int\" value=\"4\"/>\n"),
+               3, {"unknown parameter 'B'", "no parameter is defined"});
+}
+
+TEST(config, parameter_values_may_be_expressions_over_earlier_parameters) {
+  const cfg::model m = cfg::parse_model(
+      with_data("<parameter name=\"A\" type=\"int\" value=\"6\"/>\n"
+                "<parameter name=\"B\" type=\"long\" value=\"A*A-(A%4)\"/>\n"),
+      "inline.xml");
+  EXPECT_EQ(m.parameters[1].int_value, 34);
+}
+
+TEST(config, bad_numbers_are_errors) {
+  expect_error(with_data("<parameter name=\"N\" type=\"int\" value=\"1.5\"/>\n"), 3,
+               {"syntax error in expression '1.5'"});
+  expect_error(with_data("<parameter name=\"x\" type=\"double\" value=\"1.5.2\"/>\n"), 3,
+               {"invalid value '1.5.2' for parameter 'x'", "floating-point number"});
+  expect_error(with_data("<parameter name=\"s\" type=\"short\" value=\"70000\"/>\n"), 3,
+               {"does not fit its type short", "from -32768 to 32767"});
+  expect_error("<simulation name=\"t\">\n<architecture>\n<domains count=\"two\"/>\n"
+               "</architecture>\n</simulation>",
+               3, {"invalid value 'two' for attribute 'count' of <domains>", "integer"});
+  expect_error("<simulation name=\"t\">\n<architecture>\n<dedicated cores=\"-1\"/>\n"
+               "</architecture>\n</simulation>",
+               3, {"'cores'", "an integer from 0"});
+  expect_error("<simulation name=\"t\">\n<actions>\n"
+               "<script name=\"s\" file=\"s.py\" language=\"python\" frequency=\"0\"/>\n"
+               "</actions>\n</simulation>",
+               3, {"'frequency'", "from 1"});
+}
+
+TEST(config, dedicated_cores_and_nodes_are_exclusive) {
+  expect_error("<simulation name=\"t\">\n<architecture>\n<dedicated cores=\"1\" nodes=\"1\"/>\n"
+               "</architecture>\n</simulation>",
+               3, {"both dedicated cores and dedicated nodes", "either cores or nodes"});
+}
+
+TEST(config, global_and_ghost_counts_must_match_dimensions) {
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"2,3\" global=\"4\"/>\n"), 3,
+               {"layout 'l' has 2 dimensions but global='4' has 1", "one global extent per"});
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"2,3\" ghosts=\"0:0\"/>\n"),
+               3, {"layout 'l' has 2 dimensions but ghosts='0:0' has 1 pairs", "one 'before:after'"});
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"2,3\" ghosts=\"0,1\"/>\n"),
+               3, {"malformed ghost zone '0'", "'before:after'"});
+}
+
+TEST(config, dimensions_may_only_use_integer_parameters) {
+  expect_error(with_data("<parameter name=\"dx\" type=\"double\" value=\"0.5\"/>\n"
+                         "<layout name=\"l\" type=\"int\" dimensions=\"dx*4\"/>\n"),
+               4, {"layout 'l' uses parameter 'dx' of type double", "integer type"});
+}
+
+TEST(config, dimensions_below_one_name_the_layout) {
+  expect_error(with_data("<parameter name=\"N\" type=\"int\" value=\"0\"/>\n"
+                         "<layout name=\"empty\" type=\"int\" dimensions=\"4,N\"/>\n"),
+               4, {"layout 'empty' has dimension 'N' = 0", "at least 1"});
+  expect_error(with_data("<parameter name=\"N\" type=\"int\" value=\"0\"/>\n\n"
+                         "<layout name=\"div\" type=\"int\" dimensions=\"4/N\"/>\n"),
+               5, {"division by zero in expression '4/N'"});
+}
+
+TEST(config, duplicate_store_option_is_an_error) {
+  expect_error("<simulation name=\"t\">\n<storage>\n<store name=\"s\" type=\"HDF5\">\n"
+               "<option key=\"FileMode\">A</option>\n<option key=\"FileMode\">B</option>\n"
+               "</store>\n</storage>\n</simulation>",
+               5, {"option 'FileMode' is given twice", "once"});
+}
+
+TEST(config, xml_syntax_error_names_file_and_line) {
+  const std::string path = data_dir + "bad_syntax.xml";
+  try {
+    cfg::load_model_file(path);
+    FAIL() << "no error";
+  } catch (const sidecore::config_error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind(path + ":6: XML syntax error", 0), 0u) << message;
+    EXPECT_TRUE(contains(message, "; ")) << message;
+  }
+  expect_error("<simulation name=\"t\">\n<data>\n</dat>\n</simulation>", 3, {"XML syntax error"});
+  expect_error("", 1, {"no root element", "<simulation>"});
+}
+
+TEST(config, wrong_root_element_is_an_error) {
+  expect_error("<?xml version=\"1.0\"?>\n<damaris name=\"t\"/>", 2,
+               {"root element is <damaris>", "expected <simulation>"});
+}
+
+TEST(config, missing_file_is_a_config_error) {
+  try {
+    cfg::load_model_file(data_dir + "does_not_exist.xml");
+    FAIL() << "no error";
+  } catch (const sidecore::config_error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot read configuration file '" + data_dir +
+                                         "does_not_exist.xml': No such file or directory");
+  }
+  EXPECT_THROW(cfg::load_model_file(data_dir), sidecore::config_error);
+}
+
+TEST(config, harmless_dangling_references_only_warn) {
+  const cfg::model m = cfg::parse_model(
+      with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
+                "<variable name=\"v\" layout=\"l\" mesh=\"nowhere\" script=\"nothing\"/>\n"
+                "<mesh name=\"m\" type=\"point\">\n<coord name=\"v\"/>\n<coord name=\"w\"/>\n"
+                "</mesh>\n") +
+          "",
+      "warn.xml");
+  ASSERT_EQ(m.warnings.size(), 3u);
+  EXPECT_TRUE(contains(m.warnings[0], "warn.xml:4: variable 'v' names undeclared mesh 'nowhere'"))
+      << m.warnings[0];
+  EXPECT_TRUE(contains(m.warnings[1], "warn.xml:4: variable 'v' names undeclared script"))
+      << m.warnings[1];
+  EXPECT_TRUE(contains(m.warnings[2], "warn.xml:7: mesh coordinate 'w'")) << m.warnings[2];
+  EXPECT_EQ(m.variables[0].mesh, "nowhere");
+}
+
+TEST(config, unsupported_sections_only_warn) {
+  const cfg::model m = cfg::parse_model(
+      "<simulation name=\"t\">\n<visit update-frequency=\"2\"><path>/opt</path></visit>\n"
+      "<paraview><script>a.py</script></paraview>\n</simulation>",
+      "warn.xml");
+  ASSERT_EQ(m.warnings.size(), 2u);
+  EXPECT_TRUE(contains(m.warnings[0], "warn.xml:2: <visit> is not supported")) << m.warnings[0];
+  EXPECT_TRUE(contains(m.warnings[1], "warn.xml:3: <paraview> is not supported"))
+      << m.warnings[1];
+}
+
+TEST(config, accepted_damaris_attributes_produce_no_warning) {
+  const cfg::model m = cfg::parse_model(
+      "<simulation name=\"t\" xmlns=\"http://damaris.gforge.inria.fr/damaris/model\" "
+      "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:schemaLocation=\"x y\">\n"
+      "<architecture><placement start=\"0\" step=\"2\" blocksize=\"1\" mask=\"0x3\"/>"
+      "</architecture>\n<data>\n"
+      "<layout name=\"l\" type=\"int\" dimensions=\"1\" visualizable=\"false\" comment=\"c\"/>\n"
+      "<variable name=\"v\" layout=\"l\" visualizable=\"false\" comment=\"c\" select-mem=\"a\" "
+      "select-file=\"b\" select-subset=\"c\" unit=\"K\" type=\"vector\" time-varying=\"0\"/>\n"
+      "<curve name=\"c\"><coord name=\"v\"/><coord name=\"v\"/></curve>\n"
+      "</data>\n<storage basename=\".\"/>\n"
+      "<actions><error event=\"e\" script=\"s\"/></actions>\n</simulation>",
+      "inline.xml");
+  EXPECT_TRUE(m.warnings.empty()) << m.warnings[0];
+  EXPECT_EQ(m.variables[0].kind, "vector");
+  EXPECT_FALSE(m.variables[0].time_varying);
+}
+
+}  // namespace

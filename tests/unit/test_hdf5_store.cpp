@@ -1,0 +1,432 @@
+// HDF5 store: files, dataset names, values and attributes read back with the HDF5 C API.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdlib.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "config/model.hpp"
+#include "plugins/hdf5/hdf5_handle.hpp"
+#include "plugins/store.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace sidecore;
+using plugins::block_view;
+using plugins::iteration_data;
+using plugins::variable_blocks;
+
+// Parallel HDF5 needs MPI even in a single process; gtest_main owns main(), so MPI is started
+// by a global environment, which finalizes it only if it was the one to start it.
+class mpi_environment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized == 0) {
+      MPI_Init(nullptr, nullptr);
+      m_owner = true;
+    }
+  }
+  void TearDown() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (m_owner && finalized == 0) MPI_Finalize();
+  }
+
+ private:
+  bool m_owner = false;
+};
+
+[[maybe_unused]] ::testing::Environment* const registered_mpi_environment =
+    ::testing::AddGlobalTestEnvironment(new mpi_environment);
+
+using file_handle = plugins::hdf5::file_handle;
+using dataset_handle = plugins::hdf5::dataset_handle;
+using dataspace_handle = plugins::hdf5::dataspace_handle;
+using attribute_handle = plugins::hdf5::attribute_handle;
+using datatype_handle = plugins::hdf5::datatype_handle;
+using group_handle = plugins::hdf5::group_handle;
+
+file_handle open_file(const std::string& path) {
+  file_handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  EXPECT_TRUE(file.valid()) << path;
+  return file;
+}
+
+std::vector<hsize_t> dataset_dims(hid_t file, const std::string& name) {
+  dataset_handle dataset(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
+  EXPECT_TRUE(dataset.valid()) << name;
+  dataspace_handle space(H5Dget_space(dataset.get()));
+  std::vector<hsize_t> dims(static_cast<std::size_t>(H5Sget_simple_extent_ndims(space.get())));
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return dims;
+}
+
+// Reads a whole dataset; also checks that it is stored with the expected type.
+template <typename T>
+std::vector<T> read_dataset(hid_t file, const std::string& name, hid_t native_type) {
+  std::size_t count = 1;
+  for (const hsize_t d : dataset_dims(file, name)) count *= d;
+  std::vector<T> values(count);
+  dataset_handle dataset(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
+  datatype_handle stored_type(H5Dget_type(dataset.get()));
+  EXPECT_GT(H5Tequal(stored_type.get(), native_type), 0) << name;
+  EXPECT_GE(H5Dread(dataset.get(), native_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0)
+      << name;
+  return values;
+}
+
+std::int32_t read_int_attribute(hid_t object, const char* name) {
+  std::int32_t value = -1;
+  attribute_handle attribute(H5Aopen(object, name, H5P_DEFAULT));
+  EXPECT_TRUE(attribute.valid()) << name;
+  EXPECT_GE(H5Aread(attribute.get(), H5T_NATIVE_INT32, &value), 0) << name;
+  return value;
+}
+
+std::vector<std::int64_t> read_int64_array_attribute(hid_t object, const char* name) {
+  attribute_handle attribute(H5Aopen(object, name, H5P_DEFAULT));
+  EXPECT_TRUE(attribute.valid()) << name;
+  dataspace_handle space(H5Aget_space(attribute.get()));
+  std::vector<std::int64_t> values(
+      static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get())));
+  EXPECT_GE(H5Aread(attribute.get(), H5T_NATIVE_INT64, values.data()), 0) << name;
+  return values;
+}
+
+std::string read_string_attribute(hid_t object, const char* name) {
+  attribute_handle attribute(H5Aopen(object, name, H5P_DEFAULT));
+  EXPECT_TRUE(attribute.valid()) << name;
+  datatype_handle type(H5Aget_type(attribute.get()));
+  std::string value(H5Tget_size(type.get()), '\0');
+  EXPECT_GE(H5Aread(attribute.get(), type.get(), value.data()), 0) << name;
+  return value.c_str();
+}
+
+bool attribute_exists(hid_t object, const char* name) { return H5Aexists(object, name) > 0; }
+
+block_view make_block(std::int32_t source, std::int32_t block_id, std::int32_t iteration,
+                      const void* data, std::uint64_t bytes, std::vector<std::int64_t> dims,
+                      std::vector<std::int64_t> position = {},
+                      std::vector<std::int64_t> global_dims = {}) {
+  block_view block;
+  block.source = source;
+  block.block_id = block_id;
+  block.iteration = iteration;
+  block.data = data;
+  block.bytes = bytes;
+  block.dims = std::move(dims);
+  block.position = std::move(position);
+  block.global_dims = std::move(global_dims);
+  return block;
+}
+
+// A fresh directory per test, a small model and a store built from it.
+class hdf5_store : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "sidecore_hdf5_XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    m_directory = pattern;
+    m_model.file = "test.xml";
+    m_model.simulation_name = "sim";
+    config::store settings;
+    settings.name = "out";
+    settings.type = "HDF5";
+    settings.line = 12;
+    settings.options = {{"FilesPath", m_directory}};
+    m_model.stores.push_back(settings);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(m_directory, ignored);
+  }
+
+  // Adds a layout and a variable using it; returns the variable index. Call before taking
+  // pointers into the model (see blocks_of).
+  std::size_t add_variable(const std::string& name, config::element_type type, std::size_t ndims,
+                           const std::string& unit = {}) {
+    config::layout layout;
+    layout.name = name + "_layout";
+    layout.type = type;
+    layout.dimensions.resize(ndims);
+    layout.line = 7;
+    m_model.layouts.push_back(layout);
+    config::variable var;
+    var.name = name;
+    var.layout_index = m_model.layouts.size() - 1;
+    var.store_index = 0;
+    var.unit = unit;
+    m_model.variables.push_back(var);
+    return m_model.variables.size() - 1;
+  }
+
+  variable_blocks blocks_of(std::size_t variable, const std::vector<block_view>& blocks) const {
+    variable_blocks vb;
+    vb.var = &m_model.variables[variable];
+    vb.layout = &m_model.layouts[vb.var->layout_index];
+    for (const block_view& block : blocks) vb.blocks.push_back(&block);
+    return vb;
+  }
+
+  std::unique_ptr<plugins::store> make_store() const {
+    plugins::store_context context;
+    context.model = &m_model;
+    context.settings = &m_model.stores[0];
+    context.comm = MPI_COMM_WORLD;
+    MPI_Comm_rank(MPI_COMM_WORLD, &context.writer_index);
+    MPI_Comm_size(MPI_COMM_WORLD, &context.writer_count);
+    return plugins::make_store(context);
+  }
+
+  void set_option(const std::string& key, const std::string& value) {
+    m_model.stores[0].options.emplace_back(key, value);
+  }
+
+  std::string path(const std::string& name) const {
+    return (fs::path(m_directory) / name).string();
+  }
+
+  std::string m_directory;
+  config::model m_model;
+};
+
+TEST_F(hdf5_store, file_per_core_writes_every_value_and_attribute) {
+  const std::size_t temperature = add_variable("temperature", config::element_type::int32, 2);
+  const std::size_t pressure = add_variable("pressure", config::element_type::float64, 1, "Pa");
+  const std::vector<std::int32_t> t0 = {1, 2, 3, 4, 5, 6};
+  const std::vector<std::int32_t> t1 = {-7, 8, -9, 10, -11, 12};
+  const std::vector<double> p0 = {0.5, -1.25, 3.0e10, 4.0};
+  const std::vector<block_view> temperature_blocks = {
+      make_block(0, 0, 3, t0.data(), 24, {2, 3}, {0, 0}, {4, 3}),
+      make_block(1, 0, 3, t1.data(), 24, {2, 3}, {2, 0}, {4, 3})};
+  const std::vector<block_view> pressure_blocks = {make_block(1, 2, 3, p0.data(), 32, {4})};
+  iteration_data data;
+  data.iteration = 3;
+  data.variables = {blocks_of(temperature, temperature_blocks),
+                    blocks_of(pressure, pressure_blocks)};
+
+  make_store()->write_iteration(data);
+
+  const file_handle file = open_file(path("sim_It3_Pr0.h5"));
+  ASSERT_TRUE(file.valid());
+  EXPECT_EQ(read_int_attribute(file.get(), "iteration"), 3);
+  EXPECT_EQ(dataset_dims(file.get(), "temperature/P0/B0"), (std::vector<hsize_t>{2, 3}));
+  EXPECT_EQ(read_dataset<std::int32_t>(file.get(), "temperature/P0/B0", H5T_NATIVE_INT32), t0);
+  EXPECT_EQ(read_dataset<std::int32_t>(file.get(), "temperature/P1/B0", H5T_NATIVE_INT32), t1);
+  EXPECT_EQ(dataset_dims(file.get(), "pressure/P1/B2"), (std::vector<hsize_t>{4}));
+  EXPECT_EQ(read_dataset<double>(file.get(), "pressure/P1/B2", H5T_NATIVE_DOUBLE), p0);
+
+  dataset_handle t1_set(H5Dopen2(file.get(), "temperature/P1/B0", H5P_DEFAULT));
+  EXPECT_EQ(read_int_attribute(t1_set.get(), "iteration"), 3);
+  EXPECT_EQ(read_int_attribute(t1_set.get(), "source"), 1);
+  EXPECT_EQ(read_int_attribute(t1_set.get(), "block"), 0);
+  EXPECT_EQ(read_int64_array_attribute(t1_set.get(), "position"),
+            (std::vector<std::int64_t>{2, 0}));
+  EXPECT_EQ(read_int64_array_attribute(t1_set.get(), "global_dimensions"),
+            (std::vector<std::int64_t>{4, 3}));
+  EXPECT_FALSE(attribute_exists(t1_set.get(), "unit"));
+
+  dataset_handle p_set(H5Dopen2(file.get(), "pressure/P1/B2", H5P_DEFAULT));
+  EXPECT_EQ(read_int_attribute(p_set.get(), "source"), 1);
+  EXPECT_EQ(read_int_attribute(p_set.get(), "block"), 2);
+  EXPECT_EQ(read_int64_array_attribute(p_set.get(), "position"), (std::vector<std::int64_t>{0}));
+  EXPECT_FALSE(attribute_exists(p_set.get(), "global_dimensions"));
+  EXPECT_EQ(read_string_attribute(p_set.get(), "unit"), "Pa");
+}
+
+TEST_F(hdf5_store, file_per_core_variable_groups_become_nested_groups) {
+  const std::size_t x = add_variable("coordinates/mesh/x", config::element_type::float32, 1);
+  const std::vector<float> values = {1.5f, 2.5f, 3.5f};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, values.data(), 12, {3})};
+  iteration_data data;
+  data.variables = {blocks_of(x, blocks)};
+
+  make_store()->write_iteration(data);
+
+  const file_handle file = open_file(path("sim_It0_Pr0.h5"));
+  ASSERT_TRUE(file.valid());
+  group_handle group(H5Gopen2(file.get(), "coordinates/mesh", H5P_DEFAULT));
+  EXPECT_TRUE(group.valid());
+  EXPECT_EQ(read_dataset<float>(file.get(), "coordinates/mesh/x/P0/B0", H5T_NATIVE_FLOAT), values);
+}
+
+TEST_F(hdf5_store, file_per_core_creates_the_file_of_a_writer_without_blocks) {
+  const std::size_t v = add_variable("v", config::element_type::int8, 1);
+  iteration_data data;
+  data.iteration = 9;
+  data.variables = {blocks_of(v, {})};
+
+  make_store()->write_iteration(data);
+
+  const file_handle file = open_file(path("sim_It9_Pr0.h5"));
+  ASSERT_TRUE(file.valid());
+  EXPECT_EQ(read_int_attribute(file.get(), "iteration"), 9);
+}
+
+TEST_F(hdf5_store, collective_assembles_blocks_at_their_positions) {
+  set_option("FileMode", "Collective");
+  const std::size_t u = add_variable("field/u", config::element_type::int64, 2, "m/s");
+  // Global 4x5; two 2x2 blocks, one at the origin and one at (2,3); the rest is fill (0).
+  const std::vector<std::int64_t> a = {1, 2, 3, 4};
+  const std::vector<std::int64_t> b = {5, 6, 7, 8};
+  const std::vector<block_view> blocks = {
+      make_block(0, 0, 5, a.data(), 32, {2, 2}, {0, 0}, {4, 5}),
+      make_block(0, 1, 5, b.data(), 32, {2, 2}, {2, 3}, {4, 5})};
+  iteration_data data;
+  data.iteration = 5;
+  data.variables = {blocks_of(u, blocks)};
+
+  make_store()->write_iteration(data);
+
+  const file_handle file = open_file(path("sim_It5.h5"));
+  ASSERT_TRUE(file.valid());
+  EXPECT_EQ(read_int_attribute(file.get(), "iteration"), 5);
+  EXPECT_EQ(dataset_dims(file.get(), "field/u"), (std::vector<hsize_t>{4, 5}));
+  const std::vector<std::int64_t> expected = {1, 2, 0, 0, 0,  //
+                                              3, 4, 0, 0, 0,  //
+                                              0, 0, 0, 5, 6,  //
+                                              0, 0, 0, 7, 8};
+  EXPECT_EQ(read_dataset<std::int64_t>(file.get(), "field/u", H5T_NATIVE_INT64), expected);
+  dataset_handle dataset(H5Dopen2(file.get(), "field/u", H5P_DEFAULT));
+  EXPECT_EQ(read_string_attribute(dataset.get(), "unit"), "m/s");
+}
+
+TEST_F(hdf5_store, collective_rejects_a_block_outside_the_global_dimensions) {
+  set_option("FileMode", "Collective");
+  const std::size_t u = add_variable("u", config::element_type::float64, 2);
+  const std::vector<double> values(4, 1.0);
+  const std::vector<block_view> blocks = {
+      make_block(3, 1, 0, values.data(), 32, {2, 2}, {1, 3}, {4, 4})};
+  iteration_data data;
+  data.variables = {blocks_of(u, blocks)};
+
+  const auto store = make_store();
+  try {
+    store->write_iteration(data);
+    FAIL() << "expected storage_error";
+  } catch (const storage_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("\"u\""), std::string::npos) << message;
+    EXPECT_NE(message.find("source 3 block 1"), std::string::npos) << message;
+    EXPECT_NE(message.find("(1,3)"), std::string::npos) << message;
+    EXPECT_NE(message.find("(2,2)"), std::string::npos) << message;
+    EXPECT_NE(message.find("(4,4)"), std::string::npos) << message;
+  }
+  EXPECT_FALSE(fs::exists(path("sim_It0.h5")));
+}
+
+TEST_F(hdf5_store, collective_without_global_dimensions_names_the_layout) {
+  set_option("FileMode", "Collective");
+  const std::size_t u = add_variable("u", config::element_type::int32, 1);
+  const std::vector<std::int32_t> values = {1, 2};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, values.data(), 8, {2})};
+  iteration_data data;
+  data.variables = {blocks_of(u, blocks)};
+
+  const auto store = make_store();
+  try {
+    store->write_iteration(data);
+    FAIL() << "expected storage_error";
+  } catch (const storage_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("global=\"...\""), std::string::npos) << message;
+    EXPECT_NE(message.find("u_layout"), std::string::npos) << message;
+    EXPECT_NE(message.find("test.xml:7"), std::string::npos) << message;
+  }
+}
+
+TEST_F(hdf5_store, block_smaller_than_its_dimensions_is_rejected) {
+  const std::size_t v = add_variable("v", config::element_type::int32, 1);
+  const std::vector<std::int32_t> values = {1, 2};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, values.data(), 8, {3})};
+  iteration_data data;
+  data.variables = {blocks_of(v, blocks)};
+
+  EXPECT_THROW(make_store()->write_iteration(data), storage_error);
+  EXPECT_FALSE(fs::exists(path("sim_It0_Pr0.h5")));
+}
+
+TEST_F(hdf5_store, unknown_option_names_the_valid_keys) {
+  set_option("Compression", "gzip");
+  try {
+    make_store();
+    FAIL() << "expected config_error";
+  } catch (const config_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("test.xml:12"), std::string::npos) << message;
+    EXPECT_NE(message.find("Compression"), std::string::npos) << message;
+    EXPECT_NE(message.find("FileMode, FilesPath, XDMFMode"), std::string::npos) << message;
+  }
+}
+
+TEST_F(hdf5_store, unknown_file_mode_names_the_valid_modes) {
+  set_option("FileMode", "FilePerNode");
+  try {
+    make_store();
+    FAIL() << "expected config_error";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("FilePerCore, Collective"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(hdf5_store, files_path_directories_are_created) {
+  const std::string nested = path("a/b/c");  // no trailing '/': the store adds it
+  m_model.stores[0].options = {{"FilesPath", nested}, {"XDMFMode", "NoIteration"}};
+  const std::size_t v = add_variable("v", config::element_type::int16, 1);
+  const std::vector<std::int16_t> values = {4, 5};
+  const std::vector<block_view> blocks = {make_block(0, 0, 1, values.data(), 4, {2})};
+  iteration_data data;
+  data.iteration = 1;
+  data.variables = {blocks_of(v, blocks)};
+
+  const auto store = make_store();
+  EXPECT_TRUE(fs::is_directory(nested));
+  store->write_iteration(data);
+
+  const file_handle file = open_file(nested + "/sim_It1_Pr0.h5");
+  ASSERT_TRUE(file.valid());
+  EXPECT_EQ(read_dataset<std::int16_t>(file.get(), "v/P0/B0", H5T_NATIVE_INT16), values);
+}
+
+TEST_F(hdf5_store, files_path_that_cannot_be_created_is_a_storage_error) {
+  std::ofstream(path("plain_file")) << "not a directory";
+  m_model.stores[0].options = {{"FilesPath", path("plain_file/sub")}};
+  EXPECT_THROW(make_store(), storage_error);
+}
+
+TEST_F(hdf5_store, unknown_store_type_names_the_valid_types) {
+  m_model.stores[0].type = "netcdf";
+  try {
+    make_store();
+    FAIL() << "expected config_error";
+  } catch (const config_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("netcdf"), std::string::npos) << message;
+    EXPECT_NE(message.find("HDF5, null"), std::string::npos) << message;
+  }
+}
+
+TEST_F(hdf5_store, null_store_type_is_case_insensitive_and_writes_nothing) {
+  m_model.stores[0].type = "NULL";
+  const std::size_t v = add_variable("v", config::element_type::int32, 1);
+  const std::vector<std::int32_t> values = {1};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, values.data(), 4, {1})};
+  iteration_data data;
+  data.variables = {blocks_of(v, blocks)};
+
+  make_store()->write_iteration(data);
+  EXPECT_TRUE(fs::is_empty(m_directory));
+}
+
+}  // namespace
