@@ -126,7 +126,8 @@ int damaris_signal(const char* signal_name);
 int damaris_bind(const char* signal_name, signal_t sig);
 
 /* Copies the current value of a parameter into buffer; size must be at least the size of the
- * parameter's type (4 for int, 8 for double...). */
+ * parameter's type (4 for int, 8 for double...). Allowed on clients and servers: each process
+ * has its own copy of the parameters. */
 int damaris_parameter_get(const char* param_name, void* buffer, unsigned int size);
 
 /* Sets a parameter on this process; size must equal the size of its type. Every layout that

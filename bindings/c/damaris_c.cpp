@@ -191,16 +191,14 @@ SIDECORE_API int damaris_bind(const char* signal_name, signal_t sig) {
 
 SIDECORE_API int damaris_parameter_get(const char* param_name, void* buffer, unsigned int size) {
   return guarded("damaris_parameter_get", [&] {
-    current_client("damaris_parameter_get")
-        .parameter_get(checked_name(param_name, "param_name"), buffer, size);
+    current("damaris_parameter_get").parameter_table().get(checked_name(param_name, "param_name"), buffer, size);
   });
 }
 
 SIDECORE_API int damaris_parameter_set(const char* param_name, const void* buffer,
                                        unsigned int size) {
   return guarded("damaris_parameter_set", [&] {
-    current_client("damaris_parameter_set")
-        .parameter_set(checked_name(param_name, "param_name"), buffer, size);
+    current("damaris_parameter_set").parameter_table().set(checked_name(param_name, "param_name"), buffer, size);
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -22,17 +23,9 @@ std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 client::client(const config::model& model, int client_index, transport::channel* channel,
                std::uint32_t slot, MPI_Comm writers)
-    : m_model(model), m_client_index(client_index), m_channel(channel), m_slot(slot) {
+    : m_model(model), m_client_index(client_index), m_channel(channel), m_slot(slot), m_parameters(model) {
   for (std::size_t v = 0; v < model.variables.size(); ++v)
     m_variables.emplace(std::string_view(model.variables[v].name), v);
-  for (const config::parameter& p : model.parameters) {
-    m_parameter_values.push_back(p.int_value);
-    m_real_values.push_back(p.real_value);
-  }
-  m_layouts.resize(model.layouts.size());
-  std::vector<std::size_t> all(model.layouts.size());
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  evaluate_layouts(all);
   m_positions.resize(model.variables.size() * static_cast<std::size_t>(model.arch.domains));
   if (!m_channel) {
     m_local = std::make_unique<server::iteration_processor>(model, writers, 1, nullptr);
@@ -57,23 +50,6 @@ void client::check_block(std::size_t variable, int block) const {
                     quoted(m_model.variables[variable].name) + " is out of range: <domains count=\"" +
                     std::to_string(m_model.arch.domains) + "\"/> allows 0.." +
                     std::to_string(m_model.arch.domains - 1));
-}
-
-void client::evaluate_layouts(const std::vector<std::size_t>& which) {
-  for (std::size_t index : which) {
-    const config::layout& l = m_model.layouts[index];
-    evaluated_layout e;
-    std::uint64_t count = 1;
-    for (const config::expression& d : l.dimensions) {
-      std::int64_t extent = d.evaluate(m_parameter_values);
-      e.dims.push_back(extent);
-      count *= static_cast<std::uint64_t>(extent > 0 ? extent : 0);
-    }
-    for (const config::expression& d : l.global_dimensions)
-      e.global_dims.push_back(d.evaluate(m_parameter_values));
-    e.bytes = count * config::element_size(l.type);
-    m_layouts[index] = std::move(e);
-  }
 }
 
 const std::vector<std::int64_t>& client::position_of(std::size_t variable, int block) const {
@@ -183,7 +159,7 @@ void client::write(std::string_view name, int block, const void* data) {
   std::size_t v = variable_index(name);
   check_block(v, block);
   if (!data) throw argument_error("damaris_write(" + quoted(name) + "): data is NULL");
-  const evaluated_layout& shape = m_layouts[m_model.variables[v].layout_index];
+  const evaluated_layout& shape = m_parameters.layout(m_model.variables[v].layout_index);
   if (shape.dims.size() > static_cast<std::size_t>(transport::max_dimensions))
     throw error(DAMARIS_INVALID_DIMENSIONS, "variable " + quoted(name) + " has " +
                                                 std::to_string(shape.dims.size()) +
@@ -221,7 +197,7 @@ void* client::alloc(std::string_view name, int block) {
     throw error(DAMARIS_ALLOCATION_ERROR, "block " + std::to_string(block) + " of " + quoted(name) +
                                               " is already allocated for iteration " +
                                               std::to_string(m_iteration) + "; commit and clear it first");
-  const evaluated_layout& shape = m_layouts[m_model.variables[v].layout_index];
+  const evaluated_layout& shape = m_parameters.layout(m_model.variables[v].layout_index);
   allocation a;
   a.shape = shape;
   a.position = position_of(v, block);
@@ -319,64 +295,6 @@ void client::end_iteration() {
   }
   ++m_iteration;
   m_iteration_skipped = false;
-}
-
-void client::parameter_get(std::string_view name, void* buffer, unsigned size) const {
-  std::size_t p = m_model.find_parameter(name);
-  if (p == config::model::npos)
-    throw error(DAMARIS_UNDEFINED_PARAMETER, "no parameter " + quoted(name) + " in " + m_model.file);
-  if (!buffer) throw argument_error("damaris_parameter_get(" + quoted(name) + "): buffer is NULL");
-  const config::parameter& param = m_model.parameters[p];
-  const std::size_t bytes = config::element_size(param.type);
-  if (size < bytes)
-    throw argument_error("damaris_parameter_get(" + quoted(name) + "): buffer of " +
-                         std::to_string(size) + " bytes is too small for a " +
-                         config::element_type_name(param.type) + " (" + std::to_string(bytes) + " bytes)");
-  const std::int64_t i = m_parameter_values[p];
-  const double d = m_real_values[p];
-  switch (param.type) {
-    case config::element_type::int8: { auto x = static_cast<std::int8_t>(i); std::memcpy(buffer, &x, 1); break; }
-    case config::element_type::int16: { auto x = static_cast<std::int16_t>(i); std::memcpy(buffer, &x, 2); break; }
-    case config::element_type::int32: { auto x = static_cast<std::int32_t>(i); std::memcpy(buffer, &x, 4); break; }
-    case config::element_type::int64: std::memcpy(buffer, &i, 8); break;
-    case config::element_type::float32: { auto x = static_cast<float>(d); std::memcpy(buffer, &x, 4); break; }
-    case config::element_type::float64: std::memcpy(buffer, &d, 8); break;
-  }
-}
-
-void client::parameter_set(std::string_view name, const void* buffer, unsigned size) {
-  std::size_t p = m_model.find_parameter(name);
-  if (p == config::model::npos)
-    throw error(DAMARIS_UNDEFINED_PARAMETER, "no parameter " + quoted(name) + " in " + m_model.file);
-  if (!buffer) throw argument_error("damaris_parameter_set(" + quoted(name) + "): buffer is NULL");
-  const config::parameter& param = m_model.parameters[p];
-  const std::size_t bytes = config::element_size(param.type);
-  if (size != bytes)
-    throw argument_error("damaris_parameter_set(" + quoted(name) + "): " + std::to_string(size) +
-                         " bytes given, but the parameter is a " + config::element_type_name(param.type) +
-                         " (" + std::to_string(bytes) + " bytes)");
-  switch (param.type) {
-    case config::element_type::int8: { std::int8_t x; std::memcpy(&x, buffer, 1); m_parameter_values[p] = x; break; }
-    case config::element_type::int16: { std::int16_t x; std::memcpy(&x, buffer, 2); m_parameter_values[p] = x; break; }
-    case config::element_type::int32: { std::int32_t x; std::memcpy(&x, buffer, 4); m_parameter_values[p] = x; break; }
-    case config::element_type::int64: std::memcpy(&m_parameter_values[p], buffer, 8); break;
-    case config::element_type::float32: { float x; std::memcpy(&x, buffer, 4); m_real_values[p] = x; break; }
-    case config::element_type::float64: std::memcpy(&m_real_values[p], buffer, 8); break;
-  }
-  // Re-evaluate the layouts that read this parameter; reject values that make one invalid.
-  std::vector<std::size_t> dependent;
-  for (std::size_t l = 0; l < m_model.layouts.size(); ++l) {
-    const config::layout& layout = m_model.layouts[l];
-    auto reads = [p](const config::expression& e) {
-      for (std::size_t q : e.parameters()) if (q == p) return true;
-      return false;
-    };
-    bool uses = false;
-    for (const auto& e : layout.dimensions) uses = uses || reads(e);
-    for (const auto& e : layout.global_dimensions) uses = uses || reads(e);
-    if (uses) dependent.push_back(l);
-  }
-  evaluate_layouts(dependent);
 }
 
 void client::set_position(std::string_view name, int block, const std::int64_t* position) {

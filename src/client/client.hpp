@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/parameters.hpp"
 #include "config/model.hpp"
 #include "server/iteration_processor.hpp"
 #include "transport/channel.hpp"
@@ -42,8 +43,7 @@ class client {
   void end_iteration();
   int iteration() const noexcept { return m_iteration; }
 
-  void parameter_get(std::string_view name, void* buffer, unsigned size) const;
-  void parameter_set(std::string_view name, const void* buffer, unsigned size);
+  sidecore::client::parameters& parameter_table() noexcept { return m_parameters; }
   void set_position(std::string_view variable, int block, const std::int64_t* position);
 
   // No more data: tells the server (dedicated) or stores what is left (synchronous).
@@ -52,11 +52,6 @@ class client {
   const client_counters& counters() const noexcept { return m_counters; }
 
  private:
-  struct evaluated_layout {
-    std::vector<std::int64_t> dims;
-    std::vector<std::int64_t> global_dims;
-    std::uint64_t bytes = 0;
-  };
   struct allocation {
     std::uint64_t offset = 0;  // shared heap offset (dedicated mode)
     std::unique_ptr<std::byte[]> owned;  // synchronous mode, or a dropped (skipped) block
@@ -70,7 +65,6 @@ class client {
 
   std::size_t variable_index(std::string_view name) const;
   void check_block(std::size_t variable, int block) const;
-  void evaluate_layouts(const std::vector<std::size_t>& which);
   const std::vector<std::int64_t>& position_of(std::size_t variable, int block) const;
   // Shared memory for a block, or nullptr when policy="skip" drops it.
   void* reserve(std::size_t variable, std::uint64_t bytes, std::uint64_t& offset);
@@ -87,9 +81,7 @@ class client {
   std::unique_ptr<server::iteration_processor> m_local;  // synchronous mode only
 
   std::unordered_map<std::string_view, std::size_t> m_variables;
-  std::vector<std::int64_t> m_parameter_values;  // integer parameters (expressions read them)
-  std::vector<double> m_real_values;              // float/double parameters
-  std::vector<evaluated_layout> m_layouts;
+  sidecore::client::parameters m_parameters;
   std::vector<std::vector<std::int64_t>> m_positions;  // variable * domains + block
   std::map<allocation_key, allocation> m_allocations;
   int m_iteration = 0;

@@ -108,6 +108,8 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
     m_client = std::make_unique<client::client>(
         m_model, m_topo.client_index, m_channel ? &*m_channel : nullptr,
         static_cast<std::uint32_t>(m_topo.group_rank), m_topo.clients.get());
+  } else {
+    m_server_parameters = std::make_unique<client::parameters>(m_model);
   }
   log::info("initialized: ", m_topo.client_count, " clients, ", m_topo.server_count,
             " dedicated cores on ", m_topo.node_count, " node(s)");

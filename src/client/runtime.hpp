@@ -29,6 +29,11 @@ class runtime {
   // Throws error(DAMARIS_CORE_IS_SERVER) on a server.
   client::client& as_client(const char* call);
   MPI_Comm client_comm() const noexcept { return m_topo.clients.get(); }
+  // Parameters of this process: a server keeps its own copy, so that code calling
+  // damaris_parameter_get/set on every rank works.
+  client::parameters& parameter_table() noexcept {
+    return m_client ? m_client->parameter_table() : *m_server_parameters;
+  }
 
   // Client: returns true at once. Server: runs the loop until all clients stop, returns false.
   bool start();
@@ -46,6 +51,7 @@ class runtime {
   std::optional<transport::channel> m_channel;
   std::unique_ptr<client::client> m_client;
   std::unique_ptr<server::server_loop> m_server;
+  std::unique_ptr<client::parameters> m_server_parameters;
   bool m_started = false;
   bool m_finalized = false;
 };

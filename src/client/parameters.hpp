@@ -1,0 +1,40 @@
+// This process's parameter values and the layouts evaluated with them. Setting a parameter
+// re-evaluates exactly the layouts that read it, all or nothing.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "config/model.hpp"
+
+namespace sidecore::client {
+
+struct evaluated_layout {
+  std::vector<std::int64_t> dims;
+  std::vector<std::int64_t> global_dims;
+  std::uint64_t bytes = 0;
+};
+
+class parameters {
+ public:
+  explicit parameters(const config::model& model);
+
+  // damaris_parameter_get/set semantics; throw error with the Damaris code.
+  void get(std::string_view name, void* buffer, unsigned size) const;
+  void set(std::string_view name, const void* buffer, unsigned size);
+
+  const evaluated_layout& layout(std::size_t index) const noexcept { return m_layouts[index]; }
+
+ private:
+  evaluated_layout evaluate(std::size_t layout, const std::vector<std::int64_t>& values) const;
+  std::size_t index_of(std::string_view name) const;
+
+  const config::model& m_model;
+  std::vector<std::int64_t> m_values;  // integer parameters (expressions read them)
+  std::vector<double> m_reals;         // float/double parameters
+  std::vector<evaluated_layout> m_layouts;
+  std::vector<std::vector<std::size_t>> m_dependents;  // per parameter: layouts reading it
+};
+
+}  // namespace sidecore::client
