@@ -16,7 +16,7 @@
  *
  * Iterations. Data written between two damaris_end_iteration() calls belongs to the current
  * iteration (starting at 0). A server stores an iteration once all of its clients have ended
- * it; see docs/iteration.md for the order in which stores and actions run.
+ * it; see docs/design.md for the order in which stores and actions run.
  */
 #ifndef SIDECORE_DAMARIS_H
 #define SIDECORE_DAMARIS_H
