@@ -111,8 +111,9 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   } else {
     m_server_parameters = std::make_unique<client::parameters>(m_model);
   }
-  log::info("initialized: ", m_topo.client_count, " clients, ", m_topo.server_count,
-            " dedicated cores on ", m_topo.node_count, " node(s)");
+  if (m_topo.world_rank == 0)
+    log::info("initialized from ", config_file, ": ", m_topo.client_count, " clients, ",
+              m_topo.server_count, " dedicated cores on ", m_topo.node_count, " node(s)");
 }
 
 runtime::~runtime() = default;
