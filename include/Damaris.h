@@ -74,20 +74,30 @@ enum {
 typedef void (*signal_t)(const char*, int32_t, int32_t, const char*);
 
 /* Reads the XML file (on the first rank of comm, then broadcast), splits comm into clients
- * and servers and maps the shared memory. Collective over comm. On error every rank returns
- * the same code (DAMARIS_CONFIG_ERROR for a bad or missing file). */
+ * and servers and maps the shared memory. Collective over comm; MPI must be initialized.
+ * configfile is only read during the call.
+ * Returns DAMARIS_OK; DAMARIS_CONFIG_ERROR for a missing or invalid file (the same on every
+ * rank); DAMARIS_ALLOCATION_ERROR when the shared memory cannot be created;
+ * DAMARIS_ALREADY_INITIALIZED; DAMARIS_MPI_ERROR (MPI not initialized or an MPI call failed);
+ * DAMARIS_ARGUMENT_ERROR for a NULL configfile. */
 int damaris_initialize(const char* configfile, MPI_Comm comm);
 
 /* Releases everything damaris_initialize() acquired (shared memory, communicators, files) and
  * prints the run's counters (dropped iterations, bytes stored). Collective over the comm given
- * to damaris_initialize(). Clients must have called damaris_stop() first if they started. */
+ * to damaris_initialize(). A client that did not call damaris_stop() is stopped here (with a
+ * warning) so that its server can finish. Afterwards damaris_initialize() may be called again.
+ * Returns DAMARIS_OK, DAMARIS_NOT_INITIALIZED, or DAMARIS_FINALIZE_ERROR (message says why). */
 int damaris_finalize(void);
 
 /* On a client, sets *is_client to 1 and returns at once. On a server, runs the server loop
- * until every client has called damaris_stop(), then sets *is_client to 0. */
+ * until every client has called damaris_stop(), then sets *is_client to 0. Without dedicated
+ * resources every process is a client.
+ * Returns DAMARIS_OK, DAMARIS_NOT_INITIALIZED, DAMARIS_ARGUMENT_ERROR (NULL is_client),
+ * DAMARIS_ALREADY_INITIALIZED (called twice), or the code of a store failure on a server. */
 int damaris_start(int* is_client);
 
-/* Client only: tells the servers this client will send nothing more. */
+/* Client only: tells the servers this client will send nothing more. Further calls are
+ * harmless. Returns DAMARIS_OK, DAMARIS_NOT_INITIALIZED, DAMARIS_CORE_IS_SERVER. */
 int damaris_stop(void);
 
 /* Client only: copies the data of block 0 of a variable for the current iteration. Returns
@@ -96,46 +106,74 @@ int damaris_stop(void);
 int damaris_write(const char* varname, const void* data);
 
 /* Client only: copies block `block` (0 .. domains-1) of a variable. Its size is the variable's
- * layout evaluated with the current parameter values. */
+ * layout evaluated with the current parameter values; its global position is the one last set
+ * with damaris_set_block_position() (zeros by default).
+ * Returns DAMARIS_OK (also when policy="skip" drops the block: drops are counted and reported
+ * at finalize); DAMARIS_UNDEFINED_VARIABLE; DAMARIS_INVALID_BLOCK; DAMARIS_ARGUMENT_ERROR (NULL
+ * name or data); DAMARIS_INVALID_DIMENSIONS (a dimension < 1, or more than 8 dimensions);
+ * DAMARIS_ALLOCATION_ERROR (block larger than the whole buffer, or policy="wait" timed out);
+ * DAMARIS_CHANNEL_ERROR (the server stopped consuming messages); DAMARIS_CORE_IS_SERVER;
+ * DAMARIS_NOT_INITIALIZED. */
 int damaris_write_block(const char* varname, int32_t block, const void* data);
 
 /* Client only: reserves room for block 0 in the shared buffer and returns its address in *ptr.
- * Fill it, then damaris_commit() and damaris_clear(); no copy is ever made. */
+ * Fill it, then damaris_commit() and damaris_clear(); no copy is ever made. The memory belongs
+ * to Sidecore: do not free it, and do not touch it after damaris_clear() or after the end of
+ * the iteration. Allocating the same block twice in one iteration is an error.
+ * Returns the codes of damaris_write_block(), and DAMARIS_ALLOCATION_ERROR when the block is
+ * already allocated. */
 int damaris_alloc(const char* varname, void** ptr);
 int damaris_alloc_block(const char* varname, int32_t block, void** ptr);
 
-/* Client only: declares the allocated block complete; the client may still read it. */
+/* Client only: declares the allocated block complete: it will be stored as it is now. The
+ * _iteration forms name the iteration the block was allocated in (the current one by default).
+ * Returns DAMARIS_OK (committing twice is harmless), DAMARIS_BLOCK_NOT_FOUND (not allocated),
+ * DAMARIS_UNDEFINED_VARIABLE, DAMARIS_INVALID_BLOCK, DAMARIS_CHANNEL_ERROR,
+ * DAMARIS_CORE_IS_SERVER, DAMARIS_NOT_INITIALIZED. */
 int damaris_commit(const char* varname);
 int damaris_commit_block(const char* varname, int32_t block);
 int damaris_commit_iteration(const char* varname, int32_t iteration);
 int damaris_commit_block_iteration(const char* varname, int32_t block, int32_t iteration);
 
-/* Client only: hands the committed block over to the servers; the pointer from alloc must not
- * be used afterwards. */
+/* Client only: gives the block up: the pointer from alloc must not be used afterwards. A block
+ * not yet committed is committed first. Returns the codes of damaris_commit(). */
 int damaris_clear(const char* varname);
 int damaris_clear_block(const char* varname, int32_t block);
 int damaris_clear_iteration(const char* varname, int32_t iteration);
 int damaris_clear_block_iteration(const char* varname, int32_t block, int32_t iteration);
 
-/* Client only: triggers the event or script named in the XML. Handled after every block this
- * client wrote before the call, and in the order signals were sent. */
+/* Client only: triggers the event named in the XML. Handled after every block this client
+ * wrote before the call, and in the order signals were sent (see docs/design.md for scopes).
+ * A failing remote action is logged, not returned (the client has gone on by then).
+ * Returns DAMARIS_OK, DAMARIS_UNDEFINED_ACTION, DAMARIS_ARGUMENT_ERROR (NULL or name longer than
+ * 63 characters), DAMARIS_CHANNEL_ERROR, DAMARIS_CORE_IS_SERVER, DAMARIS_NOT_INITIALIZED. */
 int damaris_signal(const char* signal_name);
 
-/* Associates a function with an event name, in this process. Takes precedence over a symbol
- * of the same name found in the executable or a library. */
+/* Associates a function with an event name, in this process (call it on the servers too for
+ * remote events: the same code usually runs on every rank). Takes precedence over the symbol
+ * named by the event's action. May be called before damaris_initialize(). Thread-safe.
+ * Returns DAMARIS_OK, DAMARIS_BIND_ERROR (NULL function), DAMARIS_ARGUMENT_ERROR (NULL name). */
 int damaris_bind(const char* signal_name, signal_t sig);
 
 /* Copies the current value of a parameter into buffer; size must be at least the size of the
  * parameter's type (4 for int, 8 for double...). Allowed on clients and servers: each process
- * has its own copy of the parameters. */
+ * has its own copy of the parameters.
+ * Returns DAMARIS_OK, DAMARIS_UNDEFINED_PARAMETER, DAMARIS_ARGUMENT_ERROR (NULL or too small
+ * buffer), DAMARIS_NOT_INITIALIZED. */
 int damaris_parameter_get(const char* param_name, void* buffer, unsigned int size);
 
 /* Sets a parameter on this process; size must equal the size of its type. Every layout that
- * depends on it is re-evaluated: the following writes use the new dimensions. */
+ * depends on it is re-evaluated: the following writes use the new dimensions (the server stores
+ * each block with the dimensions it was written with). All or nothing: if a dependent layout
+ * cannot be evaluated (division by zero), nothing changes.
+ * Returns DAMARIS_OK, DAMARIS_UNDEFINED_PARAMETER, DAMARIS_ARGUMENT_ERROR (NULL buffer or wrong
+ * size), DAMARIS_CONFIG_ERROR (a dependent layout cannot be evaluated), DAMARIS_NOT_INITIALIZED. */
 int damaris_parameter_set(const char* param_name, const void* buffer, unsigned int size);
 
-/* Sets the global position (one int64_t per dimension) of block 0 / block `block` of a
- * variable, for the writes that follow. */
+/* Sets the global position (one int64_t per dimension, as many as the layout has, in the
+ * layout's order) of block 0 / block `block` of a variable, for the writes that follow.
+ * Returns DAMARIS_OK, DAMARIS_UNDEFINED_VARIABLE, DAMARIS_INVALID_BLOCK,
+ * DAMARIS_ARGUMENT_ERROR, DAMARIS_CORE_IS_SERVER, DAMARIS_NOT_INITIALIZED. */
 int damaris_set_position(const char* var_name, const int64_t* position);
 int damaris_set_block_position(const char* var_name, int32_t block, const int64_t* position);
 
@@ -144,7 +182,9 @@ int damaris_set_block_position(const char* var_name, int32_t block, const int64_
 int damaris_client_comm_get(MPI_Comm* comm);
 
 /* Client only: ends the current iteration. With dedicated resources it only posts a message;
- * without, the stores run inside this call. */
+ * without, the stores run inside this call (collectively over the clients for Collective
+ * output). Returns DAMARIS_OK, DAMARIS_CHANNEL_ERROR, a store's code (synchronous mode),
+ * DAMARIS_CORE_IS_SERVER, DAMARIS_NOT_INITIALIZED. */
 int damaris_end_iteration(void);
 
 /* The current iteration number (0 before the first damaris_end_iteration()). */
