@@ -44,7 +44,8 @@ struct layout {
 // every rank alike) when a node has no rank left for clients.
 layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes);
 
-// Client c of n served by s servers goes to server c * s / n: balanced when n % s != 0.
+// Client c of n served by s servers goes to server c * s / n: consecutive clients per server,
+// counts differing by at most one whatever n and s.
 int server_of_client(int client, int clients, int servers) noexcept;
 
 }  // namespace sidecore::topology

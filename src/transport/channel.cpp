@@ -54,6 +54,8 @@ channel::channel(shared_segment segment)
       m_heap(m_segment.base() + reinterpret_cast<header*>(m_segment.base())->heap_state_offset) {}
 
 channel channel::create(const std::string& name, const channel_sizes& sizes) {
+  if (sizes.clients == 0 || sizes.ring_capacity == 0)
+    throw allocation_error("a channel needs at least one client and a ring of at least one message");
   const std::uint64_t header_bytes = page_round(sizeof(header));
   const std::uint64_t state_bytes = page_round(shared_heap::state_bytes(heap_extents));
   const std::uint64_t ring_stride =
@@ -140,6 +142,7 @@ std::uint32_t channel::prepare_sleep() noexcept {
 }
 
 void channel::sleep(std::uint32_t token, int timeout_ms) noexcept {
+  if (timeout_ms < 0) timeout_ms = 0;
   timespec timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
   futex(&head()->wake_word, FUTEX_WAIT, token, &timeout);
 }

@@ -1,0 +1,318 @@
+// Channel: segment naming and lifetime, message rings between processes, waking the server.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+#include <thread>
+
+#include "common/error.hpp"
+#include "transport/channel.hpp"
+
+namespace {
+
+using sidecore::allocation_error;
+using sidecore::transport::channel;
+using sidecore::transport::channel_sizes;
+using sidecore::transport::message;
+using sidecore::transport::message_kind;
+using clock_type = std::chrono::steady_clock;
+
+// A name no other test process uses at the same time.
+std::string unique_name(const std::string& what) {
+  return "/sidecore-test-" + std::to_string(::getpid()) + "-" + what;
+}
+
+bool exists_in_dev_shm(const std::string& name) {
+  struct stat st {};
+  return ::stat(("/dev/shm" + name).c_str(), &st) == 0;
+}
+
+channel_sizes small_sizes(std::uint32_t clients, std::uint32_t ring_capacity) {
+  channel_sizes sizes;
+  sizes.heap_bytes = 1 << 20;
+  sizes.clients = clients;
+  sizes.ring_capacity = ring_capacity;
+  return sizes;
+}
+
+// Runs `body` in a forked child whose exit code is its return value (97 for an exception).
+// The child leaves with _exit so that neither gtest nor MPI runs its exit handlers twice.
+template <typename body_type>
+pid_t spawn(body_type body) {
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int code = 97;
+    try {
+      code = body();
+    } catch (...) {
+    }
+    ::_exit(code);
+  }
+  return pid;
+}
+
+// Exit code of a child, or 128 + the signal that killed it.
+int wait_for(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+// A block message whose every field derives from `i`, so that the receiver can check it.
+message numbered(int i) {
+  message m{};
+  m.kind = i % 3 == 0 ? message_kind::signal : message_kind::block;
+  m.variable = i % 5;
+  m.iteration = i;
+  m.block = i * 7;
+  m.source = 1;
+  m.ndims = 3;
+  m.flags = static_cast<std::uint32_t>(i) ^ 0xa5u;
+  m.has_global = static_cast<std::uint32_t>(i % 2);
+  m.offset = 4096ull * static_cast<std::uint64_t>(i) + 64;
+  m.bytes = 1000ull + static_cast<std::uint64_t>(i);
+  for (int d = 0; d < sidecore::transport::max_dimensions; ++d) {
+    m.dims[d] = i + d;
+    m.global_dims[d] = 10 * i + d;
+    m.position[d] = -i - d;
+  }
+  std::snprintf(m.name, sizeof m.name, "event-%d", i);
+  return m;
+}
+
+bool same(const message& a, const message& b) { return std::memcmp(&a, &b, sizeof(message)) == 0; }
+
+TEST(channel, messages_from_a_forked_client_arrive_in_order_and_intact) {
+  const std::string name = unique_name("order");
+  channel server = channel::create(name, small_sizes(2, 8));
+  constexpr int count = 500;  // many times the ring, so that the client waits for room
+
+  pid_t child = spawn([&name] {
+    channel client = channel::open(name);
+    const auto deadline = clock_type::now() + std::chrono::seconds(20);
+    for (int i = 0; i < count; ++i) {
+      while (!client.try_push(1, numbered(i))) {
+        if (clock_type::now() > deadline) return 2;
+        std::this_thread::yield();
+      }
+      client.wake_server();
+    }
+    return 0;
+  });
+  ASSERT_GT(child, 0);
+
+  int received = 0;
+  const auto deadline = clock_type::now() + std::chrono::seconds(20);
+  while (received < count && clock_type::now() < deadline) {
+    message m{};
+    if (!server.try_pop(1, m)) {
+      std::this_thread::yield();
+      continue;
+    }
+    if (!same(m, numbered(received))) {
+      ADD_FAILURE() << "message " << received << " differs (iteration " << m.iteration << ")";
+      break;
+    }
+    ++received;
+  }
+  EXPECT_EQ(received, count);
+  EXPECT_EQ(wait_for(child), 0);
+  EXPECT_EQ(server.pending(0), 0u) << "messages of client 1 leaked into the ring of client 0";
+  message none{};
+  EXPECT_FALSE(server.try_pop(1, none));
+}
+
+TEST(channel, try_push_fails_when_ring_is_full_and_succeeds_after_a_pop) {
+  const std::string name = unique_name("full");
+  channel ch = channel::create(name, small_sizes(1, 4));
+  ASSERT_EQ(ch.ring_capacity(), 4u);
+  ASSERT_EQ(ch.client_count(), 1u);
+
+  int next_push = 0;
+  int next_pop = 0;
+  // Several laps around the ring, so that the indices wrap.
+  for (int lap = 0; lap < 5; ++lap) {
+    while (ch.try_push(0, numbered(next_push))) ++next_push;
+    EXPECT_EQ(ch.pending(0), 4u);
+    EXPECT_FALSE(ch.try_push(0, numbered(next_push)));
+
+    message m{};
+    ASSERT_TRUE(ch.try_pop(0, m));
+    EXPECT_TRUE(same(m, numbered(next_pop++)));
+    EXPECT_TRUE(ch.try_push(0, numbered(next_push++)));
+    EXPECT_FALSE(ch.try_push(0, numbered(next_push)));
+
+    while (ch.try_pop(0, m)) EXPECT_TRUE(same(m, numbered(next_pop++)));
+    EXPECT_EQ(next_pop, next_push);
+  }
+  EXPECT_EQ(next_push, 25);
+}
+
+TEST(channel, pending_counts_messages_per_ring) {
+  const std::string name = unique_name("pending");
+  channel ch = channel::create(name, small_sizes(3, 16));
+  EXPECT_EQ(ch.pending(0), 0u);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(ch.try_push(2, numbered(i)));
+  ASSERT_TRUE(ch.try_push(0, numbered(99)));
+  EXPECT_EQ(ch.pending(2), 5u);
+  EXPECT_EQ(ch.pending(0), 1u);
+  EXPECT_EQ(ch.pending(1), 0u);
+
+  message m{};
+  ASSERT_TRUE(ch.try_pop(2, m));
+  ASSERT_TRUE(ch.try_pop(2, m));
+  EXPECT_EQ(ch.pending(2), 3u);
+  ASSERT_TRUE(ch.try_pop(0, m));
+  EXPECT_TRUE(same(m, numbered(99)));
+  EXPECT_EQ(ch.pending(0), 0u);
+  EXPECT_FALSE(ch.try_pop(1, m));
+}
+
+TEST(channel, wake_from_another_process_ends_sleep_long_before_timeout) {
+  const std::string name = unique_name("wake");
+  channel server = channel::create(name, small_sizes(1, 8));
+  // A word in the shared heap that the client sets just before waking the server.
+  const std::uint64_t flag_offset = server.heap().allocate(sizeof(std::uint32_t), 1.0);
+  auto* flag = new (server.address(flag_offset)) std::atomic<std::uint32_t>(0);
+
+  const std::uint32_t token = server.prepare_sleep();
+  pid_t child = spawn([&name, flag_offset] {
+    channel client = channel::open(name);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    reinterpret_cast<std::atomic<std::uint32_t>*>(client.address(flag_offset))->store(1);
+    client.wake_server();
+    return 0;
+  });
+  ASSERT_GT(child, 0);
+
+  const auto start = clock_type::now();
+  server.sleep(token, 10000);
+  const double slept = seconds_since(start);
+  server.end_sleep();
+  EXPECT_EQ(flag->load(), 1u) << "sleep returned without the client's wake-up";
+  EXPECT_LT(slept, 5.0) << "the wake-up did not end the sleep";
+  EXPECT_EQ(wait_for(child), 0);
+}
+
+TEST(channel, wake_between_prepare_and_sleep_is_not_lost) {
+  const std::string name = unique_name("early-wake");
+  channel ch = channel::create(name, small_sizes(1, 8));
+  const std::uint32_t token = ch.prepare_sleep();
+  ch.wake_server();
+  const auto start = clock_type::now();
+  ch.sleep(token, 10000);
+  ch.end_sleep();
+  EXPECT_LT(seconds_since(start), 5.0);
+}
+
+TEST(channel, sleep_without_wake_returns_after_its_timeout) {
+  const std::string name = unique_name("timeout");
+  channel ch = channel::create(name, small_sizes(1, 8));
+  const auto start = clock_type::now();
+  ch.sleep(ch.prepare_sleep(), 150);
+  ch.end_sleep();
+  EXPECT_GE(seconds_since(start), 0.14);
+}
+
+TEST(channel, unlink_removes_the_name_while_the_mapping_keeps_working) {
+  const std::string name = unique_name("unlink");
+  channel server = channel::create(name, small_sizes(1, 8));
+  ASSERT_TRUE(exists_in_dev_shm(name));
+  server.unlink();
+  EXPECT_FALSE(exists_in_dev_shm(name));
+  EXPECT_THROW(channel::open(name), allocation_error);
+
+  // A child that inherited the mapping still reaches the server through it.
+  const std::uint64_t offset = server.heap().allocate(64, 1.0);
+  pid_t child = spawn([&server, offset] {
+    std::memcpy(server.address(offset), "through the unlinked segment", 29);
+    return server.try_push(0, numbered(42)) ? 0 : 2;
+  });
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(wait_for(child), 0);
+  message m{};
+  ASSERT_TRUE(server.try_pop(0, m));
+  EXPECT_TRUE(same(m, numbered(42)));
+  EXPECT_STREQ(reinterpret_cast<const char*>(server.address(offset)),
+               "through the unlinked segment");
+  server.heap().release(offset, 64);
+  EXPECT_EQ(server.heap().used(), 0u);
+}
+
+TEST(channel, destroying_the_creator_removes_the_name) {
+  const std::string name = unique_name("scope");
+  {
+    channel ch = channel::create(name, small_sizes(1, 8));
+    ASSERT_TRUE(exists_in_dev_shm(name));
+  }
+  EXPECT_FALSE(exists_in_dev_shm(name));
+}
+
+TEST(channel, opening_a_missing_name_throws_allocation_error) {
+  const std::string name = unique_name("missing");
+  try {
+    channel::open(name);
+    ADD_FAILURE() << "no error for a segment that does not exist";
+  } catch (const allocation_error& e) {
+    EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+  }
+}
+
+TEST(channel, creating_a_name_already_taken_throws_allocation_error) {
+  const std::string name = unique_name("taken");
+  channel first = channel::create(name, small_sizes(1, 8));
+  EXPECT_THROW(channel::create(name, small_sizes(1, 8)), allocation_error);
+  // The failed attempt must not have removed the first channel's name.
+  EXPECT_TRUE(exists_in_dev_shm(name));
+  EXPECT_NO_THROW(channel::open(name));
+}
+
+TEST(channel, opening_a_foreign_segment_throws_allocation_error) {
+  const std::string name = unique_name("foreign");
+  int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, 8192), 0);
+  ::close(fd);
+  try {
+    channel::open(name);
+    ADD_FAILURE() << "a zero-filled segment was accepted";
+  } catch (const allocation_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a Sidecore segment"), std::string::npos)
+        << e.what();
+  }
+  ::shm_unlink(name.c_str());
+}
+
+TEST(channel, segment_too_large_for_dev_shm_throws_allocation_error_with_message) {
+  const std::string name = unique_name("huge");
+  channel_sizes sizes = small_sizes(1, 8);
+  sizes.heap_bytes = 1ull << 40;  // 1 TiB
+  try {
+    channel::create(name, sizes);
+    ADD_FAILURE() << "a 1 TiB segment was created";
+  } catch (const allocation_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(name), std::string::npos) << message;
+    EXPECT_NE(message.find("/dev/shm"), std::string::npos) << message;
+  }
+  EXPECT_FALSE(exists_in_dev_shm(name)) << "the failed segment was left behind";
+}
+
+}  // namespace

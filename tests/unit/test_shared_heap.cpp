@@ -1,0 +1,322 @@
+// Shared heap: alignment, coalescing, limits, timeouts and allocation from several processes.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "common/error.hpp"
+#include "transport/shared_heap.hpp"
+
+namespace {
+
+using sidecore::allocation_error;
+using sidecore::transport::heap_alignment;
+using sidecore::transport::heap_extent;
+using sidecore::transport::shared_heap;
+using clock_type = std::chrono::steady_clock;
+
+constexpr std::uint64_t page = 4096;
+
+std::uint64_t page_round(std::uint64_t n) { return (n + page - 1) / page * page; }
+
+// The heap state, the heap itself and a page of flags in one anonymous MAP_SHARED mapping,
+// laid out like a channel segment, so that forked children share all of it with the parent.
+class shared_arena {
+ public:
+  explicit shared_arena(std::uint64_t heap_bytes, std::uint32_t extents = 4096)
+      : m_heap_offset(page_round(shared_heap::state_bytes(extents))),
+        m_flags_offset(m_heap_offset + page_round(heap_bytes)),
+        m_bytes(m_flags_offset + page) {
+    void* p = ::mmap(nullptr, m_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "mmap");
+    m_base = static_cast<std::byte*>(p);
+    shared_heap::initialize(m_base, m_heap_offset, heap_bytes, extents);
+  }
+  ~shared_arena() { ::munmap(m_base, m_bytes); }
+  shared_arena(const shared_arena&) = delete;
+  shared_arena& operator=(const shared_arena&) = delete;
+
+  shared_heap heap() const noexcept { return shared_heap(m_base); }
+  std::uint64_t heap_offset() const noexcept { return m_heap_offset; }
+  std::byte* address(std::uint64_t offset) const noexcept { return m_base + offset; }
+  // A word visible to the parent and every forked child.
+  std::atomic<std::uint32_t>& flag(int index) const noexcept {
+    return reinterpret_cast<std::atomic<std::uint32_t>*>(m_base + m_flags_offset)[index];
+  }
+
+ private:
+  std::byte* m_base = nullptr;
+  std::uint64_t m_heap_offset;
+  std::uint64_t m_flags_offset;
+  std::uint64_t m_bytes;
+};
+
+// Runs `body` in a forked child whose exit code is its return value (97 for an exception).
+// The child leaves with _exit so that neither gtest nor MPI runs its exit handlers twice.
+template <typename body_type>
+pid_t spawn(body_type body) {
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int code = 97;
+    try {
+      code = body();
+    } catch (...) {
+    }
+    ::_exit(code);
+  }
+  return pid;
+}
+
+// Exit code of a child, or 128 + the signal that killed it.
+int wait_for(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+// Allocates pieces of random sizes until not even one line is left.
+std::vector<heap_extent> fill(shared_heap& heap, std::mt19937& random) {
+  std::uniform_int_distribution<std::uint64_t> size(1, 700);
+  std::vector<heap_extent> pieces;
+  for (;;) {
+    std::uint64_t bytes = size(random);
+    std::optional<std::uint64_t> offset = heap.try_allocate(bytes);
+    if (!offset) {
+      bytes = 1;
+      offset = heap.try_allocate(bytes);
+    }
+    if (!offset) break;
+    pieces.push_back({*offset, bytes});
+  }
+  return pieces;
+}
+
+TEST(shared_heap, allocations_are_aligned_disjoint_and_inside_the_heap) {
+  shared_arena arena(64 * 1024);
+  shared_heap heap = arena.heap();
+  std::mt19937 random(7);
+  std::vector<heap_extent> pieces = fill(heap, random);
+  ASSERT_GT(pieces.size(), 100u);
+  EXPECT_EQ(heap.used(), heap.capacity());
+
+  std::sort(pieces.begin(), pieces.end(),
+            [](const heap_extent& a, const heap_extent& b) { return a.offset < b.offset; });
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const heap_extent& p = pieces[i];
+    EXPECT_EQ(p.offset % heap_alignment, 0u) << "piece " << i;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(arena.address(p.offset)) % heap_alignment, 0u);
+    EXPECT_GE(p.offset, arena.heap_offset());
+    EXPECT_LE(p.offset + shared_heap::rounded(p.bytes), arena.heap_offset() + heap.capacity());
+    if (i > 0) {
+      const heap_extent& previous = pieces[i - 1];
+      EXPECT_LE(previous.offset + shared_heap::rounded(previous.bytes), p.offset)
+          << "pieces " << i - 1 << " and " << i << " overlap";
+    }
+  }
+}
+
+TEST(shared_heap, zero_bytes_still_takes_one_aligned_line) {
+  shared_arena arena(4096);
+  shared_heap heap = arena.heap();
+  std::optional<std::uint64_t> a = heap.try_allocate(0);
+  std::optional<std::uint64_t> b = heap.try_allocate(0);
+  ASSERT_TRUE(a && b);
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ(heap.used(), 2 * heap_alignment);
+}
+
+TEST(shared_heap, freeing_in_random_order_coalesces_into_one_range) {
+  for (unsigned seed : {1u, 2u, 3u, 4u, 5u}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    shared_arena arena(64 * 1024);
+    shared_heap heap = arena.heap();
+    std::mt19937 random(seed);
+    std::vector<heap_extent> pieces = fill(heap, random);
+    ASSERT_EQ(heap.used(), heap.capacity());
+    std::shuffle(pieces.begin(), pieces.end(), random);
+
+    // Half one by one, the rest in a single batch.
+    const std::size_t half = pieces.size() / 2;
+    for (std::size_t i = 0; i < half; ++i) heap.release(pieces[i].offset, pieces[i].bytes);
+    heap.release(std::vector<heap_extent>(pieces.begin() + half, pieces.end()));
+
+    EXPECT_EQ(heap.used(), 0u);
+    std::optional<std::uint64_t> whole = heap.try_allocate(heap.capacity());
+    ASSERT_TRUE(whole.has_value()) << "free ranges were not merged back into one";
+    EXPECT_EQ(*whole, arena.heap_offset());
+  }
+}
+
+TEST(shared_heap, try_allocate_returns_nothing_when_full) {
+  shared_arena arena(8 * 1024);
+  shared_heap heap = arena.heap();
+  std::vector<std::uint64_t> offsets;
+  for (std::uint64_t i = 0; i < heap.capacity() / 1024; ++i) {
+    std::optional<std::uint64_t> offset = heap.try_allocate(1024);
+    ASSERT_TRUE(offset.has_value()) << "allocation " << i;
+    offsets.push_back(*offset);
+  }
+  EXPECT_FALSE(heap.try_allocate(1).has_value());
+  EXPECT_FALSE(heap.try_allocate(1024).has_value());
+
+  heap.release(offsets[3], 1024);
+  EXPECT_FALSE(heap.try_allocate(1025).has_value()) << "only 1024 bytes are free";
+  std::optional<std::uint64_t> again = heap.try_allocate(1024);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(*again, offsets[3]);
+}
+
+TEST(shared_heap, request_larger_than_whole_heap_throws_at_once_naming_sizes) {
+  shared_arena arena(1024 * 1024);
+  shared_heap heap = arena.heap();
+  ASSERT_EQ(heap.capacity(), 1024u * 1024u);
+
+  const auto start = clock_type::now();
+  try {
+    heap.allocate(2 * 1024 * 1024, 30.0);
+    ADD_FAILURE() << "no error for a request twice the heap";
+  } catch (const allocation_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("2.00 MiB"), std::string::npos) << message;
+    EXPECT_NE(message.find("1.00 MiB"), std::string::npos) << message;
+  }
+  // A request that can never fit must not wait for its timeout.
+  EXPECT_LT(seconds_since(start), 15.0);
+
+  EXPECT_THROW(heap.try_allocate(heap.capacity() + 1), allocation_error);
+  EXPECT_EQ(heap.used(), 0u);
+  // The whole heap is still a valid request.
+  EXPECT_EQ(heap.allocate(heap.capacity(), 1.0), arena.heap_offset());
+}
+
+TEST(shared_heap, allocate_throws_after_timeout_when_nothing_is_freed) {
+  shared_arena arena(16 * 1024);
+  shared_heap heap = arena.heap();
+  ASSERT_TRUE(heap.try_allocate(heap.capacity() - 1024).has_value());
+
+  const double timeout = 0.3;
+  const auto start = clock_type::now();
+  try {
+    heap.allocate(2048, timeout);
+    ADD_FAILURE() << "allocation succeeded in a full heap";
+  } catch (const allocation_error& e) {
+    EXPECT_NE(std::string(e.what()).find("waited"), std::string::npos) << e.what();
+  }
+  EXPECT_GE(seconds_since(start), timeout);
+  EXPECT_EQ(heap.used(), heap.capacity() - 1024);
+  // What does fit is still served after a timed-out wait.
+  EXPECT_TRUE(heap.try_allocate(1024).has_value());
+}
+
+TEST(shared_heap, full_buffer_blocks_then_resumes_when_another_process_frees) {
+  shared_arena arena(16 * 1024);
+  shared_heap heap = arena.heap();
+  const std::uint64_t first = heap.allocate(8 * 1024, 1.0);
+  ASSERT_TRUE(heap.try_allocate(8 * 1024).has_value());
+  ASSERT_FALSE(heap.try_allocate(1).has_value());
+  std::atomic<std::uint32_t>& freed = arena.flag(0);
+
+  pid_t child = spawn([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    shared_heap mine = arena.heap();
+    freed.store(1);
+    mine.release(first, 8 * 1024);
+    return 0;
+  });
+  ASSERT_GT(child, 0);
+
+  std::uint64_t offset = 0;
+  EXPECT_NO_THROW(offset = heap.allocate(4 * 1024, 20.0));
+  EXPECT_EQ(freed.load(), 1u) << "allocate returned before the other process freed anything";
+  EXPECT_EQ(offset, first);
+  EXPECT_EQ(wait_for(child), 0);
+  EXPECT_EQ(heap.used(), 12u * 1024u);
+}
+
+TEST(shared_heap, concurrent_processes_never_receive_overlapping_ranges) {
+  // Small enough that processes often wait for each other, large enough that one process
+  // never holds all of it (each process holds at most one range at a time).
+  shared_arena arena(64 * 1024);
+  constexpr int processes = 4;
+  constexpr int rounds = 10000;
+
+  std::vector<pid_t> children;
+  for (int p = 0; p < processes; ++p) {
+    children.push_back(spawn([&arena, p] {
+      shared_heap heap = arena.heap();
+      std::mt19937 random(100 + p);
+      std::uniform_int_distribution<std::uint64_t> size(1, 16 * 1024);
+      for (int round = 0; round < rounds; ++round) {
+        const std::uint64_t bytes = size(random);
+        const std::uint64_t offset = heap.allocate(bytes, 20.0);
+        if (offset % heap_alignment != 0) return 3;
+        auto* data = reinterpret_cast<unsigned char*>(arena.address(offset));
+        const auto pattern = static_cast<unsigned char>(p * 61 + round);
+        std::memset(data, pattern, bytes);
+        if (round % 8 == 0) std::this_thread::yield();
+        for (std::uint64_t i = 0; i < bytes; ++i)
+          if (data[i] != pattern) return 2;  // someone else wrote into this range
+        heap.release(offset, bytes);
+      }
+      return 0;
+    }));
+    ASSERT_GT(children.back(), 0);
+  }
+  for (int p = 0; p < processes; ++p) EXPECT_EQ(wait_for(children[p]), 0) << "process " << p;
+
+  shared_heap heap = arena.heap();
+  EXPECT_EQ(heap.used(), 0u);
+  EXPECT_TRUE(heap.try_allocate(heap.capacity()).has_value());
+}
+
+TEST(shared_heap, used_and_high_water_track_allocations) {
+  shared_arena arena(8 * 1024);
+  shared_heap heap = arena.heap();
+  EXPECT_EQ(heap.used(), 0u);
+  EXPECT_EQ(heap.high_water(), 0u);
+
+  const std::uint64_t a = *heap.try_allocate(100);  // 128 bytes
+  const std::uint64_t b = *heap.try_allocate(1);    // 64 bytes
+  EXPECT_EQ(heap.used(), 192u);
+  EXPECT_EQ(heap.high_water(), 192u);
+
+  heap.release(a, 100);
+  EXPECT_EQ(heap.used(), 64u);
+  EXPECT_EQ(heap.high_water(), 192u);
+
+  const std::uint64_t c = heap.allocate(64, 1.0);
+  EXPECT_EQ(heap.used(), 128u);
+  EXPECT_EQ(heap.high_water(), 192u);
+
+  const std::uint64_t d = *heap.try_allocate(1000);  // 1024 bytes
+  EXPECT_EQ(heap.used(), 1152u);
+  EXPECT_EQ(heap.high_water(), 1152u);
+
+  heap.release({{b, 1}, {c, 64}, {d, 1000}});
+  EXPECT_EQ(heap.used(), 0u);
+  EXPECT_EQ(heap.high_water(), 1152u);
+}
+
+}  // namespace
