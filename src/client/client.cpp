@@ -295,6 +295,10 @@ void client::end_iteration() {
   }
   ++m_iteration;
   m_iteration_skipped = false;
+  if (m_local) {
+    std::string failure = m_local->take_failure();
+    if (!failure.empty()) throw storage_error(failure);
+  }
 }
 
 void client::set_position(std::string_view name, int block, const std::int64_t* position) {
@@ -316,6 +320,8 @@ void client::stop() {
     send(m, true);
   } else {
     m_local->finish();
+    std::string failure = m_local->take_failure();
+    if (!failure.empty()) throw storage_error(failure);
   }
 }
 

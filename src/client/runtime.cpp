@@ -104,13 +104,28 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   if (m_topo.world_rank == 0)
     for (const std::string& w : m_model.warnings) log::warning(w);
   connect_channel();
-  if (!m_topo.is_server) {
-    m_client = std::make_unique<client::client>(
-        m_model, m_topo.client_index, m_channel ? &*m_channel : nullptr,
-        static_cast<std::uint32_t>(m_topo.group_rank), m_topo.clients.get());
-  } else {
-    m_server_parameters = std::make_unique<client::parameters>(m_model);
+  // Stores are opened now (output directories created, options checked), on every writer, so
+  // that a store that cannot work fails damaris_initialize on every rank instead of leaving
+  // clients waiting for a server that gave up.
+  int code = DAMARIS_OK;
+  std::string message;
+  try {
+    if (!m_topo.is_server) {
+      m_client = std::make_unique<client::client>(
+          m_model, m_topo.client_index, m_channel ? &*m_channel : nullptr,
+          static_cast<std::uint32_t>(m_topo.group_rank), m_topo.clients.get());
+    } else {
+      m_server_parameters = std::make_unique<client::parameters>(m_model);
+      m_server = std::make_unique<server::server_loop>(m_model, m_topo, *m_channel);
+    }
+  } catch (const error& e) {
+    code = e.code();
+    message = e.what();
+  } catch (const std::exception& e) {
+    code = DAMARIS_INIT_ERROR;
+    message = e.what();
   }
+  agree(m_topo.world.get(), code, message);
   if (m_topo.world_rank == 0)
     log::info("initialized from ", config_file, ": ", m_topo.client_count, " clients, ",
               m_topo.server_count, " dedicated cores on ", m_topo.node_count, " node(s)");
@@ -163,7 +178,6 @@ bool runtime::start() {
   if (m_started) throw error(DAMARIS_ALREADY_INITIALIZED, "damaris_start called twice");
   m_started = true;
   if (!m_topo.is_server) return true;
-  m_server = std::make_unique<server::server_loop>(m_model, m_topo, *m_channel);
   m_server->run();
   return false;
 }
@@ -194,6 +208,9 @@ void runtime::report() {
     log::info("server ", m_topo.server_index, ": ", c.iterations_stored, " iterations, ",
               c.blocks_stored, " blocks, ", c.bytes_stored, " bytes stored in ", c.seconds_in_stores,
               " s; buffer high water ", m_server->heap_high_water(), " bytes");
+    if (c.store_failures)
+      log::error("server ", m_topo.server_index, ": ", c.store_failures,
+                 " store call(s) failed; see the errors above for the iterations concerned");
     if (c.iterations_incomplete)
       log::warning("server ", m_topo.server_index, ": ", c.iterations_incomplete,
                    " iteration(s) stored incomplete (a client skipped data or never ended them)");

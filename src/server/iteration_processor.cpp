@@ -3,7 +3,9 @@
 #include "server/iteration_processor.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <chrono>
+#include <string>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -127,7 +129,17 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
         if (b.variable == static_cast<std::int32_t>(v)) entry.blocks.push_back(&b.view);
       data.variables.push_back(std::move(entry));
     }
-    m_stores[s]->write_iteration(data);
+    try {
+      m_stores[s]->write_iteration(data);
+    } catch (const std::exception& e) {
+      // The other stores and the following iterations still run; the failure is counted,
+      // logged and reported (returned to the caller in synchronous mode).
+      ++m_counters.store_failures;
+      std::string message = "iteration " + std::to_string(iteration) + ", store '" +
+                            m_model.stores[s].name + "': " + e.what();
+      log::error(message);
+      if (m_failure.empty()) m_failure = message;
+    }
   }
   ++m_counters.iterations_stored;
   if (pending.skipped) ++m_counters.iterations_incomplete;
@@ -138,5 +150,11 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
   log::debug("iteration ", iteration, " stored: ", pending.blocks.size(), " blocks, ", bytes,
              " bytes in ", seconds, " s", pending.skipped ? " (incomplete)" : "");
 }
+
+}  // namespace sidecore::server
+
+namespace sidecore::server {
+
+std::string iteration_processor::take_failure() { return std::exchange(m_failure, std::string()); }
 
 }  // namespace sidecore::server

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "config/model.hpp"
@@ -31,6 +32,7 @@ struct processor_counters {
   std::uint64_t blocks_stored = 0;
   std::uint64_t bytes_stored = 0;
   double seconds_in_stores = 0.0;
+  std::uint64_t store_failures = 0;  // write_iteration calls that threw
 };
 
 class iteration_processor {
@@ -50,6 +52,8 @@ class iteration_processor {
   void finish();
 
   const processor_counters& counters() const noexcept { return m_counters; }
+  // The first store failure since the last call ("" if none), and forgets it.
+  std::string take_failure();
 
  private:
   struct pending_iteration {
@@ -67,6 +71,7 @@ class iteration_processor {
   std::map<int, pending_iteration> m_pending;
   int m_next_iteration = 0;
   processor_counters m_counters;
+  std::string m_failure;
 };
 
 }  // namespace sidecore::server
