@@ -199,6 +199,14 @@ const char* damaris_error_string(int code);
  * into the API from this thread. */
 const char* damaris_last_error_message(void);
 
+/* Client only: returns once every iteration this client has ended is stored (written by its
+ * stores), whatever the mode: with dedicated cores it waits for its server, in thread mode for
+ * the I/O thread; in synchronous mode it returns at once. Blocks of the current iteration are
+ * not waited for: end the iteration first. Waits at most the buffer's timeout.
+ * Returns DAMARIS_OK, DAMARIS_CHANNEL_ERROR (timeout), a store's code (thread mode),
+ * DAMARIS_CORE_IS_SERVER, DAMARIS_NOT_INITIALIZED. */
+int damaris_sync(void);
+
 /* The Sidecore version at run time ("0.1.0"). */
 const char* sidecore_version(void);
 

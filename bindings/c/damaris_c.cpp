@@ -229,6 +229,10 @@ SIDECORE_API int damaris_end_iteration(void) {
   return guarded("damaris_end_iteration", [&] { current_client("damaris_end_iteration").end_iteration(); });
 }
 
+SIDECORE_API int damaris_sync(void) {
+  return guarded("damaris_sync", [&] { current_client("damaris_sync").sync(); });
+}
+
 SIDECORE_API int damaris_get_iteration(int* iteration) {
   return guarded("damaris_get_iteration", [&] {
     if (!iteration) throw sidecore::argument_error("iteration is NULL");

@@ -21,15 +21,21 @@ std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 }  // namespace
 
-client::client(const config::model& model, int client_index, transport::channel* channel,
-               std::uint32_t slot, MPI_Comm writers)
-    : m_model(model), m_client_index(client_index), m_channel(channel), m_slot(slot), m_parameters(model) {
+client::client(const config::model& model, int client_index, const sink& where)
+    : m_model(model),
+      m_client_index(client_index),
+      m_channel(where.channel),
+      m_slot(where.slot),
+      m_parameters(model) {
   for (std::size_t v = 0; v < model.variables.size(); ++v)
     m_variables.emplace(std::string_view(model.variables[v].name), v);
   m_positions.resize(model.variables.size() * static_cast<std::size_t>(model.arch.domains));
-  if (!m_channel) {
-    m_local = std::make_unique<server::iteration_processor>(model, writers, 1, nullptr);
-  }
+  if (m_channel) return;
+  if (where.background)
+    m_background = std::make_unique<background_writer>(model, where.writers, where.writer_index,
+                                                       where.writer_count);
+  else
+    m_local = std::make_unique<server::iteration_processor>(model, where.writers, 1, nullptr);
 }
 
 client::~client() = default;
@@ -72,17 +78,29 @@ void* client::reserve(std::size_t variable, std::uint64_t bytes, std::uint64_t& 
       offset = *got;
       return m_channel->address(offset);
     }
-    m_iteration_skipped = true;
-    ++m_counters.iterations_skipped;
-    if (!m_skip_reported) {
-      m_skip_reported = true;
-      log::warning("shared buffer full at iteration ", m_iteration, " (variable ",
-                   quoted(m_model.variables[variable].name),
-                   "): policy=\"skip\" drops the rest of this iteration; further drops are "
-                   "counted and reported at finalize");
-    }
+    mark_skipped(variable);
   }
   return nullptr;
+}
+
+void client::mark_skipped(std::size_t variable) {
+  m_iteration_skipped = true;
+  ++m_counters.iterations_skipped;
+  if (!m_skip_reported) {
+    m_skip_reported = true;
+    log::warning("buffer full at iteration ", m_iteration, " (variable ",
+                 quoted(m_model.variables[variable].name),
+                 "): policy=\"skip\" drops the rest of this iteration; further drops are "
+                 "counted and reported at finalize");
+  }
+}
+
+std::unique_ptr<std::byte[]> client::reserve_private(std::size_t variable, std::uint64_t bytes) {
+  if (!m_background) return std::unique_ptr<std::byte[]>(new std::byte[bytes ? bytes : 1]);
+  if (m_iteration_skipped) return nullptr;
+  auto memory = m_background->reserve(bytes);
+  if (!memory) mark_skipped(variable);
+  return memory;
 }
 
 void client::send(const transport::message& m, bool wake) {
@@ -150,7 +168,10 @@ void client::hand_over(std::size_t variable, int block, int iteration, allocatio
   b.view.position = a.position;
   if (b.view.position.empty()) b.view.position.assign(b.view.dims.size(), 0);
   b.owned = std::move(a.owned);
-  m_local->add_block(std::move(b));
+  if (m_background)
+    m_background->submit_block(std::move(b));
+  else
+    m_local->add_block(std::move(b));
   ++m_counters.blocks_written;
   m_counters.bytes_written += a.shape.bytes;
 }
@@ -183,7 +204,11 @@ void client::write(std::string_view name, int block, const void* data) {
   allocation a;
   a.shape = shape;
   a.position = position_of(v, block);
-  a.owned.reset(new std::byte[shape.bytes ? shape.bytes : 1]);
+  a.owned = reserve_private(v, shape.bytes);
+  if (!a.owned) {
+    note_dropped(shape.bytes);
+    return;
+  }
   std::memcpy(a.owned.get(), data, shape.bytes);
   a.address = a.owned.get();
   hand_over(v, block, m_iteration, a);
@@ -203,11 +228,13 @@ void* client::alloc(std::string_view name, int block) {
   a.position = position_of(v, block);
   if (m_channel) {
     a.address = reserve(v, shape.bytes, a.offset);
+  } else {
+    a.owned = reserve_private(v, shape.bytes);
+    a.address = a.owned.get();
   }
   if (!a.address) {
-    // Synchronous mode, or a block dropped by policy="skip": process memory the caller can
-    // still fill.
-    a.dropped = m_channel != nullptr;
+    // Dropped by policy="skip": scratch memory the caller can still fill, discarded at commit.
+    a.dropped = true;
     a.owned.reset(new std::byte[shape.bytes ? shape.bytes : 1]);
     a.address = a.owned.get();
   }
@@ -252,8 +279,12 @@ void client::signal(std::string_view name) {
     throw error(DAMARIS_UNDEFINED_ACTION,
                 "no event " + quoted(name) + " in <actions> of " + m_model.file);
   const config::event& event = m_model.events[e];
-  if (!m_channel || event.execution == config::execution::local) {
+  if (event.execution == config::execution::local || m_local) {
     server::action_registry::instance().run(event, m_model.file, m_client_index, m_iteration);
+    return;
+  }
+  if (m_background) {
+    m_background->submit_signal(event, m_client_index, m_iteration);
     return;
   }
   if (name.size() >= static_cast<std::size_t>(transport::max_signal_name))
@@ -290,6 +321,8 @@ void client::end_iteration() {
     m.source = m_client_index;
     m.flags = m_iteration_skipped ? transport::iteration_skipped : 0;
     send(m, true);
+  } else if (m_background) {
+    m_background->submit_end_iteration(0, m_iteration, m_iteration_skipped);
   } else {
     m_local->end_iteration(0, m_iteration, m_iteration_skipped);
   }
@@ -318,10 +351,25 @@ void client::stop() {
     m.iteration = m_iteration;
     m.source = m_client_index;
     send(m, true);
+  } else if (m_background) {
+    m_background->finish();
   } else {
     m_local->finish();
     std::string failure = m_local->take_failure();
     if (!failure.empty()) throw storage_error(failure);
+  }
+}
+
+void client::sync() {
+  if (m_background) {
+    m_background->sync();
+  } else if (m_channel) {
+    if (!m_channel->wait_stored(static_cast<std::uint32_t>(m_iteration),
+                                m_model.arch.wait_timeout_seconds))
+      throw error(DAMARIS_CHANNEL_ERROR,
+                  "damaris_sync: the dedicated core did not store iteration " +
+                      std::to_string(m_iteration - 1) + " within " +
+                      std::to_string(m_model.arch.wait_timeout_seconds) + " s");
   }
 }
 

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/background_writer.hpp"
 #include "client/parameters.hpp"
 #include "config/model.hpp"
 #include "server/iteration_processor.hpp"
@@ -29,10 +30,18 @@ struct client_counters {
 
 class client {
  public:
-  // Dedicated mode: slot is this client's ring in the channel. Synchronous mode: channel is
-  // null and writers is the communicator of all clients (used by collective stores).
-  client(const config::model& model, int client_index, transport::channel* channel,
-         std::uint32_t slot, MPI_Comm writers);
+  // Where the blocks go: a dedicated core's channel (slot: this client's ring), or, without
+  // one, stores run in this process, synchronously or on a background thread, with writers
+  // as their communicator.
+  struct sink {
+    transport::channel* channel = nullptr;
+    std::uint32_t slot = 0;
+    MPI_Comm writers = MPI_COMM_NULL;
+    bool background = false;
+    int writer_index = -1;  // background thread only, when writers is MPI_COMM_SELF
+    int writer_count = -1;
+  };
+  client(const config::model& model, int client_index, const sink& where);
   ~client();
 
   void write(std::string_view variable, int block, const void* data);
@@ -49,6 +58,8 @@ class client {
   // No more data: tells the server (dedicated) or stores what is left (synchronous).
   void stop();
   bool stopped() const noexcept { return m_stopped; }
+  // Returns once every iteration this client has ended is stored (damaris_sync).
+  void sync();
   const client_counters& counters() const noexcept { return m_counters; }
 
  private:
@@ -73,12 +84,16 @@ class client {
                   const evaluated_layout& shape, const std::vector<std::int64_t>& position);
   void hand_over(std::size_t variable, int block, int iteration, allocation& a);
   void note_dropped(std::uint64_t bytes);
+  void mark_skipped(std::size_t variable);
+  // Process memory for a block (synchronous or background mode); nullptr when dropped.
+  std::unique_ptr<std::byte[]> reserve_private(std::size_t variable, std::uint64_t bytes);
 
   const config::model& m_model;
   int m_client_index;
   transport::channel* m_channel;
   std::uint32_t m_slot;
   std::unique_ptr<server::iteration_processor> m_local;  // synchronous mode only
+  std::unique_ptr<background_writer> m_background;       // thread mode only
 
   std::unordered_map<std::string_view, std::size_t> m_variables;
   sidecore::client::parameters m_parameters;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cerrno>
 #include <cstdio>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -111,9 +112,7 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   std::string message;
   try {
     if (!m_topo.is_server) {
-      m_client = std::make_unique<client::client>(
-          m_model, m_topo.client_index, m_channel ? &*m_channel : nullptr,
-          static_cast<std::uint32_t>(m_topo.group_rank), m_topo.clients.get());
+      m_client = std::make_unique<client::client>(m_model, m_topo.client_index, make_sink());
     } else {
       m_server_parameters = std::make_unique<client::parameters>(m_model);
       m_server = std::make_unique<server::server_loop>(m_model, m_topo, *m_channel);
@@ -166,6 +165,42 @@ void runtime::connect_channel() {
   agree(world, code, message);
   // 3. Everyone has it mapped: remove the name so nothing outlives the job, even a crash.
   if (m_channel) m_channel->unlink();
+}
+
+client::client::sink runtime::make_sink() {
+  client::client::sink where;
+  if (m_channel) {
+    where.channel = &*m_channel;
+    where.slot = static_cast<std::uint32_t>(m_topo.group_rank);
+    return where;
+  }
+  where.writers = m_topo.clients.get();
+  if (m_model.arch.io_threads == 0) return where;
+  // Thread mode: stores run on a background thread. Their MPI calls are only safe there with
+  // MPI_THREAD_MULTIPLE; otherwise each process writes alone (file per process).
+  where.background = true;
+  int provided = MPI_THREAD_SINGLE;
+  check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
+  if (provided == MPI_THREAD_MULTIPLE) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_dup(m_topo.clients.get(), &dup), "MPI_Comm_dup");
+    m_thread_comm = communicator(dup);
+    where.writers = m_thread_comm.get();
+    return where;
+  }
+  for (const config::store& st : m_model.stores) {
+    std::string mode = st.option("FileMode", "FilePerCore");
+    for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (mode == "collective")
+      throw config_error(m_model.file + ":" + std::to_string(st.line) + ": store '" + st.name +
+                         "' writes Collective output from a background thread, which needs MPI "
+                         "initialized with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...); use "
+                         "FileMode FilePerCore, dedicated cores, or threads=\"0\"");
+  }
+  where.writers = MPI_COMM_SELF;
+  where.writer_index = m_topo.client_index;
+  where.writer_count = m_topo.client_count;
+  return where;
 }
 
 client::client& runtime::as_client(const char* call) {

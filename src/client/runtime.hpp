@@ -44,11 +44,13 @@ class runtime {
  private:
   static config::model load_everywhere(const std::string& file, MPI_Comm comm);
   void connect_channel();
+  client::client::sink make_sink();
   void report();
 
   config::model m_model;
   topology::layout m_topo;
   std::optional<transport::channel> m_channel;
+  communicator m_thread_comm;  // stores' communicator on the I/O thread (thread mode)
   std::unique_ptr<client::client> m_client;
   std::unique_ptr<server::server_loop> m_server;
   std::unique_ptr<client::parameters> m_server_parameters;

@@ -152,6 +152,9 @@ struct architecture {
   int domains = 1;
   int dedicated_cores = 0;
   int dedicated_nodes = 0;
+  // Sidecore extension: 1 runs the stores on a background thread of each process (only
+  // without dedicated cores or nodes).
+  int io_threads = 0;
   std::string buffer_name = "sidecore-buffer";
   std::uint64_t buffer_size = 64ull << 20;
   full_buffer_policy policy = full_buffer_policy::wait;

@@ -39,7 +39,7 @@ const element_rules& rules_for(std::string_view element) {
          "paraview"}}},
       {"architecture", {{"name"}, {}, {"domains", "dedicated", "placement", "buffer", "queue"}}},
       {"domains", {{"count"}, {}, {}}},
-      {"dedicated", {{"cores", "nodes"}, {}, {}}},
+      {"dedicated", {{"cores", "nodes", "threads"}, {}, {}}},
       {"placement", {{}, {}, {}, true, true}},
       {"buffer",
        {{"name", "size", "type", "blocks", "enabled", "policy", "timeout"}, {"name", "size"}, {}}},
@@ -472,9 +472,16 @@ class builder {
             static_cast<int>(integer(n, "cores", 0, 0, std::numeric_limits<int>::max()));
         a.dedicated_nodes =
             static_cast<int>(integer(n, "nodes", 0, 0, std::numeric_limits<int>::max()));
+        a.io_threads = static_cast<int>(integer(n, "threads", 0, 0, 1));
         if (a.dedicated_cores > 0 && a.dedicated_nodes > 0) {
           fail(n, "both dedicated cores and dedicated nodes are requested",
                "set either cores or nodes (the other to 0)");
+        }
+        if (a.io_threads > 0 && (a.dedicated_cores > 0 || a.dedicated_nodes > 0)) {
+          fail(n, "threads=\"" + std::to_string(a.io_threads) +
+                      "\" is requested together with dedicated cores or nodes",
+               "a background I/O thread replaces dedicated resources: use threads=\"1\" with "
+               "cores=\"0\" nodes=\"0\", or threads=\"0\"");
         }
       } else if (name == "buffer") {
         a.buffer_name = name_attribute(n);

@@ -13,11 +13,14 @@
 namespace sidecore::server {
 
 iteration_processor::iteration_processor(const config::model& model, MPI_Comm writers,
-                                         int sources, release_function release)
+                                         int sources, release_function release,
+                                         int writer_index, int writer_count)
     : m_model(model), m_sources(sources), m_release(std::move(release)) {
   int rank = 0, size = 1;
   MPI_Comm_rank(writers, &rank);
   MPI_Comm_size(writers, &size);
+  if (writer_index >= 0) rank = writer_index;
+  if (writer_count > 0) size = writer_count;
   m_stores.resize(model.stores.size());
   for (std::size_t s = 0; s < model.stores.size(); ++s) {
     bool used = std::any_of(model.variables.begin(), model.variables.end(),
@@ -82,6 +85,7 @@ void iteration_processor::finish() {
       it->second.skipped = true;
     }
     store_iteration(it->first, it->second);
+    m_next_iteration = std::max(m_next_iteration, it->first + 1);
     m_pending.erase(it);
   }
 }

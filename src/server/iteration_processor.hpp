@@ -40,8 +40,11 @@ class iteration_processor {
   using release_function = std::function<void(const std::vector<transport::heap_extent>&)>;
 
   // sources: how many clients feed this processor; each must end every iteration.
+  // writer_index/writer_count default to the rank/size in writers; they differ when writers is
+  // MPI_COMM_SELF but the process is one of several (background threads without
+  // MPI_THREAD_MULTIPLE).
   iteration_processor(const config::model& model, MPI_Comm writers, int sources,
-                      release_function release);
+                      release_function release, int writer_index = -1, int writer_count = -1);
   ~iteration_processor();
 
   void add_block(stored_block block);
@@ -52,6 +55,8 @@ class iteration_processor {
   void finish();
 
   const processor_counters& counters() const noexcept { return m_counters; }
+  // Iterations stored so far (they are stored in order, from 0).
+  int stored_iterations() const noexcept { return m_next_iteration; }
   // The first store failure since the last call ("" if none), and forgets it.
   std::string take_failure();
 

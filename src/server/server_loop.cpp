@@ -55,6 +55,7 @@ void server_loop::run() {
   drain();
   if (m_has_bcast) finish_bcast();
   m_processor.finish();
+  m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
 }
 
 bool server_loop::drain() {
@@ -90,6 +91,7 @@ void server_loop::handle(std::uint32_t slot, const transport::message& m) {
     case transport::message_kind::end_iteration:
       m_processor.end_iteration(static_cast<int>(slot), m.iteration,
                                 (m.flags & transport::iteration_skipped) != 0);
+      m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
       break;
     case transport::message_kind::signal:
       handle_signal(m);

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <new>
 
@@ -19,7 +20,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 
 
 namespace {
 constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
-constexpr std::uint32_t layout_version = 1;
+constexpr std::uint32_t layout_version = 2;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
 
@@ -41,6 +42,8 @@ struct channel::header {
   std::uint32_t ring_capacity;
   alignas(64) std::atomic<std::uint32_t> wake_word;
   std::atomic<std::uint32_t> server_sleeping;
+  alignas(64) std::atomic<std::uint32_t> stored_iterations;
+  std::atomic<std::uint32_t> sync_waiters;
 };
 
 struct channel::ring {
@@ -145,6 +148,32 @@ void channel::sleep(std::uint32_t token, int timeout_ms) noexcept {
   if (timeout_ms < 0) timeout_ms = 0;
   timespec timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
   futex(&head()->wake_word, FUTEX_WAIT, token, &timeout);
+}
+
+void channel::publish_stored(std::uint32_t iterations) noexcept {
+  header* h = head();
+  h->stored_iterations.store(iterations, std::memory_order_seq_cst);
+  if (h->sync_waiters.load(std::memory_order_seq_cst))
+    futex(&h->stored_iterations, FUTEX_WAKE, INT32_MAX, nullptr);
+}
+
+bool channel::wait_stored(std::uint32_t iterations, double timeout_seconds) noexcept {
+  header* h = head();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  h->sync_waiters.fetch_add(1, std::memory_order_seq_cst);
+  bool done = false;
+  for (;;) {
+    std::uint32_t now = h->stored_iterations.load(std::memory_order_seq_cst);
+    if (now >= iterations) {
+      done = true;
+      break;
+    }
+    if (timeout_seconds > 0 && std::chrono::steady_clock::now() >= deadline) break;
+    timespec slice{0, 50 * 1000000L};  // re-check the deadline regularly
+    futex(&h->stored_iterations, FUTEX_WAIT, now, &slice);
+  }
+  h->sync_waiters.fetch_sub(1, std::memory_order_seq_cst);
+  return done;
 }
 
 void channel::end_sleep() noexcept { head()->server_sleeping.store(0, std::memory_order_relaxed); }

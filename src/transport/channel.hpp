@@ -51,6 +51,11 @@ class channel {
   void sleep(std::uint32_t token, int timeout_ms) noexcept;
   void end_sleep() noexcept;
 
+  // Server: iterations stored so far; wakes clients waiting in damaris_sync.
+  void publish_stored(std::uint32_t iterations) noexcept;
+  // Client: waits until at least `iterations` are stored; false on timeout (<= 0: forever).
+  bool wait_stored(std::uint32_t iterations, double timeout_seconds) noexcept;
+
  private:
   struct header;
   struct ring;

@@ -3,6 +3,7 @@
  * alloc/commit/clear, and an event resolved in the executable. Values follow formulas that
  * tests/mpi/check_output.py recomputes. Usage: e2e_writer <xml> <iterations> */
 #include <Damaris.h>
+#include <dirent.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +31,33 @@ void e2e_mark(const char* name, int32_t source, int32_t iteration, const char* a
   if (f) fclose(f);
 }
 
+/* Files in E2E_OUT (or its particles/ folder) whose name starts with prefix. */
+static int count_files(const char* sub, const char* prefix) {
+  const char* dir = getenv("E2E_OUT");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", sub);
+  DIR* d = opendir(path);
+  if (!d) return 0;
+  int n = 0;
+  for (struct dirent* e; (e = readdir(d));)
+    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) ++n;
+  closedir(d);
+  return n;
+}
+
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  /* E2E_THREAD_MULTIPLE=1 asks MPI for full thread support (needed by Collective output from
+   * a background I/O thread). */
+  if (getenv("E2E_THREAD_MULTIPLE")) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided != MPI_THREAD_MULTIPLE) {
+      fprintf(stderr, "e2e_writer: MPI does not provide MPI_THREAD_MULTIPLE\n");
+      MPI_Abort(MPI_COMM_WORLD, 4);
+    }
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   if (argc < 3) {
     fprintf(stderr, "usage: e2e_writer <xml> <iterations>\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -95,6 +121,14 @@ int main(int argc, char** argv) {
       free(particles);
       check(damaris_signal("mark"), "damaris_signal");
       check(damaris_end_iteration(), "damaris_end_iteration");
+      /* damaris_sync: once it returns, this iteration's files exist, whatever the mode. */
+      check(damaris_sync(), "damaris_sync");
+      char prefix[64];
+      snprintf(prefix, sizeof prefix, "e2e_It%d", it);
+      if (count_files("", prefix) == 0 || count_files("particles", prefix) == 0) {
+        fprintf(stderr, "after damaris_sync, no file of iteration %d in E2E_OUT\n", it);
+        MPI_Abort(MPI_COMM_WORLD, 5);
+      }
       int current = -1;
       check(damaris_get_iteration(&current), "damaris_get_iteration");
       if (current != it + 1) {

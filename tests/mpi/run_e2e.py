@@ -88,6 +88,10 @@ def main():
     ap.add_argument("--iterations", type=int, default=3)
     ap.add_argument("--buffer", type=int, default=16 << 20)
     ap.add_argument("--policy", default="wait")
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--thread-multiple", action="store_true")
+    ap.add_argument("--expect-error", default=None,
+                    help="the run must fail at initialization with this text in its output")
     args = ap.parse_args()
 
     nodes = 1
@@ -101,13 +105,16 @@ def main():
     with tempfile.TemporaryDirectory(prefix="sidecore-e2e-") as out:
         xml = open(args.xml).read()
         for key, value in {"@CORES@": args.cores, "@FILEMODE@": args.filemode, "@OUT@": out,
-                           "@BUFFER@": args.buffer, "@POLICY@": args.policy}.items():
+                           "@BUFFER@": args.buffer, "@POLICY@": args.policy,
+                           "@THREADS@": args.threads}.items():
             xml = xml.replace(key, str(value))
         xml_path = os.path.join(out, "e2e.xml")
         with open(xml_path, "w") as f:
             f.write(xml)
         env = dict(os.environ, E2E_OUT=out, OMPI_ALLOW_RUN_AS_ROOT="1",
                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+        if args.thread_multiple:
+            env["E2E_THREAD_MULTIPLE"] = "1"
         if args.ranks_per_node:
             env["SIDECORE_RANKS_PER_NODE"] = str(args.ranks_per_node)
         cmd = ["mpirun", "--oversubscribe", "-np", str(args.np), args.writer, xml_path,
@@ -115,6 +122,13 @@ def main():
         run = subprocess.run(cmd, env=env, cwd=out, timeout=300, capture_output=True, text=True)
         sys.stdout.write(run.stdout)
         sys.stdout.write(run.stderr)
+        if args.expect_error is not None:
+            if run.returncode == 0:
+                fail("the run succeeded, but it should have failed with: " + args.expect_error)
+            if args.expect_error not in run.stdout + run.stderr:
+                fail("the run failed without the expected message: " + args.expect_error)
+            print("OK: failed as expected with: " + args.expect_error)
+            return
         if run.returncode != 0:
             fail(f"{' '.join(cmd)} exited with {run.returncode}")
 
@@ -169,6 +183,7 @@ def main():
     if leaked:
         fail(f"shared memory left behind: {sorted(leaked)}")
     print(f"OK: {args.iterations} iterations, {clients} clients, {servers} dedicated cores, "
+          f"{args.threads} I/O threads, "
           f"{args.filemode}: every value matches")
 
 

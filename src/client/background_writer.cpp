@@ -1,0 +1,170 @@
+// The I/O thread loop: tasks are handled in submission order, so a signal runs after the data
+// written before it, and an iteration is stored once this process has ended it.
+#include "client/background_writer.hpp"
+
+#include <chrono>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "server/actions.hpp"
+
+namespace sidecore::client {
+namespace {
+std::string mib(std::uint64_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+}  // namespace
+
+background_writer::background_writer(const config::model& model, MPI_Comm writers,
+                                     int writer_index, int writer_count)
+    : m_model(model),
+      m_processor(std::make_unique<server::iteration_processor>(model, writers, 1, nullptr,
+                                                                writer_index, writer_count)),
+      m_budget(model.arch.buffer_size) {
+  m_thread = std::thread([this] { run(); });
+}
+
+background_writer::~background_writer() {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stopping = true;
+  }
+  m_work.notify_all();
+  if (m_thread.joinable()) m_thread.join();
+}
+
+std::unique_ptr<std::byte[]> background_writer::reserve(std::uint64_t bytes) {
+  if (bytes > m_budget)
+    throw allocation_error("a block of " + mib(bytes) + " can never fit in the buffer of " +
+                           mib(m_budget) + "; raise <buffer size=...> in the XML");
+  std::unique_lock<std::mutex> lock(m_mutex);
+  if (m_reserved + bytes > m_budget) {
+    if (m_model.arch.policy == config::full_buffer_policy::skip) return nullptr;
+    auto fits = [&] { return m_reserved + bytes <= m_budget || !m_failure.empty(); };
+    const double timeout = m_model.arch.wait_timeout_seconds;
+    if (timeout > 0) {
+      if (!m_progress.wait_for(lock, std::chrono::duration<double>(timeout), fits))
+        throw allocation_error("waited " + std::to_string(timeout) + " s for " + mib(bytes) +
+                               " of buffer (" + mib(m_reserved) + " of " + mib(m_budget) +
+                               " in use): the I/O thread does not keep up; raise <buffer "
+                               "size=...>, raise timeout=..., or choose policy=\"skip\"");
+    } else {
+      m_progress.wait(lock, fits);
+    }
+  }
+  m_reserved += bytes;
+  lock.unlock();
+  return std::unique_ptr<std::byte[]>(new std::byte[bytes ? bytes : 1]);
+}
+
+void background_writer::unreserve(std::uint64_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_reserved -= bytes;
+  }
+  m_progress.notify_all();
+}
+
+void background_writer::push(task t) {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_tasks.push_back(std::move(t));
+    ++m_submitted;
+  }
+  m_work.notify_one();
+}
+
+void background_writer::submit_block(server::stored_block block) {
+  task t;
+  t.what = task::kind::block;
+  t.block = std::move(block);
+  push(std::move(t));
+}
+
+void background_writer::submit_end_iteration(int source, int iteration, bool skipped) {
+  task t;
+  t.what = task::kind::end_iteration;
+  t.source = source;
+  t.iteration = iteration;
+  t.skipped = skipped;
+  push(std::move(t));
+}
+
+void background_writer::submit_signal(const config::event& event, int source, int iteration) {
+  task t;
+  t.what = task::kind::signal;
+  t.event = &event;
+  t.source = source;
+  t.iteration = iteration;
+  push(std::move(t));
+}
+
+void background_writer::run() noexcept {
+  std::unique_lock<std::mutex> lock(m_mutex);
+  for (;;) {
+    m_work.wait(lock, [&] { return !m_tasks.empty() || m_stopping; });
+    if (m_tasks.empty()) return;
+    task t = std::move(m_tasks.front());
+    m_tasks.pop_front();
+    lock.unlock();
+    std::uint64_t stored_before = m_processor->counters().bytes_stored;
+    std::string failure;
+    try {
+      switch (t.what) {
+        case task::kind::block:
+          m_processor->add_block(std::move(t.block));
+          break;
+        case task::kind::end_iteration:
+          m_processor->end_iteration(t.source, t.iteration, t.skipped);
+          break;
+        case task::kind::signal:
+          server::action_registry::instance().run(*t.event, m_model.file, t.source, t.iteration);
+          break;
+      }
+      failure = m_processor->take_failure();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    std::uint64_t freed = m_processor->counters().bytes_stored - stored_before;
+    lock.lock();
+    m_reserved -= freed;
+    ++m_handled;
+    if (!failure.empty() && m_failure.empty()) m_failure = failure;
+    m_progress.notify_all();
+  }
+}
+
+void background_writer::rethrow_failure() {
+  std::string failure;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    failure.swap(m_failure);
+  }
+  if (!failure.empty()) throw storage_error(failure);
+}
+
+void background_writer::sync() {
+  {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    const std::uint64_t target = m_submitted;
+    m_progress.wait(lock, [&] { return m_handled >= target; });
+  }
+  rethrow_failure();
+}
+
+void background_writer::finish() {
+  sync();
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stopping = true;
+  }
+  m_work.notify_all();
+  if (m_thread.joinable()) m_thread.join();
+  m_processor->finish();
+  rethrow_failure();
+  if (std::string failure = m_processor->take_failure(); !failure.empty()) throw storage_error(failure);
+}
+
+}  // namespace sidecore::client

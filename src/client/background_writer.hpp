@@ -1,0 +1,77 @@
+// Thread mode: a persistent I/O thread per process runs the stores and remote events of
+// completed iterations while the simulation computes. Blocks are copied into process memory
+// (bounded by the XML buffer size) so the caller may reuse its buffer at once.
+#pragma once
+
+#include <mpi.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "config/model.hpp"
+#include "server/iteration_processor.hpp"
+
+namespace sidecore::client {
+
+class background_writer {
+ public:
+  // writers: communicator the stores use from the I/O thread (MPI_COMM_SELF unless MPI
+  // provides MPI_THREAD_MULTIPLE); writer_index/count: this process among all writers.
+  background_writer(const config::model& model, MPI_Comm writers, int writer_index,
+                    int writer_count);
+  ~background_writer();
+  background_writer(const background_writer&) = delete;
+  background_writer& operator=(const background_writer&) = delete;
+
+  // Memory for a block within the buffer budget. Under policy="wait" waits for the I/O thread
+  // to free memory (allocation_error after the timeout); under "skip" returns nullptr when
+  // the budget is exhausted. Requests larger than the whole budget throw at once.
+  std::unique_ptr<std::byte[]> reserve(std::uint64_t bytes);
+  // Returns budget reserved for a block that will not be submitted (dropped).
+  void unreserve(std::uint64_t bytes);
+
+  void submit_block(server::stored_block block);
+  void submit_end_iteration(int source, int iteration, bool skipped);
+  void submit_signal(const config::event& event, int source, int iteration);
+
+  // Waits until everything submitted so far has been handled (stored iterations are on disk).
+  // Rethrows the first store failure, if any.
+  void sync();
+  // Stores what is left and joins the thread. Rethrows the first store failure.
+  void finish();
+
+ private:
+  struct task {
+    enum class kind { block, end_iteration, signal } what = kind::block;
+    server::stored_block block;             // block
+    int source = 0;                         // end_iteration, signal
+    int iteration = 0;                      // end_iteration, signal
+    bool skipped = false;                   // end_iteration
+    const config::event* event = nullptr;   // signal
+  };
+
+  void run() noexcept;
+  void push(task t);
+  void rethrow_failure();
+
+  const config::model& m_model;
+  std::unique_ptr<server::iteration_processor> m_processor;
+  std::mutex m_mutex;
+  std::condition_variable m_work;       // the I/O thread waits for tasks
+  std::condition_variable m_progress;   // writers wait for memory or for sync
+  std::deque<task> m_tasks;
+  std::uint64_t m_budget = 0;
+  std::uint64_t m_reserved = 0;  // bytes held by blocks not yet stored
+  std::uint64_t m_submitted = 0;
+  std::uint64_t m_handled = 0;
+  bool m_stopping = false;
+  std::string m_failure;
+  std::thread m_thread;
+};
+
+}  // namespace sidecore::client
