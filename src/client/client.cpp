@@ -31,6 +31,10 @@ client::client(const config::model& model, int client_index, const sink& where)
     m_variables.emplace(std::string_view(model.variables[v].name), v);
   m_positions.resize(model.variables.size() * static_cast<std::size_t>(model.arch.domains));
   if (m_channel) return;
+  if (where.link != MPI_COMM_NULL) {
+    m_remote = std::make_unique<transport::mpi_sender>(where.link, where.server_rank, model.arch);
+    return;
+  }
   if (where.background)
     m_background = std::make_unique<background_writer>(model, where.writers, where.writer_index,
                                                        where.writer_count);
@@ -96,9 +100,9 @@ void client::mark_skipped(std::size_t variable) {
 }
 
 std::unique_ptr<std::byte[]> client::reserve_private(std::size_t variable, std::uint64_t bytes) {
-  if (!m_background) return std::unique_ptr<std::byte[]>(new std::byte[bytes ? bytes : 1]);
+  if (!m_background && !m_remote) return std::unique_ptr<std::byte[]>(new std::byte[bytes ? bytes : 1]);
   if (m_iteration_skipped) return nullptr;
-  auto memory = m_background->reserve(bytes);
+  auto memory = m_background ? m_background->reserve(bytes) : m_remote->reserve(bytes);
   if (!memory) mark_skipped(variable);
   return memory;
 }
@@ -128,8 +132,9 @@ void client::send(const transport::message& m, bool wake) {
   }
 }
 
-void client::send_block(std::size_t variable, int block, int iteration, std::uint64_t offset,
-                        const evaluated_layout& shape, const std::vector<std::int64_t>& position) {
+transport::message client::block_message(std::size_t variable, int block, int iteration,
+                                          std::uint64_t offset, const evaluated_layout& shape,
+                                          const std::vector<std::int64_t>& position) const {
   transport::message m{};
   m.kind = transport::message_kind::block;
   m.variable = static_cast<std::int32_t>(variable);
@@ -146,14 +151,33 @@ void client::send_block(std::size_t variable, int block, int iteration, std::uin
   }
   for (std::size_t d = 0; d < shape.global_dims.size() && d < transport::max_dimensions; ++d)
     m.global_dims[d] = shape.global_dims[d];
-  send(m, false);
+  return m;
+}
+
+void client::send_block(std::size_t variable, int block, int iteration, std::uint64_t offset,
+                        const evaluated_layout& shape, const std::vector<std::int64_t>& position) {
+  send(block_message(variable, block, iteration, offset, shape, position), false);
   ++m_counters.blocks_written;
   m_counters.bytes_written += shape.bytes;
+}
+
+void client::post(const transport::message& m, bool wake) {
+  if (m_remote)
+    m_remote->send(m, nullptr);
+  else
+    send(m, wake);
 }
 
 void client::hand_over(std::size_t variable, int block, int iteration, allocation& a) {
   if (m_channel) {
     send_block(variable, block, iteration, a.offset, a.shape, a.position);
+    return;
+  }
+  if (m_remote) {
+    m_remote->send(block_message(variable, block, iteration, 0, a.shape, a.position),
+                   std::move(a.owned));
+    ++m_counters.blocks_written;
+    m_counters.bytes_written += a.shape.bytes;
     return;
   }
   server::stored_block b;
@@ -295,7 +319,7 @@ void client::signal(std::string_view name) {
   m.source = m_client_index;
   m.variable = static_cast<std::int32_t>(e);
   std::memcpy(m.name, name.data(), name.size());
-  send(m, true);
+  post(m, true);
 }
 
 void client::end_iteration() {
@@ -314,13 +338,13 @@ void client::end_iteration() {
       ++it;
     }
   }
-  if (m_channel) {
+  if (m_channel || m_remote) {
     transport::message m{};
     m.kind = transport::message_kind::end_iteration;
     m.iteration = m_iteration;
     m.source = m_client_index;
     m.flags = m_iteration_skipped ? transport::iteration_skipped : 0;
-    send(m, true);
+    post(m, true);
   } else if (m_background) {
     m_background->submit_end_iteration(0, m_iteration, m_iteration_skipped);
   } else {
@@ -345,12 +369,13 @@ void client::set_position(std::string_view name, int block, const std::int64_t* 
 void client::stop() {
   if (m_stopped) return;
   m_stopped = true;
-  if (m_channel) {
+  if (m_channel || m_remote) {
     transport::message m{};
     m.kind = transport::message_kind::stop;
     m.iteration = m_iteration;
     m.source = m_client_index;
-    send(m, true);
+    post(m, true);
+    if (m_remote) m_remote->flush();
   } else if (m_background) {
     m_background->finish();
   } else {
@@ -361,7 +386,9 @@ void client::stop() {
 }
 
 void client::sync() {
-  if (m_background) {
+  if (m_remote) {
+    m_remote->wait_stored(m_iteration);
+  } else if (m_background) {
     m_background->sync();
   } else if (m_channel) {
     if (!m_channel->wait_stored(static_cast<std::uint32_t>(m_iteration),

@@ -17,6 +17,7 @@
 #include "config/model.hpp"
 #include "server/iteration_processor.hpp"
 #include "transport/channel.hpp"
+#include "transport/mpi_sender.hpp"
 
 namespace sidecore::client {
 
@@ -40,6 +41,8 @@ class client {
     bool background = false;
     int writer_index = -1;  // background thread only, when writers is MPI_COMM_SELF
     int writer_count = -1;
+    MPI_Comm link = MPI_COMM_NULL;  // dedicated nodes: messages go to server_rank in link
+    int server_rank = -1;
   };
   client(const config::model& model, int client_index, const sink& where);
   ~client();
@@ -80,8 +83,13 @@ class client {
   // Shared memory for a block, or nullptr when policy="skip" drops it.
   void* reserve(std::size_t variable, std::uint64_t bytes, std::uint64_t& offset);
   void send(const transport::message& m, bool wake);
+  transport::message block_message(std::size_t variable, int block, int iteration,
+                                    std::uint64_t offset, const evaluated_layout& shape,
+                                    const std::vector<std::int64_t>& position) const;
   void send_block(std::size_t variable, int block, int iteration, std::uint64_t offset,
                   const evaluated_layout& shape, const std::vector<std::int64_t>& position);
+  // A control message (end of iteration, signal, stop) to the server, wherever it is.
+  void post(const transport::message& m, bool wake);
   void hand_over(std::size_t variable, int block, int iteration, allocation& a);
   void note_dropped(std::uint64_t bytes);
   void mark_skipped(std::size_t variable);
@@ -94,6 +102,7 @@ class client {
   std::uint32_t m_slot;
   std::unique_ptr<server::iteration_processor> m_local;  // synchronous mode only
   std::unique_ptr<background_writer> m_background;       // thread mode only
+  std::unique_ptr<transport::mpi_sender> m_remote;       // dedicated nodes only
 
   std::unordered_map<std::string_view, std::size_t> m_variables;
   sidecore::client::parameters m_parameters;

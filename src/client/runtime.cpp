@@ -115,7 +115,10 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
       m_client = std::make_unique<client::client>(m_model, m_topo.client_index, make_sink());
     } else {
       m_server_parameters = std::make_unique<client::parameters>(m_model);
-      m_server = std::make_unique<server::server_loop>(m_model, m_topo, *m_channel);
+      if (m_topo.remote_servers)
+        m_remote_server = std::make_unique<server::remote_server_loop>(m_model, m_topo, m_link.get());
+      else
+        m_server = std::make_unique<server::server_loop>(m_model, m_topo, *m_channel);
     }
   } catch (const error& e) {
     code = e.code();
@@ -133,6 +136,12 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
 runtime::~runtime() = default;
 
 void runtime::connect_channel() {
+  if (m_topo.remote_servers) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_dup(m_topo.world.get(), &dup), "MPI_Comm_dup");
+    m_link = communicator(dup);
+    return;
+  }
   if (!m_topo.has_servers) return;
   const std::string name = "/sidecore-" + job_token(m_topo.world.get()) + "-" +
                            std::to_string(m_topo.server_index);
@@ -169,6 +178,11 @@ void runtime::connect_channel() {
 
 client::client::sink runtime::make_sink() {
   client::client::sink where;
+  if (m_topo.remote_servers) {
+    where.link = m_link.get();
+    where.server_rank = m_topo.server_world_rank;
+    return where;
+  }
   if (m_channel) {
     where.channel = &*m_channel;
     where.slot = static_cast<std::uint32_t>(m_topo.group_rank);
@@ -213,7 +227,10 @@ bool runtime::start() {
   if (m_started) throw error(DAMARIS_ALREADY_INITIALIZED, "damaris_start called twice");
   m_started = true;
   if (!m_topo.is_server) return true;
-  m_server->run();
+  if (m_remote_server)
+    m_remote_server->run();
+  else
+    m_server->run();
   return false;
 }
 
@@ -238,11 +255,12 @@ void runtime::finalize() {
 }
 
 void runtime::report() {
-  if (m_server) {
-    const server::processor_counters& c = m_server->counters();
+  if (m_server || m_remote_server) {
+    const server::processor_counters& c = m_server ? m_server->counters() : m_remote_server->counters();
     log::info("server ", m_topo.server_index, ": ", c.iterations_stored, " iterations, ",
               c.blocks_stored, " blocks, ", c.bytes_stored, " bytes stored in ", c.seconds_in_stores,
-              " s; buffer high water ", m_server->heap_high_water(), " bytes");
+              " s; buffer high water ",
+              m_server ? m_server->heap_high_water() : m_remote_server->high_water(), " bytes");
     if (c.store_failures)
       log::error("server ", m_topo.server_index, ": ", c.store_failures,
                  " store call(s) failed; see the errors above for the iterations concerned");

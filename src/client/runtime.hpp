@@ -10,6 +10,7 @@
 
 #include "client/client.hpp"
 #include "config/model.hpp"
+#include "server/remote_server_loop.hpp"
 #include "server/server_loop.hpp"
 #include "topology/topology.hpp"
 #include "transport/channel.hpp"
@@ -52,7 +53,9 @@ class runtime {
   std::optional<transport::channel> m_channel;
   communicator m_thread_comm;  // stores' communicator on the I/O thread (thread mode)
   std::unique_ptr<client::client> m_client;
+  communicator m_link;  // dedicated nodes: clients and servers exchange blocks on it
   std::unique_ptr<server::server_loop> m_server;
+  std::unique_ptr<server::remote_server_loop> m_remote_server;
   std::unique_ptr<client::parameters> m_server_parameters;
   bool m_started = false;
   bool m_finalized = false;

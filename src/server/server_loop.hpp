@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/model.hpp"
+#include "server/event_dispatcher.hpp"
 #include "server/iteration_processor.hpp"
 #include "topology/topology.hpp"
 #include "transport/channel.hpp"
@@ -25,21 +26,14 @@ class server_loop {
  private:
   bool drain();  // true when at least one message was handled
   void handle(std::uint32_t slot, const transport::message& m);
-  void handle_signal(const transport::message& m);
-  void forward_bcast(const transport::message& m);
-  bool poll_bcast();
-  void finish_bcast();
 
   const config::model& m_model;
   const topology::layout& m_topo;
   transport::channel& m_channel;
   iteration_processor m_processor;
+  event_dispatcher m_events;
   std::vector<char> m_stopped;
   std::uint32_t m_stopped_count = 0;
-  std::map<std::pair<std::int32_t, std::int32_t>, int> m_group_signals;  // (event, iteration)
-  bool m_has_bcast = false;
-  std::vector<int> m_bcast_sent;  // per destination server
-  int m_bcast_received = 0;
 };
 
 }  // namespace sidecore::server

@@ -36,6 +36,44 @@ void agree_or_throw(MPI_Comm comm, bool local_failure, const std::string& messag
 
 }  // namespace
 
+// Dedicated nodes: the last `nodes` nodes (by node index) hold only servers; every other rank
+// is a client. Clients are spread over all servers in balanced consecutive groups.
+static layout build_dedicated_nodes(layout t, int nodes) {
+  agree_or_throw(t.world.get(), t.node_count <= nodes,
+                 "<dedicated nodes=\"" + std::to_string(nodes) + "\"/> leaves no node for the "
+                     "simulation: the job has " + std::to_string(t.node_count) +
+                     " node(s); start more nodes (or set SIDECORE_RANKS_PER_NODE to make virtual "
+                     "nodes) or lower nodes=");
+  t.has_servers = true;
+  t.remote_servers = true;
+  t.is_server = t.node_index >= t.node_count - nodes;
+  t.clients = split(t.world.get(), t.is_server ? MPI_UNDEFINED : 0, t.world_rank);
+  t.servers = split(t.world.get(), t.is_server ? 0 : MPI_UNDEFINED, t.world_rank);
+  if (t.clients) t.client_index = t.clients.rank();
+  if (t.servers) t.server_index = t.servers.rank();
+  // Roles of every rank, in world order: servers and clients are numbered in that order too.
+  std::vector<int> roles(static_cast<std::size_t>(t.world_size), 0);
+  int mine = t.is_server ? 1 : 0;
+  check_mpi(MPI_Allgather(&mine, 1, MPI_INT, roles.data(), 1, MPI_INT, t.world.get()),
+            "MPI_Allgather");
+  std::vector<int> server_ranks, client_ranks;
+  for (int r = 0; r < t.world_size; ++r) (roles[r] ? server_ranks : client_ranks).push_back(r);
+  t.server_count = static_cast<int>(server_ranks.size());
+  t.client_count = static_cast<int>(client_ranks.size());
+  if (!t.is_server) {
+    t.server_index = server_of_client(t.client_index, t.client_count, t.server_count);
+    t.server_world_rank = server_ranks[t.server_index];
+  } else {
+    for (int c = 0; c < t.client_count; ++c) {
+      if (server_of_client(c, t.client_count, t.server_count) == t.server_index) {
+        t.group_client_indices.push_back(c);
+        t.served_client_ranks.push_back(client_ranks[c]);
+      }
+    }
+  }
+  return t;
+}
+
 int server_of_client(int client, int clients, int servers) noexcept {
   return static_cast<int>(static_cast<long long>(client) * servers / clients);
 }
@@ -75,12 +113,7 @@ layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes) {
     t.node_count = count;
   }
 
-  if (dedicated_nodes > 0) {
-    agree_or_throw(t.world.get(), true,
-                   "<dedicated nodes=\"" + std::to_string(dedicated_nodes) +
-                       "\"/>: dedicated nodes are not available in this release; use "
-                       "<dedicated cores=\"N\" nodes=\"0\"/> or no dedicated resource");
-  }
+  if (dedicated_nodes > 0) return build_dedicated_nodes(std::move(t), dedicated_nodes);
   if (dedicated_cores < 0) dedicated_cores = 0;
   agree_or_throw(t.world.get(), dedicated_cores > 0 && t.node_size <= dedicated_cores,
                  "<dedicated cores=\"" + std::to_string(dedicated_cores) +

@@ -22,6 +22,7 @@ struct layout {
 
   bool is_server = false;
   bool has_servers = false;  // false: no dedicated resource (synchronous mode)
+  bool remote_servers = false;  // dedicated nodes: data travels over MPI (world)
 
   communicator clients;  // all clients (MPI_COMM_NULL on servers); damaris_client_comm_get
   communicator servers;  // all servers (MPI_COMM_NULL on clients)
@@ -36,12 +37,17 @@ struct layout {
   int group_rank = 0;
   int group_size = 1;
   std::vector<int> group_client_indices;  // client_index of each client of the group, in order
+
+  // Dedicated nodes only.
+  int server_world_rank = -1;            // client: rank of its server in world
+  std::vector<int> served_client_ranks;  // server: world ranks of its clients, in client order
 };
 
 // Which node a rank is on: SIDECORE_RANKS_PER_NODE=N makes virtual nodes of N consecutive
 // ranks; otherwise ranks that share memory form a node.
-// dedicated_cores servers per node are the last ranks of each node. Throws config_error (on
-// every rank alike) when a node has no rank left for clients.
+// dedicated_cores servers per node are the last ranks of each node; with dedicated_nodes, every
+// rank of the last dedicated_nodes nodes is a server. Throws config_error (on every rank alike)
+// when no rank would be left for clients.
 layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes);
 
 // Client c of n served by s servers goes to server c * s / n: consecutive clients per server,

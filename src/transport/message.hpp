@@ -9,7 +9,7 @@ namespace sidecore::transport {
 inline constexpr int max_dimensions = 8;
 inline constexpr int max_signal_name = 64;
 
-enum class message_kind : std::uint32_t { block = 1, end_iteration, signal, stop };
+enum class message_kind : std::uint32_t { block = 1, end_iteration, signal, stop, sync };
 
 // flags of an end_iteration message
 inline constexpr std::uint32_t iteration_skipped = 1u;
@@ -17,7 +17,7 @@ inline constexpr std::uint32_t iteration_skipped = 1u;
 struct message {
   message_kind kind;
   std::int32_t variable;   // index in model::variables (block)
-  std::int32_t iteration;
+  std::int32_t iteration;  // sync: iterations the client has ended
   std::int32_t block;      // domain id (block)
   std::int32_t source;     // client index
   std::uint32_t ndims;

@@ -89,6 +89,7 @@ def main():
     ap.add_argument("--buffer", type=int, default=16 << 20)
     ap.add_argument("--policy", default="wait")
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--nodes", type=int, default=0, help="dedicated nodes (needs --ranks-per-node)")
     ap.add_argument("--thread-multiple", action="store_true")
     ap.add_argument("--expect-error", default=None,
                     help="the run must fail at initialization with this text in its output")
@@ -98,15 +99,19 @@ def main():
     if args.ranks_per_node:
         nodes = (args.np + args.ranks_per_node - 1) // args.ranks_per_node
     servers = nodes * args.cores
+    if args.nodes:
+        # Every rank of the last `nodes` nodes is a server.
+        first_server_node = nodes - args.nodes
+        servers = args.np - first_server_node * args.ranks_per_node
     clients = args.np - servers
-    writers = servers if args.cores else clients
+    writers = servers if (args.cores or args.nodes) else clients
 
     shm_before = job_segments()
     with tempfile.TemporaryDirectory(prefix="sidecore-e2e-") as out:
         xml = open(args.xml).read()
         for key, value in {"@CORES@": args.cores, "@FILEMODE@": args.filemode, "@OUT@": out,
                            "@BUFFER@": args.buffer, "@POLICY@": args.policy,
-                           "@THREADS@": args.threads}.items():
+                           "@THREADS@": args.threads, "@NODES@": args.nodes}.items():
             xml = xml.replace(key, str(value))
         xml_path = os.path.join(out, "e2e.xml")
         with open(xml_path, "w") as f:
@@ -183,7 +188,7 @@ def main():
     if leaked:
         fail(f"shared memory left behind: {sorted(leaked)}")
     print(f"OK: {args.iterations} iterations, {clients} clients, {servers} dedicated cores, "
-          f"{args.threads} I/O threads, "
+          f"{args.threads} I/O threads, {args.nodes} dedicated nodes, "
           f"{args.filemode}: every value matches")
 
 

@@ -1,0 +1,165 @@
+// Dedicated-node loop. Announcements are small eager messages; block data is received only
+// once the server decides to pull it, which is what throttles a fast client when the server
+// falls behind (its sends stay pending and its buffer fills up).
+#include "server/remote_server_loop.hpp"
+
+#include <thread>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "common/mpi_handles.hpp"
+#include "transport/mpi_sender.hpp"
+
+namespace sidecore::server {
+
+remote_server_loop::remote_server_loop(const config::model& model, const topology::layout& topo,
+                                       MPI_Comm link)
+    : m_model(model),
+      m_link(link),
+      m_processor(model, topo.servers.get(), static_cast<int>(topo.served_client_ranks.size()),
+                  nullptr),
+      m_events(model, topo.servers.get(), static_cast<int>(topo.served_client_ranks.size())),
+      m_budget(model.arch.buffer_size) {
+  m_clients.resize(topo.served_client_ranks.size());
+  for (std::uint32_t slot = 0; slot < m_clients.size(); ++slot) {
+    m_clients[slot].rank = topo.served_client_ranks[slot];
+    m_slot_of_rank[m_clients[slot].rank] = slot;
+  }
+}
+
+bool remote_server_loop::finished() const {
+  for (const client_state& c : m_clients)
+    if (!c.stopped || !c.queue.empty() || c.request != MPI_REQUEST_NULL) return false;
+  return true;
+}
+
+void remote_server_loop::run() {
+  auto pause = std::chrono::microseconds(0);
+  while (!finished()) {
+    bool progress = receive_announcements();
+    for (std::uint32_t slot = 0; slot < m_clients.size(); ++slot) progress = advance(slot) || progress;
+    if (m_events.has_bcast()) progress = m_events.poll() || progress;
+    if (progress) {
+      pause = std::chrono::microseconds(0);
+      continue;
+    }
+    // Idle: back off up to 1 ms so that the node's cores are left to other work.
+    pause = std::min(std::chrono::microseconds(1000), pause * 2 + std::chrono::microseconds(5));
+    std::this_thread::sleep_for(pause);
+  }
+  m_events.finish();
+  std::uint64_t before = m_processor.counters().bytes_stored;
+  m_processor.finish();
+  account_stored(before);
+  answer_syncs();
+}
+
+bool remote_server_loop::receive_announcements() {
+  bool any = false;
+  for (;;) {
+    int flag = 0;
+    MPI_Status status;
+    check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, transport::announce_tag, m_link, &flag, &status), "MPI_Iprobe");
+    if (!flag) return any;
+    transport::message m;
+    check_mpi(MPI_Recv(&m, sizeof m, MPI_BYTE, status.MPI_SOURCE, transport::announce_tag, m_link,
+                       MPI_STATUS_IGNORE),
+              "MPI_Recv");
+    auto it = m_slot_of_rank.find(status.MPI_SOURCE);
+    if (it == m_slot_of_rank.end()) {
+      log::error("message from rank ", status.MPI_SOURCE, ", which is not a client of this server (ignored)");
+      continue;
+    }
+    if (m.kind == transport::message_kind::sync) {
+      m_sync_requests.emplace_back(status.MPI_SOURCE, m.iteration);
+      answer_syncs();
+    } else {
+      m_clients[it->second].queue.push_back(m);
+    }
+    any = true;
+  }
+}
+
+bool remote_server_loop::advance(std::uint32_t slot) {
+  client_state& c = m_clients[slot];
+  bool any = false;
+  for (;;) {
+    if (c.request != MPI_REQUEST_NULL) {
+      int done = 0;
+      check_mpi(MPI_Test(&c.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (!done) return any;
+      const transport::message& m = c.queue.front();
+      stored_block b;
+      b.variable = m.variable;
+      b.view.source = m.source;
+      b.view.block_id = m.block;
+      b.view.iteration = m.iteration;
+      b.view.data = c.buffer.get();
+      b.view.bytes = m.bytes;
+      b.view.dims.assign(m.dims, m.dims + m.ndims);
+      if (m.has_global) b.view.global_dims.assign(m.global_dims, m.global_dims + m.ndims);
+      b.view.position.assign(m.position, m.position + m.ndims);
+      b.owned = std::move(c.buffer);
+      m_processor.add_block(std::move(b));
+      c.queue.pop_front();
+      any = true;
+    }
+    if (c.queue.empty()) return any;
+    const transport::message& m = c.queue.front();
+    if (m.kind != transport::message_kind::block) {
+      handle_control(slot, m);
+      c.queue.pop_front();
+      any = true;
+      continue;
+    }
+    // Pull only with room, except for the oldest iteration still open (always progress).
+    const bool oldest = m.iteration <= m_processor.stored_iterations();
+    if (m_in_use + m.bytes > m_budget && !oldest) return any;
+    c.buffer.reset(new std::byte[m.bytes ? m.bytes : 1]);
+    m_in_use += m.bytes;
+    m_high_water = std::max(m_high_water, m_in_use);
+    check_mpi(MPI_Irecv(c.buffer.get(), static_cast<int>(m.bytes), MPI_BYTE, c.rank,
+                        transport::data_tag, m_link, &c.request),
+              "MPI_Irecv");
+    any = true;
+  }
+}
+
+void remote_server_loop::handle_control(std::uint32_t slot, const transport::message& m) {
+  switch (m.kind) {
+    case transport::message_kind::end_iteration: {
+      std::uint64_t before = m_processor.counters().bytes_stored;
+      m_processor.end_iteration(static_cast<int>(slot), m.iteration,
+                                (m.flags & transport::iteration_skipped) != 0);
+      account_stored(before);
+      answer_syncs();
+      break;
+    }
+    case transport::message_kind::signal:
+      m_events.signal(m.variable, m.source, m.iteration);
+      break;
+    case transport::message_kind::stop:
+      m_clients[slot].stopped = true;
+      break;
+    default:
+      log::error("unexpected message kind ", static_cast<unsigned>(m.kind), " (ignored)");
+  }
+}
+
+void remote_server_loop::account_stored(std::uint64_t stored_before) {
+  m_in_use -= std::min(m_in_use, m_processor.counters().bytes_stored - stored_before);
+}
+
+void remote_server_loop::answer_syncs() {
+  const std::int32_t stored = m_processor.stored_iterations();
+  for (auto it = m_sync_requests.begin(); it != m_sync_requests.end();) {
+    if (it->second <= stored) {
+      check_mpi(MPI_Send(&stored, 1, MPI_INT32_T, it->first, transport::sync_tag, m_link), "MPI_Send");
+      it = m_sync_requests.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace sidecore::server

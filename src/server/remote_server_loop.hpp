@@ -1,0 +1,56 @@
+// The event loop of a server on a dedicated node: receives its clients' announcements over MPI
+// and pulls each block only when it has room for it (or when the block belongs to the oldest
+// iteration not yet stored, so that progress is always possible).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "config/model.hpp"
+#include "server/event_dispatcher.hpp"
+#include "server/iteration_processor.hpp"
+#include "topology/topology.hpp"
+#include "transport/message.hpp"
+
+namespace sidecore::server {
+
+class remote_server_loop {
+ public:
+  remote_server_loop(const config::model& model, const topology::layout& topo, MPI_Comm link);
+  void run();
+  const processor_counters& counters() const noexcept { return m_processor.counters(); }
+  std::uint64_t high_water() const noexcept { return m_high_water; }
+
+ private:
+  struct client_state {
+    int rank = -1;  // in the link communicator
+    std::deque<transport::message> queue;  // announced, not yet handled, in order
+    std::unique_ptr<std::byte[]> buffer;   // data being received for queue.front()
+    MPI_Request request = MPI_REQUEST_NULL;
+    bool stopped = false;
+  };
+  bool receive_announcements();
+  bool advance(std::uint32_t slot);
+  void handle_control(std::uint32_t slot, const transport::message& m);
+  void account_stored(std::uint64_t stored_before);
+  void answer_syncs();
+  bool finished() const;
+
+  const config::model& m_model;
+  MPI_Comm m_link;
+  iteration_processor m_processor;
+  event_dispatcher m_events;
+  std::vector<client_state> m_clients;
+  std::map<int, std::uint32_t> m_slot_of_rank;
+  std::uint64_t m_budget;
+  std::uint64_t m_in_use = 0;
+  std::uint64_t m_high_water = 0;
+  std::vector<std::pair<int, std::int32_t>> m_sync_requests;  // (rank, iterations)
+};
+
+}  // namespace sidecore::server

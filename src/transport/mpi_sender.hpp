@@ -1,0 +1,60 @@
+// Client side of dedicated nodes: blocks wait in process memory until their server pulls
+// them. A block is announced with a small message; its data is sent with a non-blocking send
+// that completes when the server, having room, posts the matching receive (server-directed
+// transfer). The client only blocks when its own buffer is full.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+#include "config/model.hpp"
+#include "transport/message.hpp"
+
+namespace sidecore::transport {
+
+inline constexpr int announce_tag = 7401;
+inline constexpr int data_tag = 7402;
+inline constexpr int sync_tag = 7403;
+
+class mpi_sender {
+ public:
+  mpi_sender(MPI_Comm link, int server_rank, const config::architecture& arch);
+  ~mpi_sender();
+  mpi_sender(const mpi_sender&) = delete;
+  mpi_sender& operator=(const mpi_sender&) = delete;
+
+  // Memory for a block within the buffer budget; nullptr under policy="skip" when full.
+  // Waits (progressing sends) under policy="wait"; allocation_error after the timeout or at
+  // once when bytes exceed the whole buffer.
+  std::unique_ptr<std::byte[]> reserve(std::uint64_t bytes);
+  // Sends a message, with its data for a block (data must come from reserve()).
+  void send(const message& m, std::unique_ptr<std::byte[]> data);
+  // Frees the memory of completed sends.
+  void progress();
+  // Waits until the server has stored `iterations` iterations (damaris_sync).
+  void wait_stored(std::int32_t iterations);
+  // Waits until every send has completed (the server pulled everything).
+  void flush();
+
+ private:
+  struct pending {
+    std::unique_ptr<message> header;
+    std::unique_ptr<std::byte[]> data;
+    std::uint64_t bytes = 0;
+    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  };
+  bool deadline_passed(double started) const;
+
+  MPI_Comm m_link;
+  int m_server;
+  std::uint64_t m_budget;
+  std::uint64_t m_in_use = 0;
+  config::full_buffer_policy m_policy;
+  double m_timeout;
+  std::deque<pending> m_pending;
+};
+
+}  // namespace sidecore::transport
