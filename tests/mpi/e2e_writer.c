@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NX 8
 #define NY 6
@@ -23,6 +24,10 @@ static void check(int rc, const char* call) {
 /* Event action found by name in the executable: records that it ran. */
 void e2e_mark(const char* name, int32_t source, int32_t iteration, const char* args) {
   (void)args;
+  /* E2E_SLOW_MS makes whoever runs the event (the server, or the I/O thread) slower than the
+   * clients, so that buffers fill up and back-pressure is exercised. */
+  const char* slow = getenv("E2E_SLOW_MS");
+  if (slow) usleep((useconds_t)atoi(slow) * 1000u);
   const char* dir = getenv("E2E_OUT");
   if (!dir) return;
   char path[4096];

@@ -89,6 +89,7 @@ def main():
     ap.add_argument("--buffer", type=int, default=16 << 20)
     ap.add_argument("--policy", default="wait")
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--slow-ms", type=int, default=0, help="make the event action this slow")
     ap.add_argument("--nodes", type=int, default=0, help="dedicated nodes (needs --ranks-per-node)")
     ap.add_argument("--thread-multiple", action="store_true")
     ap.add_argument("--expect-error", default=None,
@@ -118,6 +119,8 @@ def main():
             f.write(xml)
         env = dict(os.environ, E2E_OUT=out, OMPI_ALLOW_RUN_AS_ROOT="1",
                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+        if args.slow_ms:
+            env["E2E_SLOW_MS"] = str(args.slow_ms)
         if args.thread_multiple:
             env["E2E_THREAD_MULTIPLE"] = "1"
         if args.ranks_per_node:
