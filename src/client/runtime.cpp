@@ -154,7 +154,11 @@ void runtime::connect_channel() {
       transport::channel_sizes sizes;
       sizes.heap_bytes = m_model.arch.buffer_size / static_cast<std::uint64_t>(m_model.arch.dedicated_cores);
       sizes.clients = static_cast<std::uint32_t>(m_topo.group_size - 1);
-      sizes.ring_capacity = static_cast<std::uint32_t>(std::max<std::uint64_t>(m_model.arch.queue_size, 16));
+      // A ring holds notifications only (320 bytes each): keep at least 1024 per client so that a
+      // server busy storing one iteration never stops its clients from writing the next ones
+      // while the buffer has room (Damaris files often say size="100").
+      sizes.ring_capacity = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(std::max<std::uint64_t>(m_model.arch.queue_size, 1024), 1u << 20));
       m_channel.emplace(transport::channel::create(name, sizes));
     } catch (const error& e) {
       code = e.code();
