@@ -6,8 +6,10 @@
  * (the simulation) or a server (a dedicated core or node). damaris_start() tells which:
  * on a server it runs the server loop and returns only when every client has called
  * damaris_stop(). Client-only calls made on a server return DAMARIS_CORE_IS_SERVER; any call
- * made before damaris_initialize() returns DAMARIS_NOT_INITIALIZED. No call terminates the
- * process: each failure returns a code from the enum below and leaves a message readable with
+ * made before damaris_initialize() returns DAMARIS_NOT_INITIALIZED (except damaris_bind() and
+ * the error-string functions, which work at any time). Writes, signals and iteration ends
+ * after damaris_stop() return DAMARIS_CHANNEL_ERROR. No call terminates the process: each
+ * failure returns a code from the enum below and leaves a message readable with
  * damaris_last_error_message().
  *
  * Thread safety. The API is meant to be called from one thread per process (the thread that

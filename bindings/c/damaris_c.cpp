@@ -109,15 +109,17 @@ SIDECORE_API int damaris_write_block(const char* varname, int32_t block, const v
 
 SIDECORE_API int damaris_alloc(const char* varname, void** ptr) {
   return guarded("damaris_alloc", [&] {
+    auto& c = current_client("damaris_alloc");
     if (!ptr) throw sidecore::argument_error("ptr is NULL");
-    *ptr = current_client("damaris_alloc").alloc(checked_name(varname, "varname"), 0);
+    *ptr = c.alloc(checked_name(varname, "varname"), 0);
   });
 }
 
 SIDECORE_API int damaris_alloc_block(const char* varname, int32_t block, void** ptr) {
   return guarded("damaris_alloc_block", [&] {
+    auto& c = current_client("damaris_alloc_block");
     if (!ptr) throw sidecore::argument_error("ptr is NULL");
-    *ptr = current_client("damaris_alloc_block").alloc(checked_name(varname, "varname"), block);
+    *ptr = c.alloc(checked_name(varname, "varname"), block);
   });
 }
 
@@ -235,8 +237,9 @@ SIDECORE_API int damaris_sync(void) {
 
 SIDECORE_API int damaris_get_iteration(int* iteration) {
   return guarded("damaris_get_iteration", [&] {
+    auto& c = current_client("damaris_get_iteration");
     if (!iteration) throw sidecore::argument_error("iteration is NULL");
-    *iteration = current_client("damaris_get_iteration").iteration();
+    *iteration = c.iteration();
   });
 }
 

@@ -200,11 +200,16 @@ void client::hand_over(std::size_t variable, int block, int iteration, allocatio
   m_counters.bytes_written += a.shape.bytes;
 }
 
-void client::write(std::string_view name, int block, const void* data) {
-  std::size_t v = variable_index(name);
-  check_block(v, block);
-  if (!data) throw argument_error("damaris_write(" + quoted(name) + "): data is NULL");
-  const evaluated_layout& shape = m_parameters.layout(m_model.variables[v].layout_index);
+void client::check_running(const char* call) const {
+  if (m_stopped)
+    throw error(DAMARIS_CHANNEL_ERROR,
+                std::string(call) + " after damaris_stop: the servers accept nothing more from "
+                                    "this client");
+}
+
+const evaluated_layout& client::checked_shape(std::size_t variable) const {
+  const evaluated_layout& shape = m_parameters.layout(m_model.variables[variable].layout_index);
+  const std::string& name = m_model.variables[variable].name;
   if (shape.dims.size() > static_cast<std::size_t>(transport::max_dimensions))
     throw error(DAMARIS_INVALID_DIMENSIONS, "variable " + quoted(name) + " has " +
                                                 std::to_string(shape.dims.size()) +
@@ -214,6 +219,15 @@ void client::write(std::string_view name, int block, const void* data) {
       throw error(DAMARIS_INVALID_DIMENSIONS,
                   "variable " + quoted(name) + ": its layout evaluates to a dimension of " +
                       std::to_string(d) + " with the current parameter values");
+  return shape;
+}
+
+void client::write(std::string_view name, int block, const void* data) {
+  check_running("damaris_write");
+  std::size_t v = variable_index(name);
+  check_block(v, block);
+  if (!data) throw argument_error("damaris_write(" + quoted(name) + "): data is NULL");
+  const evaluated_layout& shape = checked_shape(v);
   if (m_channel) {
     std::uint64_t offset = 0;
     void* target = reserve(v, shape.bytes, offset);
@@ -239,6 +253,7 @@ void client::write(std::string_view name, int block, const void* data) {
 }
 
 void* client::alloc(std::string_view name, int block) {
+  check_running("damaris_alloc");
   std::size_t v = variable_index(name);
   check_block(v, block);
   allocation_key key{static_cast<int>(v), block, m_iteration};
@@ -246,7 +261,7 @@ void* client::alloc(std::string_view name, int block) {
     throw error(DAMARIS_ALLOCATION_ERROR, "block " + std::to_string(block) + " of " + quoted(name) +
                                               " is already allocated for iteration " +
                                               std::to_string(m_iteration) + "; commit and clear it first");
-  const evaluated_layout& shape = m_parameters.layout(m_model.variables[v].layout_index);
+  const evaluated_layout& shape = checked_shape(v);
   allocation a;
   a.shape = shape;
   a.position = position_of(v, block);
@@ -298,6 +313,7 @@ void client::clear(std::string_view name, int block, int iteration) {
 }
 
 void client::signal(std::string_view name) {
+  check_running("damaris_signal");
   std::size_t e = m_model.find_event(name);
   if (e == config::model::npos)
     throw error(DAMARIS_UNDEFINED_ACTION,
@@ -323,6 +339,7 @@ void client::signal(std::string_view name) {
 }
 
 void client::end_iteration() {
+  check_running("damaris_end_iteration");
   // Allocated blocks of this iteration that were never committed are committed now: the data
   // the simulation put there is what it meant to write.
   for (auto it = m_allocations.begin(); it != m_allocations.end();) {

@@ -79,6 +79,9 @@ class client {
 
   std::size_t variable_index(std::string_view name) const;
   void check_block(std::size_t variable, int block) const;
+  void check_running(const char* call) const;
+  // The variable's layout as evaluated now; throws DAMARIS_INVALID_DIMENSIONS when unusable.
+  const evaluated_layout& checked_shape(std::size_t variable) const;
   const std::vector<std::int64_t>& position_of(std::size_t variable, int block) const;
   // Shared memory for a block, or nullptr when policy="skip" drops it.
   void* reserve(std::size_t variable, std::uint64_t bytes, std::uint64_t& offset);

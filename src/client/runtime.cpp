@@ -265,6 +265,13 @@ void runtime::report() {
               c.blocks_stored, " blocks, ", c.bytes_stored, " bytes stored in ", c.seconds_in_stores,
               " s; buffer high water ",
               m_server ? m_server->heap_high_water() : m_remote_server->high_water(), " bytes");
+    if (m_server) {
+      const server::active_buffer_counters& b = m_server->buffer_counters();
+      if (b.bytes_buffered || b.bytes_spilled)
+        log::info("server ", m_topo.server_index, ": active buffering moved ", b.bytes_buffered,
+                  " bytes into server memory and ", b.bytes_spilled, " bytes into ", b.spill_files,
+                  " spill file(s)");
+    }
     if (c.store_failures)
       log::error("server ", m_topo.server_index, ": ", c.store_failures,
                  " store call(s) failed; see the errors above for the iterations concerned");

@@ -159,6 +159,11 @@ struct architecture {
   std::uint64_t buffer_size = 64ull << 20;
   full_buffer_policy policy = full_buffer_policy::wait;
   double wait_timeout_seconds = 300.0;  // 0 means wait forever
+  // Active buffering (Sidecore extension): when the shared buffer is more than half full, a
+  // dedicated core moves completed iterations waiting to be stored into its own memory (up to
+  // server_memory bytes), then into files in spill_directory, so that clients keep writing.
+  std::uint64_t server_memory = 0;
+  std::string spill_directory;
   std::string queue_name = "sidecore-queue";
   std::uint64_t queue_size = 1024;  // messages per client
 };

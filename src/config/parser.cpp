@@ -42,7 +42,10 @@ const element_rules& rules_for(std::string_view element) {
       {"dedicated", {{"cores", "nodes", "threads"}, {}, {}}},
       {"placement", {{}, {}, {}, true, true}},
       {"buffer",
-       {{"name", "size", "type", "blocks", "enabled", "policy", "timeout"}, {"name", "size"}, {}}},
+       {{"name", "size", "type", "blocks", "enabled", "policy", "timeout", "server-memory",
+         "spill-directory"},
+        {"name", "size"},
+        {}}},
       {"queue", {{"name", "size"}, {"name", "size"}, {}}},
       {"data", {{}, {}, {"parameter", "layout", "variable", "group", "mesh", "curve"}}},
       {"parameter", {{"name", "type", "value", "comment"}, {"name", "type", "value"}, {}}},
@@ -486,6 +489,8 @@ class builder {
       } else if (name == "buffer") {
         a.buffer_name = name_attribute(n);
         m_buffer_size = {n, attribute(n, "size")};
+        if (has(n, "server-memory")) m_server_memory = {n, attribute(n, "server-memory")};
+        if (has(n, "spill-directory")) a.spill_directory = attribute(n, "spill-directory");
         pick(n, "type", shm_type_choices, std::string("posix"));
         integer(n, "blocks", 0, 0);
         flag(n, "enabled", true);
@@ -521,6 +526,7 @@ class builder {
     };
     if (m_buffer_size.first) m_model.arch.buffer_size = size_of(m_buffer_size, "buffer");
     if (m_queue_size.first) m_model.arch.queue_size = size_of(m_queue_size, "queue");
+    if (m_server_memory.first) m_model.arch.server_memory = size_of(m_server_memory, "server-memory");
   }
 
   void read_parameters(xml data) {
@@ -901,6 +907,7 @@ class builder {
   std::vector<std::pair<xml, std::string>> m_coordinate_nodes;
   std::map<std::string, int, std::less<>> m_action_lines;
   std::pair<xml, std::string> m_buffer_size;
+  std::pair<xml, std::string> m_server_memory;
   std::pair<xml, std::string> m_queue_size;
 };
 

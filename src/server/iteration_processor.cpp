@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "server/active_buffer.hpp"
 
 namespace sidecore::server {
 
@@ -39,9 +40,12 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
 iteration_processor::~iteration_processor() {
   // Memory of anything never stored goes back to the heap so that clients do not wait on it.
   std::vector<transport::heap_extent> ranges;
-  for (auto& [iteration, pending] : m_pending)
-    for (auto& b : pending.blocks)
+  auto collect = [&ranges](const pending_iteration& pending) {
+    for (const auto& b : pending.blocks)
       if (b.shared.bytes) ranges.push_back(b.shared);
+  };
+  for (const auto& entry : m_pending) collect(entry.second);
+  for (const auto& entry : m_ready) collect(entry.second);
   if (!ranges.empty() && m_release) {
     try {
       m_release(ranges);
@@ -69,13 +73,37 @@ void iteration_processor::end_iteration(int source, int iteration, bool skipped)
   for (;;) {
     auto it = m_pending.find(m_next_iteration);
     if (it == m_pending.end() || it->second.ended_count < m_sources) break;
-    store_iteration(it->first, it->second);
+    m_ready.emplace_back(it->first, std::move(it->second));
     m_pending.erase(it);
     ++m_next_iteration;
   }
+  if (!m_defer)
+    while (store_next()) {
+    }
+}
+
+bool iteration_processor::store_next() {
+  if (m_ready.empty()) return false;
+  auto [iteration, pending] = std::move(m_ready.front());
+  m_ready.pop_front();
+  store_iteration(iteration, pending);
+  m_stored_iterations = iteration + 1;
+  return true;
+}
+
+std::uint64_t iteration_processor::evacuate(active_buffer& target, std::uint64_t wanted) {
+  std::uint64_t freed = 0;
+  for (auto it = m_ready.rbegin(); it != m_ready.rend() && freed < wanted; ++it) {
+    // The oldest waits for the next store: move it only when it is the last one left.
+    if (it + 1 == m_ready.rend() && m_ready.size() > 1) break;
+    freed += target.take(it->first, it->second.blocks);
+  }
+  return freed;
 }
 
 void iteration_processor::finish() {
+  while (store_next()) {
+  }
   while (!m_pending.empty()) {
     auto it = m_pending.begin();
     if (it->second.ended_count < m_sources) {
@@ -86,6 +114,7 @@ void iteration_processor::finish() {
     }
     store_iteration(it->first, it->second);
     m_next_iteration = std::max(m_next_iteration, it->first + 1);
+    m_stored_iterations = m_next_iteration;
     m_pending.erase(it);
   }
 }

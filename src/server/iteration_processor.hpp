@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,7 +25,10 @@ struct stored_block {
   std::int32_t variable = 0;
   transport::heap_extent shared{0, 0};  // bytes == 0 when the memory is owned
   std::unique_ptr<std::byte[]> owned;
+  std::shared_ptr<const void> spilled;  // keeps a spill file mapping alive
 };
+
+class active_buffer;
 
 struct processor_counters {
   std::uint64_t iterations_stored = 0;
@@ -48,15 +52,27 @@ class iteration_processor {
   ~iteration_processor();
 
   void add_block(stored_block block);
-  // A source ended an iteration. Complete iterations are stored, in order, before returning.
+  // A source ended an iteration. Complete iterations are stored, in order, before returning,
+  // unless storing is deferred (then they wait for store_next()).
   void end_iteration(int source, int iteration, bool skipped);
+  // Dedicated cores defer storing, to drain their clients and move data out of the shared
+  // buffer between two stores.
+  void defer_storing(bool defer) noexcept { m_defer = defer; }
+  // Stores the oldest complete iteration; false when none is waiting.
+  bool store_next();
+  std::size_t waiting() const noexcept { return m_ready.size(); }
+  // Moves blocks of complete iterations out of the shared buffer (newest first, the oldest is
+  // stored next anyway) until `wanted` bytes are freed or nothing more can move.
+  std::uint64_t evacuate(active_buffer& target, std::uint64_t wanted);
   // No more input: stores what is left (iterations not ended by every source), marked
   // incomplete in the log. Collective over writers when a collective store is used.
   void finish();
 
   const processor_counters& counters() const noexcept { return m_counters; }
   // Iterations stored so far (they are stored in order, from 0).
-  int stored_iterations() const noexcept { return m_next_iteration; }
+  int stored_iterations() const noexcept { return m_stored_iterations; }
+  // The oldest iteration not yet complete.
+  int open_iteration() const noexcept { return m_next_iteration; }
   // The first store failure since the last call ("" if none), and forgets it.
   std::string take_failure();
 
@@ -74,7 +90,10 @@ class iteration_processor {
   release_function m_release;
   std::vector<std::unique_ptr<plugins::store>> m_stores;  // indexed like model.stores (may be null)
   std::map<int, pending_iteration> m_pending;
+  std::deque<std::pair<int, pending_iteration>> m_ready;  // complete, not yet stored
   int m_next_iteration = 0;
+  int m_stored_iterations = 0;
+  bool m_defer = false;
   processor_counters m_counters;
   std::string m_failure;
 };

@@ -3,6 +3,7 @@
 #include "server/server_loop.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -20,12 +21,18 @@ server_loop::server_loop(const config::model& model, const topology::layout& top
     : m_model(model),
       m_topo(topo),
       m_channel(channel),
+      m_buffer(model.arch, std::to_string(::getpid()) + "-" + std::to_string(topo.server_index),
+               [&channel](const std::vector<transport::heap_extent>& ranges) {
+                 channel.heap().release(ranges);
+               }),
       m_processor(model, topo.servers.get(), static_cast<int>(channel.client_count()),
                   [&channel](const std::vector<transport::heap_extent>& ranges) {
                     channel.heap().release(ranges);
                   }),
       m_events(model, topo.servers.get(), static_cast<int>(channel.client_count())),
-      m_stopped(channel.client_count(), 0) {}
+      m_stopped(channel.client_count(), 0) {
+  m_processor.defer_storing(true);
+}
 
 std::uint64_t server_loop::heap_high_water() const { return m_channel.heap().high_water(); }
 
@@ -34,6 +41,10 @@ void server_loop::run() {
   while (m_stopped_count < m_channel.client_count()) {
     bool progress = drain();
     if (m_events.has_bcast()) progress = m_events.poll() || progress;
+    if (m_processor.waiting()) {
+      store_one();
+      progress = true;
+    }
     if (progress) {
       idle = 0;
       continue;
@@ -47,8 +58,19 @@ void server_loop::run() {
     m_channel.end_sleep();
   }
   drain();
+  while (m_processor.waiting()) store_one();
   m_events.finish();
   m_processor.finish();
+  m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
+}
+
+void server_loop::store_one() {
+  transport::shared_heap& heap = m_channel.heap();
+  if (m_buffer.enabled() && m_processor.waiting() > 1) {
+    const std::uint64_t used = heap.used(), half = heap.capacity() / 2;
+    if (used > half) m_processor.evacuate(m_buffer, used - half);
+  }
+  m_processor.store_next();
   m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/model.hpp"
+#include "server/active_buffer.hpp"
 #include "server/event_dispatcher.hpp"
 #include "server/iteration_processor.hpp"
 #include "topology/topology.hpp"
@@ -22,14 +23,18 @@ class server_loop {
   void run();
   const processor_counters& counters() const noexcept { return m_processor.counters(); }
   std::uint64_t heap_high_water() const;
+  const active_buffer_counters& buffer_counters() const noexcept { return m_buffer.counters(); }
 
  private:
   bool drain();  // true when at least one message was handled
+  // Stores the oldest complete iteration, first moving younger ones out of a crowded buffer.
+  void store_one();
   void handle(std::uint32_t slot, const transport::message& m);
 
   const config::model& m_model;
   const topology::layout& m_topo;
   transport::channel& m_channel;
+  active_buffer m_buffer;  // before m_processor: buffered blocks point into it
   iteration_processor m_processor;
   event_dispatcher m_events;
   std::vector<char> m_stopped;

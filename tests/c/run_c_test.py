@@ -1,0 +1,369 @@
+#!/usr/bin/env python3
+"""Runs one C API test program under mpirun and checks what it left behind.
+
+The program itself checks return codes and messages on every rank (and exits non-zero if any
+rank saw something unexpected); this driver adds what only the outside can see: that mpirun
+finished in time, that every value the program wrote was stored (read back with h5py), that
+actions ran where and as often as they should, that warnings reached stderr, and that no
+shared memory was left in /dev/shm.
+
+    run_c_test.py --np 3 --xml api.xml.in --define CORES=1 --check api_errors -- \
+        ./api_errors @XML@ 1 @OUT@
+"""
+import argparse
+import glob
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import h5py
+import numpy as np
+
+NX, NY, N = 4, 3, 5  # tests/c/values.h
+DATA_N = 8192
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+class Topology:
+    """Who is client and who is server, computed like src/topology does it."""
+
+    def __init__(self, np_, cores, ranks_per_node):
+        per_node = ranks_per_node or np_
+        self.roles = {}           # world rank -> "client" | "server"
+        self.client_index = {}    # world rank -> client index
+        self.server_of = {}       # client index -> world rank of its server
+        self.servers = []         # world ranks of servers, in server index order
+        clients = []
+        for rank in range(np_):
+            node, node_rank = divmod(rank, per_node)
+            node_size = min(per_node, np_ - node * per_node)
+            on_node = node_size - cores
+            if cores and node_rank >= on_node:
+                self.roles[rank] = "server"
+                self.servers.append(rank)
+            else:
+                self.roles[rank] = "client"
+                clients.append(rank)
+        for index, rank in enumerate(clients):
+            self.client_index[rank] = index
+            node, node_rank = divmod(rank, per_node)
+            node_size = min(per_node, np_ - node * per_node)
+            on_node = node_size - cores
+            if cores:
+                group = node_rank * cores // on_node
+                self.server_of[index] = node * per_node + on_node + group
+        self.clients = len(clients)
+        self.cores = cores
+
+
+def job_segments():
+    """Shared-memory segments of Sidecore jobs (/dev/shm/sidecore-<token>-<server>)."""
+    pattern = re.compile(r"sidecore-[0-9a-f]{16}-[0-9]+$")
+    return {n for n in os.listdir("/dev/shm") if pattern.match(n)}
+
+
+def stored_blocks(out, simulation, iteration):
+    """Maps dataset path -> file over the FilePerCore files of one iteration."""
+    found = {}
+    for name in sorted(glob.glob(os.path.join(out, f"{simulation}_It{iteration}_Pr*.h5"))):
+        with h5py.File(name, "r") as h5:
+            def visit(path, obj, filename=name):
+                if isinstance(obj, h5py.Dataset):
+                    if path in found:
+                        fail(f"iteration {iteration}: {path} stored twice ({found[path]}, {filename})")
+                    found[path] = filename
+            h5.visititems(visit)
+    return found
+
+
+def read(filename, path):
+    with h5py.File(filename, "r") as h5:
+        return h5[path][...]
+
+
+def expect_array(what, got, want):
+    if got.shape != want.shape or got.dtype != want.dtype:
+        fail(f"{what}: {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}")
+    if not np.array_equal(got, want):
+        bad = tuple(np.argwhere(got != want)[0])
+        fail(f"{what}: value at {bad} is {got[bad]}, expected {want[bad]}")
+
+
+def field_values(iteration, source, block):
+    y, x = np.mgrid[0:NY, 0:NX]
+    return (iteration * 10000.0 + source * 1000.0 + block * 100.0 + y * NX + x).astype(np.float64)
+
+
+def counts_values(iteration, source):
+    return (iteration * 1000 + source * 100 + np.arange(N)).astype(np.int32)
+
+
+def data_values(iteration, source):
+    return iteration * 1e6 + source * 1e5 + np.arange(DATA_N, dtype=np.float64)
+
+
+def check_api(out, topo, iterations, with_counts, with_ticks):
+    for it in range(iterations):
+        found = stored_blocks(out, "api", it)
+        for src in range(topo.clients):
+            for b in range(2):
+                path = f"field/P{src}/B{b}"
+                if path not in found:
+                    fail(f"iteration {it}: {path} was not stored; have {sorted(found)}")
+                expect_array(f"It{it} {path}", read(found[path], path), field_values(it, src, b))
+            if with_counts:
+                path = f"counts/P{src}/B0"
+                if path not in found:
+                    fail(f"iteration {it}: {path} was not stored; have {sorted(found)}")
+                expect_array(f"It{it} {path}", read(found[path], path), counts_values(it, src))
+                if f"counts/P{src}/B1" in found:
+                    fail(f"iteration {it}: counts/P{src}/B1 was refused by the API, yet stored")
+            if with_ticks:
+                marker = os.path.join(out, f"tick_it{it}_src{src}")
+                if not os.path.exists(marker):
+                    fail(f"the action of 'tick' did not run for client {src} at iteration {it}")
+                runs = open(marker).read().count("ran")
+                if runs != 1:
+                    fail(f"the action of 'tick' ran {runs} times for client {src} at iteration {it}")
+    print(f"stored values checked: {iterations} iteration(s), {topo.clients} client(s)")
+
+
+def data_iterations(out, iterations, clients):
+    """Iteration -> set of sources whose 'data' block was stored (values checked)."""
+    stored = {}
+    for it in range(iterations):
+        found = stored_blocks(out, "full", it)
+        for path, filename in found.items():
+            m = re.fullmatch(r"data/P(\d+)/B0", path)
+            if not m:
+                fail(f"iteration {it}: unexpected dataset {path}")
+            src = int(m.group(1))
+            if src >= clients:
+                fail(f"iteration {it}: dataset {path} from an unknown client")
+            expect_array(f"It{it} {path}", read(filename, path), data_values(it, src))
+            stored.setdefault(it, set()).add(src)
+    return stored
+
+
+def check_full(out, topo, mode, iterations, output):
+    clients = set(range(topo.clients))
+    if mode in ("oversize", "wait"):
+        stored = data_iterations(out, iterations, topo.clients)
+        for it in range(iterations):
+            if stored.get(it) != clients:
+                fail(f"iteration {it}: stored blocks of clients {sorted(stored.get(it, []))}, "
+                     f"expected {sorted(clients)}")
+        print(f"all {iterations} iterations stored intact")
+    elif mode == "timeout":
+        stored = data_iterations(out, 5, topo.clients)
+        for it in (0, 1, 3, 4):
+            if stored.get(it) != clients:
+                fail(f"iteration {it} was written successfully but not stored")
+        if stored.get(2):
+            fail("iteration 2 was refused (timeout) but a block of it was stored")
+        print("iterations 0, 1, 3, 4 stored; iteration 2 (timed out) absent")
+    elif mode == "skip":
+        if topo.clients != 1:
+            fail("the skip check expects one client")
+        stored = data_iterations(out, iterations, 1)
+        kept = sorted(stored)
+        dropped = [it for it in range(iterations) if it not in stored]
+        print(f"stored iterations {kept}, dropped {dropped}")
+        if 0 not in stored:
+            fail("iteration 0 found an empty buffer and must be stored")
+        if not dropped:
+            fail("no iteration was dropped: the scenario did not fill the buffer")
+        # The first drop is reported when it happens, naming the iteration...
+        first = re.search(r"buffer full at iteration (\d+)", output)
+        if not first:
+            fail("no warning when the first iteration was dropped")
+        if int(first.group(1)) != dropped[0]:
+            fail(f"the first drop was reported at iteration {first.group(1)}, "
+                 f"but iteration {dropped[0]} is the first one missing")
+        # ...and the total at finalize, after the client called it.
+        marker = output.find("full_buffer: rank 0 calls damaris_finalize")
+        if marker < 0:
+            fail("the client never reached damaris_finalize")
+        report = re.search(r"buffer full: (\d+) iteration\(s\) skipped under policy=\"skip\"",
+                           output[marker:])
+        if not report:
+            fail("damaris_finalize did not report the skipped iterations on stderr")
+        if int(report.group(1)) != len(dropped):
+            fail(f"finalize reports {report.group(1)} skipped iteration(s), "
+                 f"but {len(dropped)} are missing from the output")
+    else:
+        fail(f"unknown full-buffer mode {mode}")
+
+
+def check_events(out, topo, iterations):
+    lines = []
+    for name in glob.glob(os.path.join(out, "events_rank*.log")):
+        for line in open(name):
+            lines.append(dict(kv.split("=", 1) for kv in line.split()))
+    pid_of = {}
+    for e in lines:
+        if e["event"] == "hello":
+            rank = int(e["rank"])
+            if e["role"] != topo.roles[rank]:
+                fail(f"rank {rank} is a {e['role']}, expected a {topo.roles[rank]}")
+            pid_of[rank] = e["pid"]
+    if len(pid_of) != len(topo.roles):
+        fail(f"{len(pid_of)} processes said hello, expected {len(topo.roles)}")
+    client_rank = {index: rank for rank, index in topo.client_index.items()}
+
+    def runs(event, **match):
+        return [e for e in lines if e["event"] == event and
+                all(e[k] == str(v) for k, v in match.items())]
+
+    def expect_count(event, found, want, what):
+        if len(found) != want:
+            fail(f"{event}: ran {len(found)} time(s) {what}, expected {want}: {found}")
+
+    for e in lines:
+        if e["event"] != "hello" and e["pid"] != pid_of[int(e["rank"])]:
+            fail(f"action logged by rank {e['rank']} from a foreign process: {e}")
+        if e["event"] in ("bound_ev", "local_bound_ev") and e["via"] != "bound":
+            fail(f"{e['event']}: the executable's symbol ran although a function was bound: {e}")
+
+    for it in range(iterations):
+        for src in range(topo.clients):
+            me = client_rank[src]
+            # Remote events run on the client's own server (in the client without servers).
+            runner = topo.server_of[src] if topo.cores else me
+            where = f"for client {src} at iteration {it}"
+            expect_count("core_ev", runs("core_ev", source=src, iteration=it), 2, where)
+            expect_count("core_ev", runs("core_ev", source=src, iteration=it, rank=runner), 2,
+                         where + f" on rank {runner}")
+            expect_count("bound_ev", runs("bound_ev", source=src, iteration=it, rank=runner), 1,
+                         where + f" on rank {runner}")
+            # execution="local": in the signalling client, whatever the deployment.
+            for event in ("local_ev", "local_bound_ev"):
+                found = runs(event, source=src, iteration=it)
+                expect_count(event, found, 1, where)
+                if found[0]["rank"] != str(me) or found[0]["role"] != "client":
+                    fail(f"{event}: ran on rank {found[0]['rank']} ({found[0]['role']}), "
+                         f"expected in client rank {me}")
+        # scope="group": once per server and iteration, when all of its clients signalled.
+        group = runs("group_ev", iteration=it)
+        if topo.cores:
+            expect_count("group_ev", group, len(topo.servers), f"at iteration {it}")
+            for server in topo.servers:
+                expect_count("group_ev", runs("group_ev", iteration=it, rank=server), 1,
+                             f"on server rank {server} at iteration {it}")
+        else:
+            expect_count("group_ev", group, topo.clients, f"at iteration {it} (no server)")
+        # scope="bcast": client (it % clients) signals; every server runs it once.
+        sender = it % topo.clients
+        bcast = runs("bcast_ev", iteration=it)
+        targets = topo.servers if topo.cores else [client_rank[sender]]
+        expect_count("bcast_ev", bcast, len(targets), f"at iteration {it}")
+        for rank in targets:
+            expect_count("bcast_ev", runs("bcast_ev", iteration=it, rank=rank, source=sender), 1,
+                         f"on rank {rank} at iteration {it}")
+    known = {"hello", "core_ev", "group_ev", "local_ev", "bcast_ev", "bound_ev", "local_bound_ev"}
+    for e in lines:
+        if e["event"] not in known:
+            fail(f"unexpected action: {e}")
+        if e["event"] != "hello" and not 0 <= int(e["iteration"]) < iterations:
+            fail(f"action for an iteration that never was: {e}")
+    print(f"{len(lines) - len(pid_of)} action runs checked over {len(pid_of)} processes")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--np", type=int, required=True)
+    ap.add_argument("--ranks-per-node", type=int, default=0)
+    ap.add_argument("--cores", type=int, default=0, help="dedicated cores per node")
+    ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--xml", help="template; @KEY@ replaced by --define values and @OUT@")
+    ap.add_argument("--define", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--check", default="none")
+    ap.add_argument("--iterations", type=int, default=1)
+    ap.add_argument("--mode", default="")
+    ap.add_argument("command", nargs=argparse.REMAINDER)
+    args = ap.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        fail("no program given")
+
+    topo = Topology(args.np, args.cores, args.ranks_per_node)
+    shm_before = job_segments()
+    with tempfile.TemporaryDirectory(prefix="sidecore-ctest-") as out:
+        values = {"OUT": out, "CORES": str(args.cores)}
+        for d in args.define:
+            key, _, value = d.partition("=")
+            values[key] = value
+        if args.xml:
+            text = open(args.xml).read()
+            for key, value in values.items():
+                text = text.replace(f"@{key}@", value)
+            if re.search(r"@[A-Z_]+@", text):
+                fail(f"{args.xml}: unreplaced {re.search(r'@[A-Z_]+@', text).group(0)}")
+            name = os.path.basename(args.xml)
+            values["XML"] = os.path.join(out, name[:-3] if name.endswith(".in") else name)
+            with open(values["XML"], "w") as f:
+                f.write(text)
+        argv = []
+        for word in command:
+            for key, value in values.items():
+                word = word.replace(f"@{key}@", value)
+            argv.append(word)
+
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   OMPI_MCA_rmaps_base_oversubscribe="1")
+        env.pop("SIDECORE_RANKS_PER_NODE", None)
+        if args.ranks_per_node:
+            env["SIDECORE_RANKS_PER_NODE"] = str(args.ranks_per_node)
+        cmd = ["mpirun", "--oversubscribe", "-np", str(args.np)] + argv
+        print("running: " + " ".join(cmd), flush=True)
+        # A session of its own, so that a hung job can be killed as a whole.
+        proc = subprocess.Popen(cmd, env=env, cwd=out, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        try:
+            output, _ = proc.communicate(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            output, _ = proc.communicate()
+            sys.stdout.write(output)
+            fail(f"the job did not finish within {args.timeout:g} s (hang?)")
+        sys.stdout.write(output)
+        if proc.returncode != 0:
+            # The job ended: check its output anyway, so one run reports every problem.
+            print(f"mpirun exited with {proc.returncode}; checking what the job left anyway")
+
+        if args.check == "api_errors":
+            check_api(out, topo, args.iterations, with_counts=True, with_ticks=True)
+        elif args.check == "lifecycle":
+            check_api(out, topo, args.iterations, with_counts=False, with_ticks=False)
+        elif args.check == "full":
+            check_full(out, topo, args.mode, args.iterations, output)
+        elif args.check == "events":
+            check_events(out, topo, args.iterations)
+        elif args.check != "none":
+            fail(f"unknown check {args.check}")
+        if proc.returncode != 0:
+            fail(f"mpirun exited with {proc.returncode}")
+
+    leaked = job_segments() - shm_before
+    # Jobs of other tests running at the same time own a segment for a moment (between
+    # creating it and unlinking it once mapped): only one that stays is a leak.
+    for _ in range(3):
+        if not leaked:
+            break
+        time.sleep(1)
+        leaked &= job_segments()
+    if leaked:
+        fail(f"shared memory left behind: {sorted(leaked)}")
+    print("OK")
+
+
+if __name__ == "__main__":
+    main()
