@@ -5,18 +5,11 @@
 #include <chrono>
 
 #include "common/error.hpp"
+#include "common/units.hpp"
 #include "common/log.hpp"
 #include "server/actions.hpp"
 
 namespace sidecore::client {
-namespace {
-std::string mib(std::uint64_t bytes) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return text;
-}
-}  // namespace
-
 background_writer::background_writer(const config::model& model, MPI_Comm writers,
                                      int writer_index, int writer_count)
     : m_model(model),

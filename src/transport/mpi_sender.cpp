@@ -6,18 +6,11 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/units.hpp"
 #include "common/log.hpp"
 #include "common/mpi_handles.hpp"
 
 namespace sidecore::transport {
-namespace {
-std::string mib(std::uint64_t bytes) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return text;
-}
-}  // namespace
-
 mpi_sender::mpi_sender(MPI_Comm link, int server_rank, const config::architecture& arch)
     : m_link(link),
       m_server(server_rank),

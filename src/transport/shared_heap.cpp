@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/units.hpp"
 
 namespace sidecore::transport {
 namespace {
@@ -33,12 +34,6 @@ class heap_lock {
  private:
   pthread_mutex_t* m_mutex;
 };
-
-std::string mib(std::uint64_t bytes) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return text;
-}
 
 }  // namespace
 
