@@ -5,11 +5,12 @@
 #include <chrono>
 
 #include "common/error.hpp"
-#include "common/units.hpp"
 #include "common/log.hpp"
+#include "common/units.hpp"
 #include "server/actions.hpp"
 
 namespace sidecore::client {
+
 background_writer::background_writer(const config::model& model, MPI_Comm writers,
                                      int writer_index, int writer_count)
     : m_model(model),

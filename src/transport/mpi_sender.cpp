@@ -6,11 +6,12 @@
 #include <thread>
 
 #include "common/error.hpp"
-#include "common/units.hpp"
 #include "common/log.hpp"
+#include "common/units.hpp"
 #include "common/mpi_handles.hpp"
 
 namespace sidecore::transport {
+
 mpi_sender::mpi_sender(MPI_Comm link, int server_rank, const config::architecture& arch)
     : m_link(link),
       m_server(server_rank),
