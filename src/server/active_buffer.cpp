@@ -22,7 +22,7 @@ active_buffer::active_buffer(const config::architecture& arch, std::string tag,
       m_tag(std::move(tag)),
       m_release(std::move(release)) {}
 
-std::uint64_t active_buffer::take(int iteration, std::vector<stored_block>& blocks) {
+std::uint64_t active_buffer::take(int iteration, std::vector<stored_block>& blocks, bool rescue) {
   std::vector<stored_block*> shared;
   std::uint64_t bytes = 0;
   for (stored_block& b : blocks) {
@@ -32,7 +32,7 @@ std::uint64_t active_buffer::take(int iteration, std::vector<stored_block>& bloc
   }
   if (shared.empty()) return 0;
   std::uint64_t freed = 0;
-  if (*m_in_memory + bytes <= m_limit) {
+  if (rescue || *m_in_memory + bytes <= m_limit) {
     freed = to_memory(shared);
   } else if (!m_spill_directory.empty()) {
     freed = to_spill_file(iteration, shared);

@@ -29,8 +29,9 @@ class active_buffer {
   active_buffer(const config::architecture& arch, std::string tag, release_function release);
 
   bool enabled() const noexcept { return m_limit > 0 || !m_spill_directory.empty(); }
-  // Moves the shared blocks of one iteration; returns the shared bytes freed.
-  std::uint64_t take(int iteration, std::vector<stored_block>& blocks);
+  // Moves the shared blocks of one iteration; returns the shared bytes freed. With rescue, the
+  // blocks go to server memory whatever the limit (see iteration_processor::rescue).
+  std::uint64_t take(int iteration, std::vector<stored_block>& blocks, bool rescue = false);
   const active_buffer_counters& counters() const noexcept { return m_counters; }
   std::uint64_t in_memory() const noexcept { return *m_in_memory; }
 

@@ -101,6 +101,15 @@ std::uint64_t iteration_processor::evacuate(active_buffer& target, std::uint64_t
   return freed;
 }
 
+std::uint64_t iteration_processor::rescue(active_buffer& target) {
+  std::uint64_t freed = 0;
+  for (auto it = m_pending.rbegin(); it != m_pending.rend(); ++it) {
+    if (it->first <= m_next_iteration) break;
+    freed += target.take(it->first, it->second.blocks, true);
+  }
+  return freed;
+}
+
 void iteration_processor::finish() {
   while (store_next()) {
   }

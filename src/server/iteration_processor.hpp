@@ -64,6 +64,11 @@ class iteration_processor {
   // Moves blocks of complete iterations out of the shared buffer (newest first, the oldest is
   // stored next anyway) until `wanted` bytes are freed or nothing more can move.
   std::uint64_t evacuate(active_buffer& target, std::uint64_t wanted);
+  // When writers wait for space that only the oldest open iteration's completion would free,
+  // and that iteration still lacks blocks, moves the blocks of younger iterations out of the
+  // shared buffer (into server memory) so that the lagging clients can write. Returns bytes
+  // freed.
+  std::uint64_t rescue(active_buffer& target);
   // No more input: stores what is left (iterations not ended by every source), marked
   // incomplete in the log. Collective over writers when a collective store is used.
   void finish();

@@ -49,6 +49,7 @@ void server_loop::run() {
       idle = 0;
       continue;
     }
+    if (idle == 0 || idle % 256 == 0) rescue_waiting_writers();
     if (++idle < idle_rounds_before_sleep) {
       sched_yield();
       continue;
@@ -62,6 +63,17 @@ void server_loop::run() {
   m_events.finish();
   m_processor.finish();
   m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
+}
+
+void server_loop::rescue_waiting_writers() {
+  // Nothing to store and writers wait: they may be clients behind the others, unable to
+  // complete the oldest iteration because younger ones fill the buffer.
+  if (m_channel.heap().waiters() == 0) return;
+  std::uint64_t freed = m_processor.rescue(m_buffer);
+  if (freed)
+    log::info("moved ", freed, " bytes of iterations after ", m_processor.open_iteration(),
+              " into server memory so that clients still writing iteration ",
+              m_processor.open_iteration(), " get space");
 }
 
 void server_loop::store_one() {

@@ -29,6 +29,7 @@ class server_loop {
   bool drain();  // true when at least one message was handled
   // Stores the oldest complete iteration, first moving younger ones out of a crowded buffer.
   void store_one();
+  void rescue_waiting_writers();
   void handle(std::uint32_t slot, const transport::message& m);
 
   const config::model& m_model;

@@ -174,6 +174,11 @@ std::uint64_t shared_heap::used() const {
   return m_state->used;
 }
 
+std::uint32_t shared_heap::waiters() const {
+  heap_lock lock(&m_state->mutex);
+  return m_state->waiters;
+}
+
 std::uint64_t shared_heap::high_water() const {
   heap_lock lock(&m_state->mutex);
   return m_state->high_water;

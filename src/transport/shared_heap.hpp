@@ -56,6 +56,8 @@ class shared_heap {
   std::uint64_t capacity() const noexcept { return m_state->heap_size; }
   std::uint64_t used() const;
   std::uint64_t high_water() const;
+  // Writers currently waiting for space.
+  std::uint32_t waiters() const;
   static std::uint64_t rounded(std::uint64_t bytes) noexcept {
     return bytes == 0 ? heap_alignment : (bytes + heap_alignment - 1) / heap_alignment * heap_alignment;
   }

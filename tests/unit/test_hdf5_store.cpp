@@ -6,13 +6,18 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <cmath>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
 #include "config/model.hpp"
+#include "plugins/hdf5/block_data.hpp"
+#include "plugins/hdf5/compression.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "plugins/store.hpp"
 
@@ -357,15 +362,15 @@ TEST_F(hdf5_store, block_smaller_than_its_dimensions_is_rejected) {
 }
 
 TEST_F(hdf5_store, unknown_option_names_the_valid_keys) {
-  set_option("Compression", "gzip");
+  set_option("Compresion", "gzip");
   try {
     make_store();
     FAIL() << "expected config_error";
   } catch (const config_error& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("test.xml:12"), std::string::npos) << message;
-    EXPECT_NE(message.find("Compression"), std::string::npos) << message;
-    EXPECT_NE(message.find("FileMode, FilesPath, XDMFMode"), std::string::npos) << message;
+    EXPECT_NE(message.find("Compresion"), std::string::npos) << message;
+    EXPECT_NE(message.find("FileMode, FilesPath, VirtualView, XDMF"), std::string::npos) << message;
   }
 }
 
@@ -430,3 +435,188 @@ TEST_F(hdf5_store, null_store_type_is_case_insensitive_and_writes_nothing) {
 }
 
 }  // namespace
+
+TEST_F(hdf5_store, file_per_core_master_file_shows_the_global_array) {
+  const std::size_t t = add_variable("t", config::element_type::int32, 2, "K");
+  const std::size_t local = add_variable("local", config::element_type::int32, 1);
+  const std::vector<std::int32_t> a = {1, 2, 3, 4, 5, 6};
+  const std::vector<std::int32_t> b = {7, 8, 9, 10, 11, 12};
+  const std::vector<block_view> blocks = {
+      make_block(0, 0, 2, a.data(), 24, {2, 3}, {0, 0}, {2, 6}),
+      make_block(1, 0, 2, b.data(), 24, {2, 3}, {0, 3}, {2, 6})};
+  const std::vector<block_view> local_blocks = {make_block(0, 0, 2, a.data(), 8, {2})};
+  iteration_data data;
+  data.iteration = 2;
+  data.variables = {blocks_of(t, blocks), blocks_of(local, local_blocks)};
+
+  make_store()->write_iteration(data);
+
+  const file_handle master = open_file(path("sim_It2.h5"));
+  ASSERT_TRUE(master.valid());
+  EXPECT_EQ(read_int_attribute(master.get(), "complete"), 1);
+  EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "t", H5T_NATIVE_INT32),
+            (std::vector<std::int32_t>{1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12}));
+  EXPECT_LE(H5Lexists(master.get(), "local", H5P_DEFAULT), 0);
+  dataset_handle dataset(H5Dopen2(master.get(), "t", H5P_DEFAULT));
+  EXPECT_EQ(read_string_attribute(dataset.get(), "unit"), "K");
+  EXPECT_EQ(read_int64_array_attribute(dataset.get(), "block_positions"),
+            (std::vector<std::int64_t>{0, 0, 0, 3}));
+  EXPECT_TRUE(fs::exists(path("sim.xmf")));
+}
+
+TEST_F(hdf5_store, virtual_view_and_xdmf_can_be_turned_off) {
+  set_option("VirtualView", "false");
+  const std::size_t t = add_variable("t", config::element_type::int32, 1);
+  const std::vector<std::int32_t> a = {1, 2};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, a.data(), 8, {2}, {0}, {2})};
+  iteration_data data;
+  data.variables = {blocks_of(t, blocks)};
+
+  make_store()->write_iteration(data);
+
+  EXPECT_TRUE(fs::exists(path("sim_It0_Pr0.h5")));
+  EXPECT_FALSE(fs::exists(path("sim_It0.h5")));
+  EXPECT_FALSE(fs::exists(path("sim.xmf")));
+}
+
+TEST_F(hdf5_store, ghost_zones_are_not_stored) {
+  const std::size_t t = add_variable("t", config::element_type::float64, 2);
+  const std::map<std::string, std::size_t, std::less<>> no_parameters;
+  const auto one = config::parse_expression("1", no_parameters, "test.xml:7");
+  const auto zero = config::parse_expression("0", no_parameters, "test.xml:7");
+  m_model.layouts[0].ghosts = {{one, one}, {zero, one}};
+  // 4x3 in memory: rows 0 and 3 and column 2 are ghosts; the interior is 2x2.
+  const std::vector<double> memory = {-1, -1, -1,  //
+                                      1, 2, -1,    //
+                                      3, 4, -1,    //
+                                      -1, -1, -1};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, memory.data(), 96, {4, 3}, {0, 0}, {2, 2})};
+  iteration_data data;
+  data.variables = {blocks_of(t, blocks)};
+
+  make_store()->write_iteration(data);
+
+  const file_handle file = open_file(path("sim_It0_Pr0.h5"));
+  EXPECT_EQ(read_dataset<double>(file.get(), "t/P0/B0", H5T_NATIVE_DOUBLE),
+            (std::vector<double>{1, 2, 3, 4}));
+  const file_handle master = open_file(path("sim_It0.h5"));
+  EXPECT_EQ(read_dataset<double>(master.get(), "t", H5T_NATIVE_DOUBLE),
+            (std::vector<double>{1, 2, 3, 4}));
+}
+
+TEST_F(hdf5_store, store_frequency_skips_iterations) {
+  m_model.stores[0].frequency = 2;
+  const std::size_t t = add_variable("t", config::element_type::int32, 1);
+  const std::vector<std::int32_t> a = {1, 2};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, a.data(), 8, {2}, {0}, {2})};
+  const auto store = make_store();
+  for (std::int32_t it = 0; it < 4; ++it) {
+    iteration_data data;
+    data.iteration = it;
+    data.variables = {blocks_of(t, blocks)};
+    store->write_iteration(data);
+  }
+  EXPECT_TRUE(fs::exists(path("sim_It0_Pr0.h5")));
+  EXPECT_FALSE(fs::exists(path("sim_It1_Pr0.h5")));
+  EXPECT_TRUE(fs::exists(path("sim_It2_Pr0.h5")));
+  EXPECT_FALSE(fs::exists(path("sim_It3_Pr0.h5")));
+}
+
+TEST_F(hdf5_store, time_invariant_variable_is_written_once_and_mapped_later) {
+  const std::size_t x = add_variable("x", config::element_type::float64, 1);
+  m_model.variables[x].time_varying = false;
+  const std::vector<double> values = {0.5, 1.5};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, values.data(), 16, {2}, {0}, {2})};
+  const auto store = make_store();
+  for (std::int32_t it = 0; it < 2; ++it) {
+    iteration_data data;
+    data.iteration = it;
+    data.variables = {blocks_of(x, blocks)};
+    store->write_iteration(data);
+  }
+  const file_handle second = open_file(path("sim_It1_Pr0.h5"));
+  EXPECT_LE(H5Lexists(second.get(), "x", H5P_DEFAULT), 0);
+  const file_handle master = open_file(path("sim_It1.h5"));
+  EXPECT_EQ(read_dataset<double>(master.get(), "x", H5T_NATIVE_DOUBLE), values);
+}
+
+TEST_F(hdf5_store, compression_is_lossless_and_reports_its_ratio) {
+  set_option("Compression", "deflate:6");
+  const std::size_t t = add_variable("t", config::element_type::float64, 1);
+  std::vector<double> values(4096);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i % 7) * 0.25;
+  const std::vector<block_view> blocks = {
+      make_block(0, 0, 0, values.data(), values.size() * 8, {4096}, {0}, {4096})};
+  iteration_data data;
+  data.variables = {blocks_of(t, blocks)};
+
+  make_store()->write_iteration(data);
+
+  const file_handle file = open_file(path("sim_It0_Pr0.h5"));
+  EXPECT_EQ(read_dataset<double>(file.get(), "t/P0/B0", H5T_NATIVE_DOUBLE), values);
+  attribute_handle ratio(H5Aopen(file.get(), "compression_ratio", H5P_DEFAULT));
+  double value = 0;
+  ASSERT_GE(H5Aread(ratio.get(), H5T_NATIVE_DOUBLE, &value), 0);
+  EXPECT_GT(value, 4.0);
+}
+
+TEST_F(hdf5_store, half_precision_is_read_back_within_its_precision) {
+  set_option("Precision.t", "half");
+  const std::size_t t = add_variable("t", config::element_type::float32, 1);
+  const std::vector<float> values = {1.0f, -2.5f, 0.1f, 1000.3f, 3.0e-6f};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, values.data(), 20, {5})};
+  iteration_data data;
+  data.variables = {blocks_of(t, blocks)};
+
+  make_store()->write_iteration(data);
+
+  const file_handle file = open_file(path("sim_It0_Pr0.h5"));
+  dataset_handle dataset(H5Dopen2(file.get(), "t/P0/B0", H5P_DEFAULT));
+  datatype_handle type(H5Dget_type(dataset.get()));
+  EXPECT_EQ(H5Tget_size(type.get()), 2u);
+  std::vector<float> back(values.size());
+  ASSERT_GE(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()), 0);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    // binary16 keeps 11 significant bits; 3e-6 is subnormal there (step 2^-24).
+    EXPECT_NEAR(back[i], values[i], std::abs(values[i]) / 2048.0f + 6.0e-8f) << i;
+  }
+}
+
+TEST(hdf5_half, float_to_half_rounds_to_nearest_even) {
+  using plugins::hdf5::float_to_half;
+  EXPECT_EQ(float_to_half(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_half(-2.0f), 0xc000);
+  EXPECT_EQ(float_to_half(0.1f), 0x2e66);
+  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);  // halfway past the largest: infinity
+  EXPECT_EQ(float_to_half(5.9604645e-8f), 0x0001);  // 2^-24, the smallest subnormal
+  EXPECT_EQ(float_to_half(2.9802322e-8f), 0x0000);  // 2^-25: tie, rounds to even 0
+  EXPECT_EQ(float_to_half(1.0f + 1.0f / 2048.0f), 0x3c00);  // tie, rounds to even
+  EXPECT_EQ(float_to_half(1.0f + 3.0f / 2048.0f), 0x3c02);  // tie, rounds to even (up)
+  EXPECT_EQ(float_to_half(std::numeric_limits<float>::infinity()), 0x7c00);
+  EXPECT_EQ(float_to_half(std::numeric_limits<float>::quiet_NaN()) & 0x7e00, 0x7e00);
+}
+
+TEST_F(hdf5_store, compression_option_names_the_valid_forms) {
+  set_option("Compression", "lzma:3");
+  try {
+    make_store();
+    FAIL() << "expected config_error";
+  } catch (const config_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("test.xml:12"), std::string::npos) << message;
+    EXPECT_NE(message.find("deflate[:0-9]"), std::string::npos) << message;
+  }
+}
+
+TEST_F(hdf5_store, per_variable_option_for_an_unknown_variable_suggests_one) {
+  add_variable("temperature", config::element_type::float64, 1);
+  set_option("Precision.temperatur", "half");
+  try {
+    make_store();
+    FAIL() << "expected config_error";
+  } catch (const config_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("temperature"), std::string::npos) << message;
+  }
+}

@@ -1,20 +1,34 @@
 // The HDF5 store: Damaris-compatible file-per-core and collective output.
 #pragma once
 
+#include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 
+#include "plugins/hdf5/block_data.hpp"
+#include "plugins/hdf5/compression.hpp"
 #include "plugins/store.hpp"
 
 namespace sidecore::plugins::hdf5 {
 
 enum class file_mode { file_per_core, collective };
 
+// How one variable is written: lossless filter and precision reduction.
+struct output_settings {
+  hdf5::compression compression;
+  hdf5::precision precision = hdf5::precision::full;
+};
+
 // The store's XML options, validated.
 struct store_options {
   file_mode mode = file_mode::file_per_core;
   std::string files_path;  // "" (current directory) or a prefix ending in '/'
-  std::string xdmf_mode;   // accepted for compatibility, not used yet
+  std::string xdmf_mode;   // accepted for compatibility, not used
+  bool virtual_view = true;  // FilePerCore: per-iteration master file of virtual datasets
+  bool xdmf = true;          // <FilesPath><simulation>.xmf
+  output_settings defaults;  // Compression, Precision, Shuffle
+  std::map<std::size_t, output_settings> per_variable;  // Compression.<var>, Precision.<var>
 };
 
 // Validates the options of context.settings. Throws config_error naming the file, the line

@@ -1,0 +1,214 @@
+// Builds the master file of file-per-core output. Writers send their block metadata to writer
+// 0 once their own file is closed; writer 0 then maps each block with a virtual dataset whose
+// source file name is relative, so that the output directory can be moved as a whole.
+#include "plugins/hdf5/virtual_view.hpp"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <tuple>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "plugins/hdf5/hdf5_attributes.hpp"
+#include "plugins/hdf5/hdf5_handle.hpp"
+
+namespace sidecore::plugins::hdf5 {
+
+namespace {
+
+void check_mpi_call(int status, const char* call) {
+  if (status != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING] = {};
+    int length = 0;
+    MPI_Error_string(status, text, &length);
+    throw mpi_error(std::string("HDF5 store: ") + call + " failed: " + text);
+  }
+}
+
+// Per block: variable, type, source, block, ndims, has global, dims, position, global.
+constexpr std::size_t fixed_fields = 6;
+
+}  // namespace
+
+std::string block_dataset_name(const std::string& variable, std::int32_t source,
+                               std::int32_t block) {
+  return variable + "/P" + std::to_string(source) + "/B" + std::to_string(block);
+}
+
+std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine,
+                                           std::int32_t iteration, bool failed_here,
+                                           MPI_Comm comm, bool& failed) {
+  std::vector<std::int64_t> packed;
+  packed.push_back(failed_here ? 1 : 0);
+  for (const local_blocks& b : mine) {
+    const std::size_t ndims = b.dims.size();
+    const bool has_global = b.global_dims != nullptr && b.global_dims->size() == ndims &&
+                            ndims > 0;
+    packed.insert(packed.end(),
+                  {static_cast<std::int64_t>(b.variable), static_cast<std::int64_t>(b.type),
+                   b.source, b.block, static_cast<std::int64_t>(ndims), has_global ? 1 : 0});
+    packed.insert(packed.end(), b.dims.begin(), b.dims.end());
+    packed.insert(packed.end(), b.position.begin(), b.position.end());
+    if (has_global) packed.insert(packed.end(), b.global_dims->begin(), b.global_dims->end());
+  }
+
+  int rank = 0, size = 1;
+  check_mpi_call(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi_call(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  int count = static_cast<int>(packed.size());
+  std::vector<int> counts(rank == 0 ? static_cast<std::size_t>(size) : 0);
+  check_mpi_call(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm),
+                 "MPI_Gather");
+  std::vector<int> displacements;
+  std::vector<std::int64_t> all;
+  if (rank == 0) {
+    displacements.resize(counts.size(), 0);
+    for (std::size_t w = 1; w < counts.size(); ++w) {
+      displacements[w] = displacements[w - 1] + counts[w - 1];
+    }
+    all.resize(static_cast<std::size_t>(displacements.back() + counts.back()));
+  }
+  check_mpi_call(MPI_Gatherv(packed.data(), count, MPI_INT64_T, all.data(), counts.data(),
+                             displacements.data(), MPI_INT64_T, 0, comm),
+                 "MPI_Gatherv");
+  failed = false;
+  if (rank != 0) return {};
+
+  std::vector<variable_record> records;
+  const auto record_of = [&](std::size_t variable, stored_type type) -> variable_record& {
+    for (variable_record& r : records) {
+      if (r.variable == variable) return r;
+    }
+    variable_record r;
+    r.variable = variable;
+    r.stored_iteration = iteration;
+    r.type = type;
+    records.push_back(std::move(r));
+    return records.back();
+  };
+  for (std::size_t w = 0; w < counts.size(); ++w) {
+    const std::int64_t* p = all.data() + displacements[w];
+    const std::int64_t* end = p + counts[w];
+    if (*p++ != 0) failed = true;
+    while (p + fixed_fields <= end) {
+      const auto variable = static_cast<std::size_t>(p[0]);
+      const auto type = static_cast<stored_type>(p[1]);
+      block_record block;
+      block.writer = static_cast<std::int32_t>(w);
+      block.source = static_cast<std::int32_t>(p[2]);
+      block.block = static_cast<std::int32_t>(p[3]);
+      const auto ndims = static_cast<std::size_t>(p[4]);
+      const bool has_global = p[5] != 0;
+      p += fixed_fields;
+      block.dims.assign(p, p + ndims);
+      p += ndims;
+      block.position.assign(p, p + ndims);
+      p += ndims;
+      variable_record& record = record_of(variable, type);
+      if (has_global) {
+        if (record.global_dims.size() != ndims) record.global_dims.assign(ndims, 0);
+        for (std::size_t d = 0; d < ndims; ++d) {
+          record.global_dims[d] = std::max(record.global_dims[d], p[d]);
+        }
+        p += ndims;
+      }
+      record.blocks.push_back(std::move(block));
+    }
+  }
+  std::sort(records.begin(), records.end(),
+            [](const variable_record& a, const variable_record& b) { return a.variable < b.variable; });
+  for (variable_record& r : records) {
+    std::sort(r.blocks.begin(), r.blocks.end(), [](const block_record& a, const block_record& b) {
+      return std::tie(a.source, a.block) < std::tie(b.source, b.block);
+    });
+  }
+  return records;
+}
+
+bool write_master(const std::string& path, const config::model& model, std::int32_t iteration,
+                  const std::vector<variable_record>& records,
+                  const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
+                  bool complete) {
+  const bool any = std::any_of(records.begin(), records.end(), [](const variable_record& r) {
+    return !r.global_dims.empty();
+  });
+  if (!any) return false;
+
+  const call_site file_site{path, {}};
+  file_handle file(check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                            "H5Fcreate", file_site));
+  write_int_attribute(file.get(), "/", "iteration", iteration, path);
+  write_int_attribute(file.get(), "/", "complete", complete ? 1 : 0, path);
+  const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);
+
+  for (const variable_record& record : records) {
+    if (record.global_dims.empty()) continue;
+    const config::variable& var = model.variables[record.variable];
+    const config::layout& layout = model.layouts[var.layout_index];
+    const std::string& name = var.name;
+    const call_site site{path, name};
+    const std::size_t ndims = record.global_dims.size();
+    const std::vector<hsize_t> global(record.global_dims.begin(), record.global_dims.end());
+    const dataspace_handle global_space = make_simple_space(global, site);
+    property_list_handle dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", site));
+
+    std::vector<std::int64_t> positions, extents;
+    std::vector<std::int32_t> origins;  // writer, source, block per mapped block
+    for (const block_record& block : record.blocks) {
+      bool empty = block.dims.size() != ndims;
+      bool fits = !empty;
+      for (std::size_t d = 0; d < ndims && fits; ++d) {
+        if (block.dims[d] == 0) empty = true;
+        fits = block.position[d] >= 0 && block.position[d] + block.dims[d] <= record.global_dims[d];
+      }
+      if (empty) continue;
+      if (!fits) {
+        log::warning("HDF5 store: ", block_dataset_name(name, block.source, block.block),
+                     " of iteration ", record.stored_iteration,
+                     " lies outside the global dimensions; left out of ", path);
+        continue;
+      }
+      const std::vector<hsize_t> count(block.dims.begin(), block.dims.end());
+      const std::vector<hsize_t> start(block.position.begin(), block.position.end());
+      dataspace_handle virtual_space(check_id(H5Scopy(global_space.get()), "H5Scopy", site));
+      check_status(H5Sselect_hyperslab(virtual_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                       count.data(), nullptr),
+                   "H5Sselect_hyperslab", site);
+      const dataspace_handle source_space = make_simple_space(count, site);
+      const std::string source_name = source_file(record.stored_iteration, block.writer);
+      const std::string dataset_name = block_dataset_name(name, block.source, block.block);
+      check_status(H5Pset_virtual(dcpl.get(), virtual_space.get(), source_name.c_str(),
+                                  dataset_name.c_str(), source_space.get()),
+                   "H5Pset_virtual", site);
+      positions.insert(positions.end(), block.position.begin(), block.position.end());
+      extents.insert(extents.end(), block.dims.begin(), block.dims.end());
+      origins.insert(origins.end(), {block.writer, block.source, block.block});
+    }
+
+    const stored_hdf5_type type(record.type);
+    dataset_handle dataset(check_id(H5Dcreate2(file.get(), name.c_str(), type.get(),
+                                               global_space.get(), lcpl.get(), dcpl.get(),
+                                               H5P_DEFAULT),
+                                    "H5Dcreate2", site));
+    write_int_attribute(dataset.get(), name, "iteration", iteration, path);
+    write_int_attribute(dataset.get(), name, "stored_iteration", record.stored_iteration, path);
+    write_string_attribute(dataset.get(), name, "layout", layout.name, path);
+    if (!var.unit.empty()) write_string_attribute(dataset.get(), name, "unit", var.unit, path);
+    const hsize_t mapped = origins.size() / 3;
+    if (mapped > 0) {
+      write_attribute(dataset.get(), name, "block_positions", H5T_NATIVE_INT64,
+                      {mapped, ndims}, positions.data(), path);
+      write_attribute(dataset.get(), name, "block_dimensions", H5T_NATIVE_INT64,
+                      {mapped, ndims}, extents.data(), path);
+      write_attribute(dataset.get(), name, "block_origins", H5T_NATIVE_INT32, {mapped, 3},
+                      origins.data(), path);
+    }
+    check_status(dataset.close(), "H5Dclose", site);
+  }
+  check_status(file.close(), "H5Fclose", file_site);
+  return true;
+}
+
+}  // namespace sidecore::plugins::hdf5

@@ -1,0 +1,66 @@
+// The master file of file-per-core output: one HDF5 virtual dataset per variable that maps
+// every block, in every writer's file, to its place in the global array.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "config/model.hpp"
+#include "plugins/hdf5/block_data.hpp"
+
+namespace sidecore::plugins::hdf5 {
+
+// One block as stored in a file-per-core file.
+struct block_record {
+  std::int32_t writer = 0;
+  std::int32_t source = 0;
+  std::int32_t block = 0;
+  std::vector<std::int64_t> dims;      // interior extents
+  std::vector<std::int64_t> position;  // global offset of the interior
+};
+
+// A variable of one iteration as the whole store holds it.
+struct variable_record {
+  std::size_t variable = 0;            // index in model::variables
+  std::int32_t stored_iteration = 0;   // iteration whose files hold the data
+  stored_type type = stored_type::int8;
+  std::vector<std::int64_t> global_dims;  // empty when the layout gives none
+  std::vector<block_record> blocks;       // file-per-core only, ordered by (source, block)
+};
+
+// What one writer contributes: its blocks of the variables it wrote in this iteration.
+struct local_blocks {
+  std::size_t variable = 0;
+  stored_type type = stored_type::int8;
+  const std::vector<std::int64_t>* global_dims = nullptr;  // may be empty
+  std::int32_t source = 0;
+  std::int32_t block = 0;
+  std::vector<std::int64_t> dims;
+  std::vector<std::int64_t> position;
+};
+
+// Gathers the blocks of every writer on writer 0 (collective over comm). On writer 0 returns
+// one record per variable holding at least one block anywhere, in model order, with the
+// global dimensions agreed as the largest of each extent; elsewhere returns nothing.
+// `failed` is true on writer 0 when some writer reported failed_here.
+std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine,
+                                           std::int32_t iteration, bool failed_here,
+                                           MPI_Comm comm, bool& failed);
+
+// Writes the master file at path (replacing it). Records without global dimensions are
+// skipped. source_file(iteration, writer) names the file-per-core file of a block, relative
+// to the master's directory. Returns false when no record had global dimensions (no file).
+bool write_master(const std::string& path, const config::model& model, std::int32_t iteration,
+                  const std::vector<variable_record>& records,
+                  const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
+                  bool complete);
+
+// "<variable>/P<source>/B<block>": the dataset of a block in a file-per-core file.
+std::string block_dataset_name(const std::string& variable, std::int32_t source,
+                               std::int32_t block);
+
+}  // namespace sidecore::plugins::hdf5
