@@ -513,20 +513,22 @@ class builder {
 
   // Sizes may be expressions ("64*1024*1024") over parameters, so they wait for <data>.
   void evaluate_architecture_sizes() {
-    const auto size_of = [this](const std::pair<xml, std::string>& source, const char* what) {
+    const auto size_of = [this](const std::pair<xml, std::string>& source, const char* what,
+                                std::int64_t minimum) {
       const expression e = integer_expression(source.first, source.second, m_parameter_names,
                                               std::string(what) + " size");
       const std::int64_t value = e.evaluate(parameter_values());
-      if (value < 1) {
+      if (value < minimum) {
         fail(source.first, std::string(what) + " size '" + source.second + "' is " +
                                std::to_string(value),
-             "the size must be at least 1");
+             "the size must be at least " + std::to_string(minimum));
       }
       return static_cast<std::uint64_t>(value);
     };
-    if (m_buffer_size.first) m_model.arch.buffer_size = size_of(m_buffer_size, "buffer");
-    if (m_queue_size.first) m_model.arch.queue_size = size_of(m_queue_size, "queue");
-    if (m_server_memory.first) m_model.arch.server_memory = size_of(m_server_memory, "server-memory");
+    if (m_buffer_size.first) m_model.arch.buffer_size = size_of(m_buffer_size, "buffer", 1);
+    if (m_queue_size.first) m_model.arch.queue_size = size_of(m_queue_size, "queue", 1);
+    if (m_server_memory.first)
+      m_model.arch.server_memory = size_of(m_server_memory, "server-memory", 0);
   }
 
   void read_parameters(xml data) {

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdlib>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "common/error.hpp"
 #include "plugins/hdf5/hdf5_store.hpp"
@@ -13,14 +16,40 @@ namespace sidecore::plugins {
 
 namespace {
 
-// Discards every iteration: measures the cost of everything but the storage itself.
+// Discards every iteration: measures the cost of everything but the storage itself. Option
+// Delay (seconds per iteration) makes it behave like a slow file system, for tests and
+// benchmarks of back-pressure and active buffering.
 class null_store final : public store {
  public:
-  void write_iteration(const iteration_data& /*data*/) override {}
+  explicit null_store(double delay) : m_delay(delay) {}
+  void write_iteration(const iteration_data& /*data*/) override {
+    if (m_delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(m_delay));
+  }
+
+ private:
+  double m_delay;
 };
 
-std::unique_ptr<store> make_null_store(const store_context& /*context*/) {
-  return std::make_unique<null_store>();
+std::string where(const store_context& context) {
+  const std::string file = context.model != nullptr && !context.model->file.empty()
+                               ? context.model->file
+                               : "<configuration>";
+  return file + ':' + std::to_string(context.settings->line);
+}
+
+std::unique_ptr<store> make_null_store(const store_context& context) {
+  double delay = 0;
+  for (const auto& [key, value] : context.settings->options) {
+    if (key != "Delay")
+      throw config_error(where(context) + ": store \"" + context.settings->name +
+                         "\": unknown option \"" + key + "\" for type null; valid options: Delay");
+    char* end = nullptr;
+    delay = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || delay < 0)
+      throw config_error(where(context) + ": store \"" + context.settings->name +
+                         "\": Delay \"" + value + "\" is not a number of seconds >= 0");
+  }
+  return std::make_unique<null_store>(delay);
 }
 
 struct store_type {
@@ -54,10 +83,7 @@ std::unique_ptr<store> make_store(const store_context& context) {
     if (!valid.empty()) valid += ", ";
     valid += type.name;
   }
-  const std::string file =
-      context.model != nullptr && !context.model->file.empty() ? context.model->file
-                                                                : "<configuration>";
-  throw config_error(file + ':' + std::to_string(settings.line) + ": store \"" + settings.name +
+  throw config_error(where(context) + ": store \"" + settings.name +
                      "\": unknown type \"" + settings.type + "\"; valid types are " + valid);
 }
 

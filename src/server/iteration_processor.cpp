@@ -93,11 +93,9 @@ bool iteration_processor::store_next() {
 
 std::uint64_t iteration_processor::evacuate(active_buffer& target, std::uint64_t wanted) {
   std::uint64_t freed = 0;
-  for (auto it = m_ready.rbegin(); it != m_ready.rend() && freed < wanted; ++it) {
-    // The oldest waits for the next store: move it only when it is the last one left.
-    if (it + 1 == m_ready.rend() && m_ready.size() > 1) break;
+  // Newest first; the oldest too, since it is about to be stored and a store may be slow.
+  for (auto it = m_ready.rbegin(); it != m_ready.rend() && freed < wanted; ++it)
     freed += target.take(it->first, it->second.blocks);
-  }
   return freed;
 }
 

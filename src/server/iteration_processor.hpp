@@ -61,8 +61,8 @@ class iteration_processor {
   // Stores the oldest complete iteration; false when none is waiting.
   bool store_next();
   std::size_t waiting() const noexcept { return m_ready.size(); }
-  // Moves blocks of complete iterations out of the shared buffer (newest first, the oldest is
-  // stored next anyway) until `wanted` bytes are freed or nothing more can move.
+  // Moves blocks of complete iterations out of the shared buffer (newest first) until `wanted`
+  // bytes are freed or nothing more can move.
   std::uint64_t evacuate(active_buffer& target, std::uint64_t wanted);
   // When writers wait for space that only the oldest open iteration's completion would free,
   // and that iteration still lacks blocks, moves the blocks of younger iterations out of the

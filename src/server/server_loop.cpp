@@ -78,10 +78,13 @@ void server_loop::rescue_waiting_writers() {
 
 void server_loop::store_one() {
   transport::shared_heap& heap = m_channel.heap();
-  if (m_buffer.enabled() && m_processor.waiting() > 1) {
+  // A store may take long (a slow file system): before it starts, a crowded buffer is
+  // relieved so that clients keep writing meanwhile.
+  if (m_buffer.enabled()) {
     const std::uint64_t used = heap.used(), half = heap.capacity() / 2;
     if (used > half) m_processor.evacuate(m_buffer, used - half);
   }
+  rescue_waiting_writers();
   m_processor.store_next();
   m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
 }

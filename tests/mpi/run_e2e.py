@@ -90,6 +90,13 @@ def main():
     ap.add_argument("--policy", default="wait")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--slow-ms", type=int, default=0, help="make the event action this slow")
+    ap.add_argument("--store-delay", type=float, default=0.0,
+                    help="seconds a null store sleeps per iteration (a slow file system)")
+    ap.add_argument("--server-memory", type=int, default=0, help="active buffering in server memory")
+    ap.add_argument("--spill", action="store_true", help="active buffering into spill files")
+    ap.add_argument("--no-sync", action="store_true",
+                    help="clients do not call damaris_sync, so they run ahead of their servers")
+    ap.add_argument("--expect-log", default=None, help="regular expression the run's log must match")
     ap.add_argument("--nodes", type=int, default=0, help="dedicated nodes (needs --ranks-per-node)")
     ap.add_argument("--thread-multiple", action="store_true")
     ap.add_argument("--expect-error", default=None,
@@ -112,13 +119,21 @@ def main():
         xml = open(args.xml).read()
         for key, value in {"@CORES@": args.cores, "@FILEMODE@": args.filemode, "@OUT@": out,
                            "@BUFFER@": args.buffer, "@POLICY@": args.policy,
-                           "@THREADS@": args.threads, "@NODES@": args.nodes}.items():
+                           "@THREADS@": args.threads, "@NODES@": args.nodes,
+                           "@DELAY@": args.store_delay, "@SERVER_MEMORY@": args.server_memory,
+                           "@SPILL@": os.path.join(out, "spill") if args.spill else ""}.items():
             xml = xml.replace(key, str(value))
         xml_path = os.path.join(out, "e2e.xml")
         with open(xml_path, "w") as f:
             f.write(xml)
         env = dict(os.environ, E2E_OUT=out, OMPI_ALLOW_RUN_AS_ROOT="1",
                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+        if args.no_sync:
+            env["E2E_NO_SYNC"] = "1"
+        if args.spill:
+            os.makedirs(os.path.join(out, "spill"))
+        if args.expect_log:
+            env["SIDECORE_LOG_LEVEL"] = "info"
         if args.slow_ms:
             env["E2E_SLOW_MS"] = str(args.slow_ms)
         if args.thread_multiple:
@@ -139,6 +154,10 @@ def main():
             return
         if run.returncode != 0:
             fail(f"{' '.join(cmd)} exited with {run.returncode}")
+        if args.expect_log and not re.search(args.expect_log, run.stdout + run.stderr):
+            fail("the log does not match: " + args.expect_log)
+        if args.spill and os.listdir(os.path.join(out, "spill")):
+            fail("spill files left behind: " + str(os.listdir(os.path.join(out, "spill"))))
 
         for it in range(args.iterations):
             if args.filemode == "Collective":
