@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "plugins/hdf5/hdf5_store.hpp"
 
 namespace sidecore::plugins {
@@ -40,9 +41,13 @@ std::string where(const store_context& context) {
 std::unique_ptr<store> make_null_store(const store_context& context) {
   double delay = 0;
   for (const auto& [key, value] : context.settings->options) {
-    if (key != "Delay")
-      throw config_error(where(context) + ": store \"" + context.settings->name +
-                         "\": unknown option \"" + key + "\" for type null; valid options: Delay");
+    if (key != "Delay") {
+      // Nothing is stored, so an option left over from another type changes nothing: warn.
+      if (context.writer_index == 0)
+        log::warning(where(context), ": store \"", context.settings->name, "\": option \"", key,
+                     "\" means nothing to a null store (its only option is Delay); ignored");
+      continue;
+    }
     char* end = nullptr;
     delay = std::strtod(value.c_str(), &end);
     if (value.empty() || *end != '\0' || delay < 0)

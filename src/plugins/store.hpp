@@ -36,6 +36,9 @@ struct variable_blocks {
 struct iteration_data {
   std::int32_t iteration = 0;
   std::vector<variable_blocks> variables;  // in model order
+  // Some client dropped data of this iteration (policy="skip") or stopped before ending it:
+  // what is here is all there is, and the output says so.
+  bool incomplete = false;
 };
 
 // Where and with whom a store writes.

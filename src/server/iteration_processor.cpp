@@ -159,6 +159,7 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
     if (!m_stores[s]) continue;
     plugins::iteration_data data;
     data.iteration = iteration;
+    data.incomplete = pending.skipped;
     for (std::size_t v = 0; v < m_model.variables.size(); ++v) {
       const config::variable& var = m_model.variables[v];
       if (var.store_index != s || !var.enabled) continue;

@@ -366,6 +366,7 @@ byte_counts hdf5_store::write_file_per_core_contents(
   file_handle file(check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                             "H5Fcreate", file_site));
   write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
+  write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
   const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);
   byte_counts counts;
 
@@ -586,6 +587,7 @@ void hdf5_store::write_collective(const iteration_data& data) {
                                 "H5Fcreate", file_site));
   }
   write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
+  write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
   const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);
   property_list_handle dxpl(check_id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", file_site));
   // Collective transfers are also what parallel HDF5 requires to write filtered datasets;
