@@ -29,7 +29,7 @@ background_writer::~background_writer() {
   if (m_thread.joinable()) m_thread.join();
 }
 
-std::unique_ptr<std::byte[]> background_writer::reserve(std::uint64_t bytes) {
+block_buffer background_writer::reserve(std::uint64_t bytes) {
   if (bytes > m_budget)
     throw allocation_error("a block of " + mib(bytes) + " can never fit in the buffer of " +
                            mib(m_budget) + "; raise <buffer size=...> in the XML");
@@ -50,7 +50,7 @@ std::unique_ptr<std::byte[]> background_writer::reserve(std::uint64_t bytes) {
   }
   m_reserved += bytes;
   lock.unlock();
-  return std::unique_ptr<std::byte[]>(new std::byte[bytes ? bytes : 1]);
+  return buffer_pool::acquire(bytes);
 }
 
 void background_writer::unreserve(std::uint64_t bytes) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "common/buffer_pool.hpp"
 #include "config/model.hpp"
 #include "server/iteration_processor.hpp"
 
@@ -31,7 +32,7 @@ class background_writer {
   // Memory for a block within the buffer budget. Under policy="wait" waits for the I/O thread
   // to free memory (allocation_error after the timeout); under "skip" returns nullptr when
   // the budget is exhausted. Requests larger than the whole budget throw at once.
-  std::unique_ptr<std::byte[]> reserve(std::uint64_t bytes);
+  block_buffer reserve(std::uint64_t bytes);
   // Returns budget reserved for a block that will not be submitted (dropped).
   void unreserve(std::uint64_t bytes);
 

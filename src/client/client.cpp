@@ -99,8 +99,8 @@ void client::mark_skipped(std::size_t variable) {
   }
 }
 
-std::unique_ptr<std::byte[]> client::reserve_private(std::size_t variable, std::uint64_t bytes) {
-  if (!m_background && !m_remote) return std::unique_ptr<std::byte[]>(new std::byte[bytes ? bytes : 1]);
+block_buffer client::reserve_private(std::size_t variable, std::uint64_t bytes) {
+  if (!m_background && !m_remote) return buffer_pool::acquire(bytes);
   if (m_iteration_skipped) return nullptr;
   auto memory = m_background ? m_background->reserve(bytes) : m_remote->reserve(bytes);
   if (!memory) mark_skipped(variable);
@@ -274,7 +274,7 @@ void* client::alloc(std::string_view name, int block) {
   if (!a.address) {
     // Dropped by policy="skip": scratch memory the caller can still fill, discarded at commit.
     a.dropped = true;
-    a.owned.reset(new std::byte[shape.bytes ? shape.bytes : 1]);
+    a.owned = buffer_pool::acquire(shape.bytes);
     a.address = a.owned.get();
   }
   void* address = a.address;

@@ -68,7 +68,7 @@ class client {
  private:
   struct allocation {
     std::uint64_t offset = 0;  // shared heap offset (dedicated mode)
-    std::unique_ptr<std::byte[]> owned;  // synchronous mode, or a dropped (skipped) block
+    block_buffer owned;  // process memory (no dedicated core), or a dropped (skipped) block
     void* address = nullptr;
     evaluated_layout shape;
     std::vector<std::int64_t> position;
@@ -97,7 +97,7 @@ class client {
   void note_dropped(std::uint64_t bytes);
   void mark_skipped(std::size_t variable);
   // Process memory for a block (synchronous or background mode); nullptr when dropped.
-  std::unique_ptr<std::byte[]> reserve_private(std::size_t variable, std::uint64_t bytes);
+  block_buffer reserve_private(std::size_t variable, std::uint64_t bytes);
 
   const config::model& m_model;
   int m_client_index;

@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 
+#include "common/buffer_pool.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 
@@ -101,6 +102,9 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
     : m_model(load_everywhere(config_file, comm)),
       m_topo(topology::build(comm, m_model.arch.dedicated_cores, m_model.arch.dedicated_nodes)) {
   log::configure(to_log_level(m_model.log.level), "");
+  // Blocks held in process memory (no dedicated core, dedicated nodes, active buffering) reuse
+  // released buffers up to what the XML lets this process hold.
+  buffer_pool::set_capacity(m_model.arch.buffer_size + m_model.arch.server_memory);
   log::set_identity(m_topo.world_rank, m_topo.is_server ? "server" : "client");
   if (m_topo.world_rank == 0)
     for (const std::string& w : m_model.warnings) log::warning(w);
@@ -133,7 +137,13 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
               m_topo.server_count, " dedicated cores on ", m_topo.node_count, " node(s)");
 }
 
-runtime::~runtime() = default;
+runtime::~runtime() {
+  m_client.reset();
+  m_server.reset();
+  m_remote_server.reset();
+  buffer_pool::set_capacity(0);
+  buffer_pool::trim();
+}
 
 void runtime::connect_channel() {
   if (m_topo.remote_servers) {

@@ -46,13 +46,15 @@ std::uint64_t active_buffer::to_memory(std::vector<stored_block*>& blocks) {
   for (stored_block* b : blocks) {
     const std::uint64_t bytes = b->view.bytes;
     std::shared_ptr<std::uint64_t> in_memory = m_in_memory;
-    auto* copy = new std::byte[bytes ? bytes : 1];
+    block_buffer buffer = buffer_pool::acquire(bytes);
+    std::byte* copy = buffer.get();
     std::memcpy(copy, b->view.data, bytes);
     *in_memory += bytes;
-    b->spilled = std::shared_ptr<const void>(copy, [in_memory, bytes](const void* p) {
-      delete[] static_cast<const std::byte*>(p);
-      *in_memory -= bytes;
-    });
+    b->spilled = std::shared_ptr<const void>(
+        buffer.release(), [give_back = buffer.get_deleter(), in_memory, bytes](const void* p) {
+          give_back(static_cast<std::byte*>(const_cast<void*>(p)));
+          *in_memory -= bytes;
+        });
     b->view.data = copy;
     ranges.push_back(b->shared);
     freed += b->shared.bytes;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/buffer_pool.hpp"
 #include "config/model.hpp"
 #include "plugins/store.hpp"
 #include "transport/shared_heap.hpp"
@@ -24,7 +25,7 @@ struct stored_block {
   plugins::block_view view;
   std::int32_t variable = 0;
   transport::heap_extent shared{0, 0};  // bytes == 0 when the memory is owned
-  std::unique_ptr<std::byte[]> owned;
+  block_buffer owned;
   std::shared_ptr<const void> spilled;  // keeps a spill file mapping alive
 };
 

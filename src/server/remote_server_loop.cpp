@@ -115,7 +115,7 @@ bool remote_server_loop::advance(std::uint32_t slot) {
     // Pull only with room, except for the oldest iteration still open (always progress).
     const bool oldest = m.iteration <= m_processor.stored_iterations();
     if (m_in_use + m.bytes > m_budget && !oldest) return any;
-    c.buffer.reset(new std::byte[m.bytes ? m.bytes : 1]);
+    c.buffer = buffer_pool::acquire(m.bytes);
     m_in_use += m.bytes;
     m_high_water = std::max(m_high_water, m_in_use);
     check_mpi(MPI_Irecv(c.buffer.get(), static_cast<int>(m.bytes), MPI_BYTE, c.rank,

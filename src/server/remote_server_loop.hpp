@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/buffer_pool.hpp"
 #include "config/model.hpp"
 #include "server/event_dispatcher.hpp"
 #include "server/iteration_processor.hpp"
@@ -30,7 +31,7 @@ class remote_server_loop {
   struct client_state {
     int rank = -1;  // in the link communicator
     std::deque<transport::message> queue;  // announced, not yet handled, in order
-    std::unique_ptr<std::byte[]> buffer;   // data being received for queue.front()
+    block_buffer buffer;  // data being received for queue.front()
     MPI_Request request = MPI_REQUEST_NULL;
     bool stopped = false;
   };

@@ -41,7 +41,7 @@ void mpi_sender::progress() {
   }
 }
 
-std::unique_ptr<std::byte[]> mpi_sender::reserve(std::uint64_t bytes) {
+block_buffer mpi_sender::reserve(std::uint64_t bytes) {
   if (bytes > m_budget)
     throw allocation_error("a block of " + mib(bytes) + " can never fit in the buffer of " +
                            mib(m_budget) + "; raise <buffer size=...> in the XML");
@@ -65,10 +65,10 @@ std::unique_ptr<std::byte[]> mpi_sender::reserve(std::uint64_t bytes) {
     }
   }
   m_in_use += bytes;
-  return std::unique_ptr<std::byte[]>(new std::byte[bytes ? bytes : 1]);
+  return buffer_pool::acquire(bytes);
 }
 
-void mpi_sender::send(const message& m, std::unique_ptr<std::byte[]> data) {
+void mpi_sender::send(const message& m, block_buffer data) {
   pending p;
   p.header = std::make_unique<message>(m);
   check_mpi(MPI_Isend(p.header.get(), sizeof(message), MPI_BYTE, m_server, announce_tag, m_link,

@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 
+#include "common/buffer_pool.hpp"
 #include "config/model.hpp"
 #include "transport/message.hpp"
 
@@ -29,9 +30,9 @@ class mpi_sender {
   // Memory for a block within the buffer budget; nullptr under policy="skip" when full.
   // Waits (progressing sends) under policy="wait"; allocation_error after the timeout or at
   // once when bytes exceed the whole buffer.
-  std::unique_ptr<std::byte[]> reserve(std::uint64_t bytes);
+  block_buffer reserve(std::uint64_t bytes);
   // Sends a message, with its data for a block (data must come from reserve()).
-  void send(const message& m, std::unique_ptr<std::byte[]> data);
+  void send(const message& m, block_buffer data);
   // Frees the memory of completed sends.
   void progress();
   // Waits until the server has stored `iterations` iterations (damaris_sync).
@@ -42,7 +43,7 @@ class mpi_sender {
  private:
   struct pending {
     std::unique_ptr<message> header;
-    std::unique_ptr<std::byte[]> data;
+    block_buffer data;
     std::uint64_t bytes = 0;
     MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   };
