@@ -65,6 +65,12 @@ void set_capacity(std::uint64_t bytes) {
   s.limit = bytes;
 }
 
+std::uint64_t kept_bytes() {
+  pool_state& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.kept_bytes;
+}
+
 void trim() noexcept {
   pool_state& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);

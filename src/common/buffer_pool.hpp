@@ -25,6 +25,8 @@ block_buffer acquire(std::uint64_t bytes);
 void set_capacity(std::uint64_t bytes);
 // Frees every kept buffer.
 void trim() noexcept;
+// Bytes of released buffers kept for reuse.
+std::uint64_t kept_bytes();
 
 }  // namespace buffer_pool
 }  // namespace sidecore
