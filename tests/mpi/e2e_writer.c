@@ -95,7 +95,11 @@ int main(int argc, char** argv) {
     }
     double temperature[NY][NX];
     int ids[NX];
+    /* E2E_LAG_MS makes the last client slower than the others, so that clients of one server
+     * are out of step (the others fill the buffer with later iterations). */
+    const char* lag = getenv("E2E_LAG_MS");
     for (int it = 0; it < iterations; ++it) {
+      if (lag && rank == size - 1) usleep((useconds_t)atoi(lag) * 1000u);
       for (int b = 0; b < 2; ++b) {
         int gx0 = (rank * 2 + b) * NX;
         for (int y = 0; y < NY; ++y)

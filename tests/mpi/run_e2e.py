@@ -94,6 +94,7 @@ def main():
                     help="seconds a null store sleeps per iteration (a slow file system)")
     ap.add_argument("--server-memory", type=int, default=0, help="active buffering in server memory")
     ap.add_argument("--spill", action="store_true", help="active buffering into spill files")
+    ap.add_argument("--lag-ms", type=int, default=0, help="the last client sleeps this long per iteration")
     ap.add_argument("--no-sync", action="store_true",
                     help="clients do not call damaris_sync, so they run ahead of their servers")
     ap.add_argument("--expect-log", default=None, help="regular expression the run's log must match")
@@ -128,6 +129,8 @@ def main():
             f.write(xml)
         env = dict(os.environ, E2E_OUT=out, OMPI_ALLOW_RUN_AS_ROOT="1",
                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+        if args.lag_ms:
+            env["E2E_LAG_MS"] = str(args.lag_ms)
         if args.no_sync:
             env["E2E_NO_SYNC"] = "1"
         if args.spill:
