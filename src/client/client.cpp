@@ -154,13 +154,6 @@ transport::message client::block_message(std::size_t variable, int block, int it
   return m;
 }
 
-void client::send_block(std::size_t variable, int block, int iteration, std::uint64_t offset,
-                        const evaluated_layout& shape, const std::vector<std::int64_t>& position) {
-  send(block_message(variable, block, iteration, offset, shape, position), false);
-  ++m_counters.blocks_written;
-  m_counters.bytes_written += shape.bytes;
-}
-
 void client::post(const transport::message& m, bool wake) {
   if (m_remote)
     m_remote->send(m, nullptr);
@@ -168,36 +161,40 @@ void client::post(const transport::message& m, bool wake) {
     send(m, wake);
 }
 
-void client::hand_over(std::size_t variable, int block, int iteration, allocation& a) {
+void client::hand_over(const transport::message& m, block_buffer owned) {
+  ++m_counters.blocks_written;
+  m_counters.bytes_written += m.bytes;
   if (m_channel) {
-    send_block(variable, block, iteration, a.offset, a.shape, a.position);
+    send(m, false);
     return;
   }
   if (m_remote) {
-    m_remote->send(block_message(variable, block, iteration, 0, a.shape, a.position),
-                   std::move(a.owned));
-    ++m_counters.blocks_written;
-    m_counters.bytes_written += a.shape.bytes;
+    m_remote->send(m, std::move(owned));
     return;
   }
   server::stored_block b;
-  b.variable = static_cast<std::int32_t>(variable);
-  b.view.source = m_client_index;
-  b.view.block_id = block;
-  b.view.iteration = iteration;
-  b.view.data = a.address;
-  b.view.bytes = a.shape.bytes;
-  b.view.dims = a.shape.dims;
-  b.view.global_dims = a.shape.global_dims;
-  b.view.position = a.position;
-  if (b.view.position.empty()) b.view.position.assign(b.view.dims.size(), 0);
-  b.owned = std::move(a.owned);
+  b.variable = m.variable;
+  b.view.source = m.source;
+  b.view.block_id = m.block;
+  b.view.iteration = m.iteration;
+  b.view.data = owned.get();
+  b.view.bytes = m.bytes;
+  b.view.dims.assign(m.dims, m.dims + m.ndims);
+  if (m.has_global) b.view.global_dims.assign(m.global_dims, m.global_dims + m.ndims);
+  b.view.position.assign(m.position, m.position + m.ndims);
+  b.owned = std::move(owned);
   if (m_background)
     m_background->submit_block(std::move(b));
   else
     m_local->add_block(std::move(b));
-  ++m_counters.blocks_written;
-  m_counters.bytes_written += a.shape.bytes;
+}
+
+client::allocation* client::find_allocation(std::size_t variable, int block, int iteration) {
+  for (allocation& a : m_allocations)
+    if (a.block.variable == static_cast<std::int32_t>(variable) && a.block.block == block &&
+        a.block.iteration == iteration)
+      return &a;
+  return nullptr;
 }
 
 void client::check_running(const char* call) const {
@@ -236,37 +233,31 @@ void client::write(std::string_view name, int block, const void* data) {
       return;
     }
     std::memcpy(target, data, shape.bytes);
-    send_block(v, block, m_iteration, offset, shape, position_of(v, block));
+    hand_over(block_message(v, block, m_iteration, offset, shape, position_of(v, block)), {});
     return;
   }
-  allocation a;
-  a.shape = shape;
-  a.position = position_of(v, block);
-  a.owned = reserve_private(v, shape.bytes);
-  if (!a.owned) {
+  block_buffer owned = reserve_private(v, shape.bytes);
+  if (!owned) {
     note_dropped(shape.bytes);
     return;
   }
-  std::memcpy(a.owned.get(), data, shape.bytes);
-  a.address = a.owned.get();
-  hand_over(v, block, m_iteration, a);
+  std::memcpy(owned.get(), data, shape.bytes);
+  hand_over(block_message(v, block, m_iteration, 0, shape, position_of(v, block)), std::move(owned));
 }
 
 void* client::alloc(std::string_view name, int block) {
   check_running("damaris_alloc");
   std::size_t v = variable_index(name);
   check_block(v, block);
-  allocation_key key{static_cast<int>(v), block, m_iteration};
-  if (m_allocations.count(key))
+  if (find_allocation(v, block, m_iteration))
     throw error(DAMARIS_ALLOCATION_ERROR, "block " + std::to_string(block) + " of " + quoted(name) +
                                               " is already allocated for iteration " +
                                               std::to_string(m_iteration) + "; commit and clear it first");
   const evaluated_layout& shape = checked_shape(v);
   allocation a;
-  a.shape = shape;
-  a.position = position_of(v, block);
+  std::uint64_t offset = 0;
   if (m_channel) {
-    a.address = reserve(v, shape.bytes, a.offset);
+    a.address = reserve(v, shape.bytes, offset);
   } else {
     a.owned = reserve_private(v, shape.bytes);
     a.address = a.owned.get();
@@ -277,39 +268,41 @@ void* client::alloc(std::string_view name, int block) {
     a.owned = buffer_pool::acquire(shape.bytes);
     a.address = a.owned.get();
   }
+  a.block = block_message(v, block, m_iteration, offset, shape, position_of(v, block));
   void* address = a.address;
-  m_allocations.emplace(key, std::move(a));
+  m_allocations.push_back(std::move(a));
   return address;
 }
 
 void client::commit(std::string_view name, int block, int iteration) {
   std::size_t v = variable_index(name);
   check_block(v, block);
-  auto it = m_allocations.find({static_cast<int>(v), block, iteration});
-  if (it == m_allocations.end())
+  allocation* a = find_allocation(v, block, iteration);
+  if (!a)
     throw error(DAMARIS_BLOCK_NOT_FOUND, "commit of block " + std::to_string(block) + " of " +
                                              quoted(name) + " at iteration " + std::to_string(iteration) +
                                              ": it was not allocated (call damaris_alloc first)");
-  allocation& a = it->second;
-  if (a.committed) return;
-  a.committed = true;
-  if (a.dropped) {
-    note_dropped(a.shape.bytes);
+  if (a->committed) return;
+  a->committed = true;
+  if (a->dropped) {
+    note_dropped(a->block.bytes);
     return;
   }
-  hand_over(v, block, iteration, a);
+  hand_over(a->block, std::move(a->owned));
 }
 
 void client::clear(std::string_view name, int block, int iteration) {
   std::size_t v = variable_index(name);
   check_block(v, block);
-  auto it = m_allocations.find({static_cast<int>(v), block, iteration});
-  if (it == m_allocations.end())
+  allocation* a = find_allocation(v, block, iteration);
+  if (!a)
     throw error(DAMARIS_BLOCK_NOT_FOUND, "clear of block " + std::to_string(block) + " of " +
                                              quoted(name) + " at iteration " + std::to_string(iteration) +
                                              ": no such allocated block");
-  if (!it->second.committed) commit(name, block, iteration);
-  m_allocations.erase(it);
+  if (!a->committed) commit(name, block, iteration);
+  // The order of allocations does not matter: move the last one into the hole.
+  *a = std::move(m_allocations.back());
+  m_allocations.pop_back();
 }
 
 void client::signal(std::string_view name) {
@@ -342,19 +335,18 @@ void client::end_iteration() {
   check_running("damaris_end_iteration");
   // Allocated blocks of this iteration that were never committed are committed now: the data
   // the simulation put there is what it meant to write.
-  for (auto it = m_allocations.begin(); it != m_allocations.end();) {
-    auto [v, block, iteration] = it->first;
-    if (iteration <= m_iteration) {
-      if (!it->second.committed) {
-        log::warning("block ", block, " of '", m_model.variables[v].name, "' was allocated at iteration ",
-                     iteration, " but never committed; committing it at the end of the iteration");
-        commit(m_model.variables[v].name, block, iteration);
-      }
-      it = m_allocations.erase(it);
-    } else {
-      ++it;
-    }
+  for (allocation& a : m_allocations) {
+    if (a.block.iteration > m_iteration || a.committed) continue;
+    const std::string& variable = m_model.variables[a.block.variable].name;
+    log::warning("block ", a.block.block, " of '", variable, "' was allocated at iteration ",
+                 a.block.iteration, " but never committed; committing it at the end of the iteration");
+    commit(variable, a.block.block, a.block.iteration);
   }
+  m_allocations.erase(std::remove_if(m_allocations.begin(), m_allocations.end(),
+                                     [this](const allocation& a) {
+                                       return a.block.iteration <= m_iteration;
+                                     }),
+                      m_allocations.end());
   if (m_channel || m_remote) {
     transport::message m{};
     m.kind = transport::message_kind::end_iteration;

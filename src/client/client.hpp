@@ -4,11 +4,9 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -66,16 +64,17 @@ class client {
   const client_counters& counters() const noexcept { return m_counters; }
 
  private:
+  // A block from damaris_alloc, until it is cleared. Its notification (shape and position as
+  // at alloc time) is prepared at once, so that commit only hands it over.
   struct allocation {
-    std::uint64_t offset = 0;  // shared heap offset (dedicated mode)
+    transport::message block;  // variable, block, iteration, offset, shape, position
     block_buffer owned;  // process memory (no dedicated core), or a dropped (skipped) block
     void* address = nullptr;
-    evaluated_layout shape;
-    std::vector<std::int64_t> position;
     bool committed = false;
     bool dropped = false;
   };
-  using allocation_key = std::tuple<int, int, int>;  // variable, block, iteration
+  // The allocation of (variable, block, iteration), or nullptr.
+  allocation* find_allocation(std::size_t variable, int block, int iteration);
 
   std::size_t variable_index(std::string_view name) const;
   void check_block(std::size_t variable, int block) const;
@@ -89,11 +88,11 @@ class client {
   transport::message block_message(std::size_t variable, int block, int iteration,
                                     std::uint64_t offset, const evaluated_layout& shape,
                                     const std::vector<std::int64_t>& position) const;
-  void send_block(std::size_t variable, int block, int iteration, std::uint64_t offset,
-                  const evaluated_layout& shape, const std::vector<std::int64_t>& position);
   // A control message (end of iteration, signal, stop) to the server, wherever it is.
   void post(const transport::message& m, bool wake);
-  void hand_over(std::size_t variable, int block, int iteration, allocation& a);
+  // Hands a block described by m over to wherever blocks go; owned is its process memory
+  // (empty for shared memory).
+  void hand_over(const transport::message& m, block_buffer owned);
   void note_dropped(std::uint64_t bytes);
   void mark_skipped(std::size_t variable);
   // Process memory for a block (synchronous or background mode); nullptr when dropped.
@@ -110,7 +109,8 @@ class client {
   std::unordered_map<std::string_view, std::size_t> m_variables;
   sidecore::client::parameters m_parameters;
   std::vector<std::vector<std::int64_t>> m_positions;  // variable * domains + block
-  std::map<allocation_key, allocation> m_allocations;
+  // Few at a time (variables x domains): a flat vector beats a tree here.
+  std::vector<allocation> m_allocations;
   int m_iteration = 0;
   bool m_iteration_skipped = false;
   bool m_stopped = false;
