@@ -30,7 +30,14 @@ client::client(const config::model& model, int client_index, const sink& where)
   for (std::size_t v = 0; v < model.variables.size(); ++v)
     m_variables.emplace(std::string_view(model.variables[v].name), v);
   m_positions.resize(model.variables.size() * static_cast<std::size_t>(model.arch.domains));
-  if (m_channel) return;
+  if (m_channel) {
+    // This client's own stretch of the shared buffer: its blocks go there first. Touch the
+    // start of it now, so that the first write finds it mapped, cached and in the TLB.
+    m_stretch = m_channel->heap().stretch_of(m_slot, m_channel->client_count());
+    const std::uint64_t share = m_channel->heap().capacity() / std::max(1u, m_channel->client_count());
+    std::memset(m_channel->address(m_stretch), 0, std::min<std::uint64_t>(share, 4u << 20));
+    return;
+  }
   if (where.link != MPI_COMM_NULL) {
     m_remote = std::make_unique<transport::mpi_sender>(where.link, where.server_rank, model.arch);
     return;
@@ -74,11 +81,11 @@ void client::note_dropped(std::uint64_t bytes) {
 void* client::reserve(std::size_t variable, std::uint64_t bytes, std::uint64_t& offset) {
   transport::shared_heap& heap = m_channel->heap();
   if (m_model.arch.policy == config::full_buffer_policy::wait) {
-    offset = heap.allocate(bytes, m_model.arch.wait_timeout_seconds);
+    offset = heap.allocate(bytes, m_model.arch.wait_timeout_seconds, m_stretch);
     return m_channel->address(offset);
   }
   if (!m_iteration_skipped) {
-    if (auto got = heap.try_allocate(bytes)) {
+    if (auto got = heap.try_allocate(bytes, m_stretch)) {
       offset = *got;
       return m_channel->address(offset);
     }

@@ -102,6 +102,7 @@ class client {
   int m_client_index;
   transport::channel* m_channel;
   std::uint32_t m_slot;
+  std::uint64_t m_stretch = 0;  // where this client's searches of the shared heap start
   std::unique_ptr<server::iteration_processor> m_local;  // synchronous mode only
   std::unique_ptr<background_writer> m_background;       // thread mode only
   std::unique_ptr<transport::mpi_sender> m_remote;       // dedicated nodes only

@@ -73,17 +73,39 @@ void shared_heap::check_fits(std::uint64_t bytes) const {
                            " per dedicated core; raise <buffer size=...> in the XML");
 }
 
-std::optional<std::uint64_t> shared_heap::take_locked(std::uint64_t bytes) noexcept {
+std::optional<std::uint64_t> shared_heap::take_locked(std::uint64_t bytes,
+                                                      std::uint64_t hint) noexcept {
   heap_extent* list = extents();
-  for (std::uint32_t i = 0; i < m_state->extent_count; ++i) {
-    if (list[i].bytes < bytes) continue;
-    std::uint64_t offset = list[i].offset;
-    if (list[i].bytes == bytes) {
-      std::memmove(list + i, list + i + 1, (m_state->extent_count - i - 1) * sizeof(heap_extent));
+  const std::uint32_t count = m_state->extent_count;
+  if (count == 0) return std::nullopt;
+  // First free range that ends after the hint; the search wraps around to the start.
+  const std::uint32_t first = static_cast<std::uint32_t>(
+      std::upper_bound(list, list + count, hint,
+                       [](std::uint64_t h, const heap_extent& e) { return h < e.offset + e.bytes; }) -
+      list);
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const std::uint32_t i = (first + k) % count;
+    heap_extent& e = list[i];
+    if (e.bytes < bytes) continue;
+    std::uint64_t offset = e.offset;
+    const std::uint64_t end = e.offset + e.bytes;
+    if (k == 0 && hint > e.offset && hint < end && end - hint >= bytes &&
+        m_state->extent_count < m_state->extent_capacity) {
+      // Carve at the hint: [e.offset, hint) stays free, and so does what follows the block.
+      offset = hint;
+      const heap_extent after{hint + bytes, end - hint - bytes};
+      e.bytes = hint - e.offset;
+      if (after.bytes) {
+        std::memmove(list + i + 2, list + i + 1, (count - i - 1) * sizeof(heap_extent));
+        list[i + 1] = after;
+        ++m_state->extent_count;
+      }
+    } else if (e.bytes == bytes) {
+      std::memmove(list + i, list + i + 1, (count - i - 1) * sizeof(heap_extent));
       --m_state->extent_count;
     } else {
-      list[i].offset += bytes;
-      list[i].bytes -= bytes;
+      e.offset += bytes;
+      e.bytes -= bytes;
     }
     m_state->used += bytes;
     m_state->high_water = std::max(m_state->high_water, m_state->used);
@@ -92,13 +114,20 @@ std::optional<std::uint64_t> shared_heap::take_locked(std::uint64_t bytes) noexc
   return std::nullopt;
 }
 
-std::optional<std::uint64_t> shared_heap::try_allocate(std::uint64_t bytes) {
-  check_fits(bytes);
-  heap_lock lock(&m_state->mutex);
-  return take_locked(rounded(bytes));
+std::uint64_t shared_heap::stretch_of(std::uint32_t slot, std::uint32_t clients) const noexcept {
+  if (clients == 0) return m_state->heap_offset;
+  const std::uint64_t share = m_state->heap_size / clients / heap_alignment * heap_alignment;
+  return m_state->heap_offset + share * slot;
 }
 
-std::uint64_t shared_heap::allocate(std::uint64_t bytes, double timeout_seconds) {
+std::optional<std::uint64_t> shared_heap::try_allocate(std::uint64_t bytes, std::uint64_t hint) {
+  check_fits(bytes);
+  heap_lock lock(&m_state->mutex);
+  return take_locked(rounded(bytes), hint);
+}
+
+std::uint64_t shared_heap::allocate(std::uint64_t bytes, double timeout_seconds,
+                                    std::uint64_t hint) {
   check_fits(bytes);
   const std::uint64_t size = rounded(bytes);
   timespec deadline{};
@@ -114,7 +143,7 @@ std::uint64_t shared_heap::allocate(std::uint64_t bytes, double timeout_seconds)
   }
   heap_lock lock(&m_state->mutex);
   for (;;) {
-    if (auto offset = take_locked(size)) return *offset;
+    if (auto offset = take_locked(size, hint)) return *offset;
     ++m_state->waiters;
     int rc = timeout_seconds > 0
                  ? pthread_cond_timedwait(&m_state->space_freed, &m_state->mutex, &deadline)
@@ -122,7 +151,7 @@ std::uint64_t shared_heap::allocate(std::uint64_t bytes, double timeout_seconds)
     --m_state->waiters;
     if (rc == EOWNERDEAD) pthread_mutex_consistent(&m_state->mutex);
     if (rc == ETIMEDOUT) {
-      if (auto offset = take_locked(size)) return *offset;
+      if (auto offset = take_locked(size, hint)) return *offset;
       throw allocation_error("waited " + std::to_string(timeout_seconds) + " s for " + mib(bytes) +
                              " of shared buffer (" + mib(m_state->used) + " of " +
                              mib(m_state->heap_size) +

@@ -44,11 +44,15 @@ class shared_heap {
   explicit shared_heap(void* state) noexcept : m_state(static_cast<heap_state*>(state)) {}
 
   // An offset (from the segment base) of at least `bytes`, or nothing when no free range
-  // is large enough now.
-  std::optional<std::uint64_t> try_allocate(std::uint64_t bytes);
+  // is large enough now. The search starts at `hint` (an offset in the heap; each client
+  // passes the start of its own stretch), so that a client keeps reusing the same memory,
+  // warm in its caches and TLB, while several clients rarely contend for the same range.
+  std::optional<std::uint64_t> try_allocate(std::uint64_t bytes, std::uint64_t hint = 0);
   // Waits until space is freed; timeout_seconds <= 0 waits forever. Throws allocation_error
   // on timeout, or at once when bytes exceed the whole heap.
-  std::uint64_t allocate(std::uint64_t bytes, double timeout_seconds);
+  std::uint64_t allocate(std::uint64_t bytes, double timeout_seconds, std::uint64_t hint = 0);
+  // Start of the stretch of client `slot` of `clients`: where its searches begin.
+  std::uint64_t stretch_of(std::uint32_t slot, std::uint32_t clients) const noexcept;
   // Gives ranges back and wakes waiting writers.
   void release(const std::vector<heap_extent>& ranges);
   void release(std::uint64_t offset, std::uint64_t bytes) { release({{offset, bytes}}); }
@@ -64,7 +68,7 @@ class shared_heap {
 
  private:
   heap_extent* extents() const noexcept { return reinterpret_cast<heap_extent*>(m_state + 1); }
-  std::optional<std::uint64_t> take_locked(std::uint64_t bytes) noexcept;
+  std::optional<std::uint64_t> take_locked(std::uint64_t bytes, std::uint64_t hint) noexcept;
   void give_back_locked(std::uint64_t offset, std::uint64_t bytes);
   void check_fits(std::uint64_t bytes) const;
 

@@ -320,3 +320,33 @@ TEST(shared_heap, used_and_high_water_track_allocations) {
 }
 
 }  // namespace
+
+TEST(shared_heap, each_client_starts_in_its_own_stretch_and_reuses_it) {
+  shared_arena arena(4 << 20);
+  shared_heap heap = arena.heap();
+  const std::uint64_t s0 = heap.stretch_of(0, 4), s2 = heap.stretch_of(2, 4);
+  EXPECT_EQ(s0, arena.heap_offset());
+  EXPECT_EQ(s2, arena.heap_offset() + (2u << 20));
+  const std::uint64_t a = *heap.try_allocate(100000, s2);
+  const std::uint64_t b = *heap.try_allocate(100000, s0);
+  EXPECT_EQ(a, s2);
+  EXPECT_EQ(b, s0);
+  // Freed and asked again: the client gets the same (warm) memory back.
+  heap.release(a, 100000);
+  EXPECT_EQ(*heap.try_allocate(100000, s2), s2);
+}
+
+TEST(shared_heap, a_full_stretch_spills_over_to_the_rest_of_the_heap) {
+  shared_arena arena(1 << 20);
+  shared_heap heap = arena.heap();
+  const std::uint64_t hint = heap.stretch_of(1, 2);  // the second half
+  std::vector<std::uint64_t> got;
+  for (int i = 0; i < 8; ++i) got.push_back(*heap.try_allocate(128 << 10, hint));
+  // The whole heap is used: four blocks from the hint on, then the search wrapped around.
+  EXPECT_EQ(heap.used(), heap.capacity());
+  EXPECT_EQ(got[0], hint);
+  EXPECT_EQ(got[4], arena.heap_offset());
+  EXPECT_FALSE(heap.try_allocate(64, hint).has_value());
+  for (std::uint64_t offset : got) heap.release(offset, 128 << 10);
+  EXPECT_EQ(*heap.try_allocate(1 << 20, 0), arena.heap_offset());  // everything coalesced
+}
