@@ -2,9 +2,9 @@
  * of the same bytes timed in the same process; prints one JSON line per phase for
  * bench/run_micro.sh to aggregate.
  *
- * Usage: sidecore_micro_write CONFIG.xml [--phases write,alloc,small,empty] [--iterations N]
- *          [--pause-us US] [--small-writes N] [--small-per-iteration N] [--empty N]
- *          [--label TEXT]
+ * Usage: sidecore_micro_write CONFIG.xml [--phases write,alloc,small,empty,stream]
+ *          [--iterations N] [--pause-us US] [--small-writes N] [--small-per-iteration N]
+ *          [--empty N] [--stream-api write|alloc] [--label TEXT]
  *
  * The configuration defines the parameter "bytes", the variable "field" (a char array of
  * "bytes" elements) and the variable "tiny" (one int, written as blocks 0..domains-1).
@@ -16,6 +16,11 @@
  *          application spends filling the block is not counted. Then N more back to back.
  *   small  damaris_write_block of one int, `per-iteration` blocks per iteration.
  *   empty  damaris_end_iteration with nothing written.
+ *   stream N iterations back to back with no compute phase (a client that never pauses):
+ *          damaris_write (or damaris_alloc + memcpy + commit + clear with --stream-api alloc,
+ *          which separates the wait for buffer space, inside alloc, from the copy) and
+ *          damaris_end_iteration, then damaris_sync. The first 8 bytes of each iteration's
+ *          block hold the iteration number, so that the stored files can be checked.
  * Between two iterations of write and alloc the client busy-waits --pause-us microseconds,
  * standing for the simulation's compute phase, so that the dedicated core can store and free
  * the previous iteration as it would in a real run.
@@ -32,7 +37,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-enum { phase_write = 1, phase_alloc = 2, phase_small = 4, phase_empty = 8 };
+enum { phase_write = 1, phase_alloc = 2, phase_small = 4, phase_empty = 8, phase_stream = 16 };
 
 struct options {
   const char* config;
@@ -43,6 +48,7 @@ struct options {
   long small_writes;
   int small_per_iteration;
   long empty_iterations;
+  int stream_alloc; /* 1: the stream phase uses alloc/commit/clear instead of damaris_write */
 };
 
 /* Written through so that no copy under test can be optimized away. */
@@ -149,6 +155,7 @@ static void run_write(const struct options* o, size_t bytes) {
   int64_t* end_ns = checked_malloc(n * sizeof(int64_t));
   int64_t* warm_ns = checked_malloc(n * sizeof(int64_t));
   int64_t* cold_ns = checked_malloc(n * sizeof(int64_t));
+  int64_t* both_ns = checked_malloc(n * sizeof(int64_t));
   long first_faults = 0, steady_faults = 0;
   for (int it = 0; it < n; ++it) {
     /* The first iteration writes first, as a simulation's would. Later ones rotate the order
@@ -165,6 +172,7 @@ static void run_write(const struct options* o, size_t bytes) {
           const int64_t t2 = now_ns();
           write_ns[it] = t1 - t0;
           end_ns[it] = t2 - t1;
+          both_ns[it] = t2 - t0;
           break;
         }
         case 1: warm_ns[it] = memcpy_warm(warm, source, bytes); break;
@@ -177,16 +185,18 @@ static void run_write(const struct options* o, size_t bytes) {
   printf("\"iterations\":%d,\"pause_us\":%ld,", o->iterations, o->pause_us);
   printf("\"write_page_faults\":{\"first\":%ld,\"steady_mean\":%.1f},", first_faults,
          (double)steady_faults / o->iterations);
-  printf("\"first\":{\"write\":%lld,\"end_iteration\":%lld,\"memcpy_warm\":%lld,"
-         "\"memcpy_cold\":%lld},\"steady\":{",
-         (long long)write_ns[0], (long long)end_ns[0], (long long)warm_ns[0],
-         (long long)cold_ns[0]);
+  printf("\"first\":{\"write\":%lld,\"end_iteration\":%lld,\"write_end\":%lld,"
+         "\"memcpy_warm\":%lld,\"memcpy_cold\":%lld},\"steady\":{",
+         (long long)write_ns[0], (long long)end_ns[0], (long long)both_ns[0],
+         (long long)warm_ns[0], (long long)cold_ns[0]);
   print_summary("write", write_ns + 1, (size_t)o->iterations, 0);
+  print_summary("write_end", both_ns + 1, (size_t)o->iterations, 0);
   print_summary("end_iteration", end_ns + 1, (size_t)o->iterations, 0);
   print_summary("memcpy_warm", warm_ns + 1, (size_t)o->iterations, 0);
   print_summary("memcpy_cold", cold_ns + 1, (size_t)o->iterations, 1);
   printf("}}\n");
   fflush(stdout);
+  free(both_ns);
   free(cold_ns);
   free(warm_ns);
   free(end_ns);
@@ -308,6 +318,83 @@ static void run_empty(const struct options* o) {
   free(end_ns);
 }
 
+static int64_t sum_i64(const int64_t* samples, size_t count) {
+  int64_t total = 0;
+  for (size_t i = 0; i < count; ++i) total += samples[i];
+  return total;
+}
+
+/* A client that never pauses: N iterations of one block each, back to back. With
+ * --stream-api alloc the wait for buffer space (inside damaris_alloc) and the copy (a memcpy
+ * into the block) are timed apart; with damaris_write only their sum is visible, and the copy
+ * is estimated by a memcpy of the same bytes measured just before the stream. */
+static void run_stream(const struct options* o, size_t bytes) {
+  const int n = o->iterations;
+  unsigned char* source = checked_malloc(bytes);
+  unsigned char* warm = checked_malloc(bytes);
+  for (size_t i = 0; i < bytes; ++i) source[i] = (unsigned char)(i * 131u + 7u);
+  memset(warm, 1, bytes);
+  int64_t calibration[7];
+  for (int i = 0; i < 7; ++i) calibration[i] = memcpy_warm(warm, source, bytes);
+  const int64_t copy_ns = summarize(calibration, 7).median;
+  free(warm);
+
+  int64_t* put_ns = checked_malloc(n * sizeof(int64_t));  /* write, or alloc+copy+commit+clear */
+  int64_t* wait_ns = checked_malloc(n * sizeof(int64_t)); /* alloc only (alloc API) */
+  int64_t* copy_in_ns = checked_malloc(n * sizeof(int64_t));
+  int64_t* end_ns = checked_malloc(n * sizeof(int64_t));
+  int slow = 0;
+  const int64_t started = now_ns();
+  for (int it = 0; it < n; ++it) {
+    const int64_t stamp = it;
+    memcpy(source, &stamp, sizeof stamp < bytes ? sizeof stamp : bytes);
+    const int64_t t0 = now_ns();
+    if (o->stream_alloc) {
+      void* block = NULL;
+      check(damaris_alloc("field", &block), "damaris_alloc");
+      const int64_t t1 = now_ns();
+      memcpy(block, source, bytes);
+      const int64_t t2 = now_ns();
+      check(damaris_commit("field"), "damaris_commit");
+      check(damaris_clear("field"), "damaris_clear");
+      wait_ns[it] = t1 - t0;
+      copy_in_ns[it] = t2 - t1;
+    } else {
+      check(damaris_write("field", source), "damaris_write");
+      wait_ns[it] = 0;
+      copy_in_ns[it] = 0;
+    }
+    const int64_t t3 = now_ns();
+    check(damaris_end_iteration(), "damaris_end_iteration");
+    const int64_t t4 = now_ns();
+    put_ns[it] = t3 - t0;
+    end_ns[it] = t4 - t3;
+    if (put_ns[it] > 2 * copy_ns) ++slow;
+  }
+  const int64_t loop_ns = now_ns() - started;
+  check(damaris_sync(), "damaris_sync");
+  const int64_t sync_ns = now_ns() - started - loop_ns;
+
+  print_header(o, "stream", (long)bytes);
+  printf("\"api\":\"%s\",\"iterations\":%d,\"copy_calibration\":%lld,\"total\":%lld,"
+         "\"sync\":%lld,\"put_sum\":%lld,\"end_sum\":%lld,\"alloc_sum\":%lld,\"copy_sum\":%lld,"
+         "\"slow_puts\":%d,",
+         o->stream_alloc ? "alloc" : "write", n, (long long)copy_ns, (long long)loop_ns,
+         (long long)sync_ns, (long long)sum_i64(put_ns, n), (long long)sum_i64(end_ns, n),
+         (long long)sum_i64(wait_ns, n), (long long)sum_i64(copy_in_ns, n), slow);
+  printf("\"first\":{\"put\":%lld,\"end_iteration\":%lld},\"steady\":{", (long long)put_ns[0],
+         (long long)end_ns[0]);
+  print_summary("put", put_ns + 1, (size_t)(n - 1), 0);
+  print_summary("end_iteration", end_ns + 1, (size_t)(n - 1), 1);
+  printf("}}\n");
+  fflush(stdout);
+  free(end_ns);
+  free(copy_in_ns);
+  free(wait_ns);
+  free(put_ns);
+  free(source);
+}
+
 static int parse_phases(const char* text) {
   int phases = 0;
   char copy[128];
@@ -318,6 +405,7 @@ static int parse_phases(const char* text) {
     else if (!strcmp(word, "alloc")) phases |= phase_alloc;
     else if (!strcmp(word, "small")) phases |= phase_small;
     else if (!strcmp(word, "empty")) phases |= phase_empty;
+    else if (!strcmp(word, "stream")) phases |= phase_stream;
     else return -1;
   }
   return phases;
@@ -332,6 +420,7 @@ static int parse_options(int argc, char** argv, struct options* o) {
   o->small_writes = 100000;
   o->small_per_iteration = 100;
   o->empty_iterations = 10000;
+  o->stream_alloc = 0;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -348,6 +437,10 @@ static int parse_options(int argc, char** argv, struct options* o) {
     else if (!strcmp(a, "--small-per-iteration")) o->small_per_iteration = atoi(v);
     else if (!strcmp(a, "--empty")) o->empty_iterations = atol(v);
     else if (!strcmp(a, "--label")) o->label = v;
+    else if (!strcmp(a, "--stream-api")) {
+      if (!strcmp(v, "alloc")) o->stream_alloc = 1;
+      else if (strcmp(v, "write") != 0) return -1;
+    }
     else return -1;
   }
   if (!o->config || o->phases <= 0 || o->iterations < 1 || o->pause_us < 0 ||
@@ -365,9 +458,9 @@ int main(int argc, char** argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0)
       fprintf(stderr,
-              "usage: %s CONFIG.xml [--phases write,alloc,small,empty] [--iterations N] "
+              "usage: %s CONFIG.xml [--phases write,alloc,small,empty,stream] [--iterations N] "
               "[--pause-us US] [--small-writes N] [--small-per-iteration N] [--empty N] "
-              "[--label TEXT]\n",
+              "[--stream-api write|alloc] [--label TEXT]\n",
               argv[0]);
     MPI_Finalize();
     return 1;
@@ -394,6 +487,7 @@ int main(int argc, char** argv) {
     if (o.phases & phase_alloc) run_alloc(&o, (size_t)bytes);
     if (o.phases & phase_small) run_small(&o);
     if (o.phases & phase_empty) run_empty(&o);
+    if (o.phases & phase_stream) run_stream(&o, (size_t)bytes);
     check(damaris_stop(), "damaris_stop");
   }
   check(damaris_finalize(), "damaris_finalize");

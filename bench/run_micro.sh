@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
-# Runs the write-path micro-benchmark (sidecore_micro_write) under mpirun in three setups and
-# writes the results table: bench/results/micro.md and micro.json. Builds nothing.
+# Runs the write-path micro-benchmark (sidecore_micro_write) under mpirun: the client-visible
+# cost of each write path per deployment mode, and a client that never pauses against a small
+# buffer and an HDF5 store. Writes bench/results/micro.md and micro.json. Builds nothing.
 #
 # usage: bench/run_micro.sh BUILD_DIR [--reps N] [--out DIR] [--quick] [--no-hdf5]
+#                           [--no-modes] [--no-stream] [--stream-dir DIR] [--server-memory BYTES]
 #   BUILD_DIR   a build of this project with the target sidecore_micro_write
 #   --reps N    separate runs (processes) per measurement; medians are taken over them (5)
 #   --out DIR   where micro.md and micro.json go (bench/results)
-#   --quick     two sizes and few iterations: checks the harness, not the numbers
-#   --no-hdf5   skip the run with the HDF5 store
-# Environment: MPIRUN (mpirun), MPIRUN_FLAGS (--oversubscribe), TMPDIR (for HDF5 output).
+#   --quick     few sizes and iterations: checks the harness, not the numbers
+#   --no-hdf5   skip the runs with the HDF5 store (the stream runs included)
+#   --no-modes  skip the thread and dedicated-node runs
+#   --no-stream skip the client-that-never-pauses runs
+#   --no-experiments skip the thread, node and synchronous runs with malloc tuned to keep
+#               freed memory (they show what the fresh private copy of each write costs)
+#   --stream-dir DIR      local-disk directory for the stream runs' HDF5 files (TMPDIR or /tmp)
+#   --server-memory BYTES active buffering limit of the stream runs that use it (256 MiB)
+# Environment: MPIRUN (mpirun), MPIRUN_FLAGS (--oversubscribe), TMPDIR (for HDF5 output),
+# PYTHON (a python3 with h5py, to check the stream runs' files: /work/venv/bin/python if it
+# exists, else python3).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 command_line="bench/run_micro.sh $*"
 
-usage() { sed -n '4,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '6,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
 [ $# -ge 1 ] || usage
 case "$1" in -h|--help) usage 0 ;; esac
@@ -24,12 +34,22 @@ reps=5
 out="$here/results"
 quick=0
 with_hdf5=1
+with_modes=1
+with_stream=1
+with_experiments=1
+stream_dir=${TMPDIR:-/tmp}
+server_memory=$((256 << 20))
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --quick) quick=1; shift ;;
-    --no-hdf5) with_hdf5=0; shift ;;
+    --no-hdf5) with_hdf5=0; with_stream=0; shift ;;
+    --no-modes) with_modes=0; shift ;;
+    --no-stream) with_stream=0; shift ;;
+    --no-experiments) with_experiments=0; shift ;;
+    --stream-dir) stream_dir=$2; shift 2 ;;
+    --server-memory) server_memory=$2; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "run_micro.sh: unknown option '$1'" >&2; usage ;;
   esac
@@ -46,44 +66,86 @@ read -r -a mpirun_flags <<< "${MPIRUN_FLAGS:---oversubscribe}"
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
+python=${PYTHON:-}
+if [ -z "$python" ]; then
+  if [ -x /work/venv/bin/python ]; then python=/work/venv/bin/python; else python=python3; fi
+fi
+if [ "$with_stream" = 1 ] && ! "$python" -c 'import h5py' 2>/dev/null; then
+  echo "run_micro.sh: $python cannot import h5py (needed to count stored iterations); set" \
+       "PYTHON or pass --no-stream" >&2
+  exit 1
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sidecore-micro.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+stream_output=$(mktemp -d "$stream_dir/sidecore-stream.XXXXXX")
+trap 'rm -rf "$work" "$stream_output"' EXIT
 raw="$work/raw.jsonl"
 : > "$raw"
+loads="$work/loads.txt"
+# The machine's load before anything of ours runs, then before each repetition (those include
+# the previous run's own processes).
+echo "start $(cut -d ' ' -f 1-3 /proc/loadavg)" > "$loads"
 
 # Sizes of "field" and iterations after the first, per size: enough samples for a stable
-# median without letting the 256 MiB runs dominate the time.
+# median without letting the 256 MiB runs dominate the time. Mode sizes: the sizes at which
+# the thread and dedicated-node setups run beside the others.
 if [ "$quick" = 1 ]; then
   sizes=(4096 1048576)
+  mode_sizes=(1048576)
   declare -A steady=([4096]=20 [1048576]=10)
   declare -A steady_hdf5=([4096]=5 [1048576]=5)
   small_writes=10000
   empty_iterations=1000
+  stream_bytes=$((1 << 20))
+  stream_iterations=20
+  stream_reps=1
 else
   sizes=(4096 65536 1048576 16777216 67108864 268435456)
+  mode_sizes=(1048576 16777216 67108864)
   declare -A steady=([4096]=200 [65536]=200 [1048576]=100 [16777216]=30 [67108864]=15
                      [268435456]=8)
   declare -A steady_hdf5=([4096]=40 [65536]=40 [1048576]=20 [16777216]=8 [67108864]=5
                           [268435456]=4)
   small_writes=100000
   empty_iterations=10000
+  stream_bytes=$((16 << 20))
+  stream_iterations=50
+  stream_reps=3
 fi
+
+# Per-run settings, set by the caller just before run(): environment of the MPI processes
+# (VAR=VALUE words), extra @KEY@=value substitutions into the XML, and for stream runs the
+# directory to check for stored iterations.
+run_env=()
+run_subst=()
+run_check=""
 
 # Runs one process group; keeps its result lines. Arguments: label np template bytes args...
 run() {
   local label=$1 np=$2 template=$3 bytes=$4
   shift 4
-  local config="$work/$label.xml" output="$work/hdf5-output"
+  local config="$work/$label.xml" output="${run_check:-$work/hdf5-output}"
   rm -rf "$output" && mkdir -p "$output"
-  sed -e "s|@BYTES@|$bytes|g" -e "s|@OUTPUT@|$output|g" "$here/$template" > "$config"
-  if ! "$mpirun_cmd" "${mpirun_flags[@]}" -np "$np" "$exe" "$config" --label "$label" "$@" \
-      > "$work/stdout" 2> "$work/stderr"; then
-    echo "run_micro.sh: failed: $mpirun_cmd ${mpirun_flags[*]} -np $np $exe $config $*" >&2
+  local -a seds=(-e "s|@BYTES@|$bytes|g" -e "s|@OUTPUT@|$output|g") env_flags=()
+  local kv
+  for kv in "${run_subst[@]}"; do seds+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
+  for kv in "${run_env[@]}"; do env_flags+=(-x "$kv"); done
+  sed "${seds[@]}" "$here/$template" > "$config"
+  if ! env "${run_env[@]}" "$mpirun_cmd" "${mpirun_flags[@]}" "${env_flags[@]}" -np "$np" \
+      "$exe" "$config" --label "$label" "$@" > "$work/stdout" 2> "$work/stderr"; then
+    echo "run_micro.sh: failed: ${run_env[*]} $mpirun_cmd ${mpirun_flags[*]} -np $np $exe" \
+         "$config $*" >&2
     cat "$work/stderr" "$work/stdout" >&2
     exit 1
   fi
-  sed -n 's/^MICRO //p' "$work/stdout" >> "$raw"
+  if [ -n "$run_check" ]; then
+    local line
+    line=$(sed -n 's/^MICRO //p' "$work/stdout")
+    "$python" "$here/count_stored.py" "$output" micro_stream "$bytes" "$stream_iterations" \
+      "$line" "$work/stderr" >> "$raw"
+  else
+    sed -n 's/^MICRO //p' "$work/stdout" >> "$raw"
+  fi
   rm -rf "$output"
 }
 
@@ -92,17 +154,65 @@ run() {
 pause_null() { echo $((200 + $1 / 8192)); }
 pause_hdf5() { echo $((2000 + $1 * 5 / 1000)); }
 
+keep_memory="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967296"
+
+# A client that never pauses, one dedicated core, HDF5 store, a buffer of 2.5 iterations (or
+# the number of halves given as 4th argument: 9 for 4.5 iterations).
+# Variant label: stream-<policy>[-active]-<api>[-buffer<halves>].
+stream_run() {
+  local policy=$1 active=$2 api=$3 halves=${4:-5} label="stream-$1"
+  run_subst=("POLICY=$policy" "ACTIVE=" "HALVES=$halves")
+  if [ "$active" = 1 ]; then
+    run_subst=("POLICY=$policy" "ACTIVE=server-memory=\"$server_memory\"" "HALVES=$halves")
+    label+="-active"
+  fi
+  label+="-$api"
+  [ "$halves" = 5 ] || label+="-buffer$halves"
+  run_check="$stream_output/run"
+  # Flush the previous runs' dirty pages first, so that no run pays for another's writeback.
+  sync
+  run "$label" 2 micro_stream.xml "$stream_bytes" --phases stream \
+    --iterations "$stream_iterations" --stream-api "$api"
+  run_subst=()
+  run_check=""
+}
+
 started=$(date +%s)
 # Repetitions are the outer loop and the setups alternate inside it, so that a noisy moment
 # of the machine hits every setup alike.
 for ((rep = 1; rep <= reps; ++rep)); do
   echo "run_micro.sh: repetition $rep of $reps" >&2
+  echo "rep$rep $(cut -d ' ' -f 1-3 /proc/loadavg)" >> "$loads"
   for bytes in "${sizes[@]}"; do
     n=${steady[$bytes]}
     run dedicated 2 micro_dedicated.xml "$bytes" --phases write,alloc --iterations "$n" \
       --pause-us "$(pause_null "$bytes")"
     run sync 1 micro_sync.xml "$bytes" --phases write,alloc --iterations "$n" \
       --pause-us "$(pause_null "$bytes")"
+    if [ "$with_modes" = 1 ] && [[ " ${mode_sizes[*]} " == *" $bytes "* ]]; then
+      run thread 1 micro_thread.xml "$bytes" --phases write --iterations "$n" \
+        --pause-us "$(pause_null "$bytes")"
+      # One rank per virtual node: rank 0 is the client, rank 1 (the last node) the server.
+      run_env=(SIDECORE_RANKS_PER_NODE=1)
+      run nodes 2 micro_nodes.xml "$bytes" --phases write --iterations "$n" \
+        --pause-us "$(pause_null "$bytes")"
+      run_env=()
+    fi
+    if [ "$with_experiments" = 1 ] && [[ " 4096 ${mode_sizes[*]} " == *" $bytes "* ]]; then
+      # The same runs with malloc never giving memory back to the kernel (no mmap for large
+      # blocks, no trimming): each write's private copy then lands in memory already touched.
+      run_env=("GLIBC_TUNABLES=$keep_memory")
+      run thread-heap 1 micro_thread.xml "$bytes" --phases write --iterations "$n" \
+        --pause-us "$(pause_null "$bytes")"
+      run sync-heap 1 micro_sync.xml "$bytes" --phases write --iterations "$n" \
+        --pause-us "$(pause_null "$bytes")"
+      if [ "$bytes" != 4096 ]; then
+        run_env=(SIDECORE_RANKS_PER_NODE=1 "GLIBC_TUNABLES=$keep_memory")
+        run nodes-heap 2 micro_nodes.xml "$bytes" --phases write --iterations "$n" \
+          --pause-us "$(pause_null "$bytes")"
+      fi
+      run_env=()
+    fi
     if [ "$with_hdf5" = 1 ] && [ "$rep" -le 3 ]; then
       run hdf5 2 micro_hdf5.xml "$bytes" --phases write --iterations "${steady_hdf5[$bytes]}" \
         --pause-us "$(pause_hdf5 "$bytes")"
@@ -112,17 +222,37 @@ for ((rep = 1; rep <= reps; ++rep)); do
     run "${setup%:*}" "${setup#*:}" "micro_${setup%:*}.xml" 4096 --phases small,empty \
       --small-writes "$small_writes" --small-per-iteration 100 --empty "$empty_iterations"
   done
+  if [ "$with_stream" = 1 ] && [ "$rep" -le "$stream_reps" ]; then
+    for active in 0 1; do
+      stream_run wait "$active" write
+      stream_run wait "$active" alloc
+      stream_run skip "$active" write
+    done
+    if [ "$with_experiments" = 1 ]; then
+      # Active buffering with room for 4.5 iterations in the shared buffer, for comparison.
+      stream_run wait 0 write 9
+      stream_run wait 1 write 9
+    fi
+  fi
 done
+echo "end $(cut -d ' ' -f 1-3 /proc/loadavg)" >> "$loads"
 elapsed=$(($(date +%s) - started))
 
 mkdir -p "$out"
 mpi_version=$("$mpirun_cmd" --version 2>/dev/null | head -n 1 || true)
 cpu_model=$(grep -m 1 'model name' /proc/cpuinfo | sed 's/.*: //')
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+# Which library was measured: the commit, and the library files changed since it (if any).
+source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+git_head=$(git -C "${source_dir:-$here}" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git_dirty=$(git -C "${source_dir:-$here}" status --porcelain -- src include bindings 2>/dev/null |
+            awk '{print $2}' | tr '\n' ' ' || true)
 
 RAW="$raw" OUT="$out" COMMAND="$command_line" REPS="$reps" ELAPSED="$elapsed" \
 CPU_MODEL="$cpu_model" NPROC="$(nproc)" KERNEL="$(uname -r)" MPI_VERSION="$mpi_version" \
-BUILD_TYPE="$build_type" QUICK="$quick" python3 - <<'PY'
+BUILD_TYPE="$build_type" QUICK="$quick" LOADS="$loads" STREAM_DIR="$stream_dir" \
+SERVER_MEMORY="$server_memory" GIT_HEAD="$git_head" GIT_DIRTY="$git_dirty" \
+KEEP_MEMORY="$keep_memory" python3 - <<'PY'
 """Aggregates the per-run lines: medians over repetitions of per-run medians and ratios."""
 import datetime
 import json
@@ -142,7 +272,17 @@ meta = {
     "repetitions": int(env["REPS"]),
     "quick": env["QUICK"] == "1",
     "seconds": int(env["ELAPSED"]),
+    "stream_dir": env["STREAM_DIR"],
+    "server_memory": int(env["SERVER_MEMORY"]),
+    "commit": env["GIT_HEAD"],
+    "library_files_modified": env["GIT_DIRTY"].split(),
+    "experiment_tunables": env["KEEP_MEMORY"],
 }
+# Load averages (1, 5, 15 min) before the run and before each repetition.
+meta["load"] = {}
+for line in open(env["LOADS"]):
+    when, *values = line.split()
+    meta["load"][when] = [float(v) for v in values]
 
 def median(values):
     return statistics.median(values) if values else None
@@ -158,9 +298,12 @@ def write_row(label, size):
     runs = group(label, "write", size)
     row = {"setup": label, "bytes": size, "runs": len(runs),
            "iterations": runs[0]["iterations"], "pause_us": runs[0]["pause_us"]}
-    for key in ("write", "end_iteration", "memcpy_warm", "memcpy_cold"):
-        row["first_" + key] = median([r["first"][key] for r in runs])
-        row["steady_" + key] = median([r["steady"][key]["median"] for r in runs])
+    for key in ("write", "end_iteration", "write_end", "memcpy_warm", "memcpy_cold"):
+        row["first_" + key] = median([r["first"][key] for r in runs if key in r["first"]])
+        row["steady_" + key] = median([r["steady"][key]["median"] for r in runs
+                                       if key in r["steady"]])
+    row["page_faults_first"] = median([r["write_page_faults"]["first"] for r in runs])
+    row["page_faults_steady"] = median([r["write_page_faults"]["steady_mean"] for r in runs])
     # Ratios are taken inside each run (same process, same minutes), then the median over runs.
     # The first write is compared with the steady memcpy medians of its own run: a single
     # memcpy sample is as noisy as the write it would judge.
@@ -169,6 +312,12 @@ def write_row(label, size):
             [r["steady"]["write"]["median"] / r["steady"]["memcpy_" + base]["median"] for r in runs])
         row["first_ratio_" + base] = median(
             [r["first"]["write"] / r["steady"]["memcpy_" + base]["median"] for r in runs])
+    # write + end_iteration of the same iteration, against the same memcpy.
+    both = [r for r in runs if "write_end" in r["steady"]]
+    row["steady_ratio_write_end"] = median(
+        [r["steady"]["write_end"]["median"] / r["steady"]["memcpy_warm"]["median"] for r in both])
+    row["first_ratio_write_end"] = median(
+        [r["first"]["write_end"] / r["steady"]["memcpy_warm"]["median"] for r in both])
     return row
 
 def alloc_row(label, size):
@@ -190,12 +339,48 @@ def plain_row(label, phase, keys):
         row[key + "_p90"] = median([r["steady"][key]["p90"] for r in runs])
     return row
 
-labels = ("dedicated", "sync", "hdf5")
+def stream_row(label):
+    runs = group(label, "stream")
+    if not runs:
+        return None
+    n = runs[0]["iterations"]
+    row = {"setup": label, "api": runs[0]["api"], "bytes": runs[0]["bytes"], "runs": len(runs),
+           "iterations_written": n,
+           "stored_per_run": [r["stored"]["iterations"] for r in runs],
+           "skipped_per_run": [r["stored"]["client_iterations_skipped"] for r in runs],
+           "wrong_per_run": [len(r["stored"]["wrong"]) for r in runs]}
+    for key in ("total", "sync", "put_sum", "end_sum", "alloc_sum", "copy_sum",
+                "copy_calibration", "slow_puts"):
+        row[key] = median([r[key] for r in runs])
+    # The copy: measured inside the stream (alloc API), or estimated from a memcpy of the same
+    # bytes timed just before it (write API); the wait is the rest of the write calls.
+    if row["api"] == "alloc":
+        row["wait"] = row["alloc_sum"]
+        row["copy"] = row["copy_sum"]
+        row["copy_measured"] = True
+    else:
+        row["copy"] = median([r["copy_calibration"] * n for r in runs])
+        row["wait"] = median([max(0, r["put_sum"] - r["copy_calibration"] * n) for r in runs])
+        row["copy_measured"] = False
+    row["first_put"] = median([r["first"]["put"] for r in runs])
+    row["steady_put"] = median([r["steady"]["put"]["median"] for r in runs])
+    for key in ("server_seconds_in_stores", "server_high_water", "bytes_to_server_memory",
+                "server_iterations_incomplete", "files", "files_without_block"):
+        values = [r["stored"].get(key) for r in runs if r["stored"].get(key) is not None]
+        row[key] = median(values)
+    return row
+
+stream_labels = [f"stream-{policy}{active}-{api}" for active in ("", "-active")
+                 for policy, api in (("wait", "write"), ("wait", "alloc"), ("skip", "write"))]
+stream_labels += ["stream-wait-write-buffer9", "stream-wait-active-write-buffer9"]
+labels = ("dedicated", "sync", "thread", "nodes", "hdf5", "thread-heap", "sync-heap",
+          "nodes-heap")
 results = {
     "write": [write_row(l, s) for l in labels for s in sizes_of(l, "write")],
     "alloc": [alloc_row(l, s) for l in labels for s in sizes_of(l, "alloc")],
     "small": [x for x in (plain_row(l, "small", ("write", "end_iteration")) for l in labels) if x],
     "empty": [x for x in (plain_row(l, "empty", ("end_iteration",)) for l in labels) if x],
+    "stream": [x for x in (stream_row(l) for l in stream_labels) if x],
 }
 
 def find(rows, setup, size=None):
@@ -231,6 +416,37 @@ targets = [
 for t in targets:
     t["met"] = t["measured"] is not None and t["measured"] <= t["target"]
 
+# Issue 3 (per mode, 1 MiB and more, null store) and the stream target of issue 2.
+def worst(label, keys):
+    rows = [r for r in results["write"] if r["setup"] == label and r["bytes"] >= MiB]
+    values = [r[k] for r in rows for k in keys if r.get(k) is not None]
+    return max(values) if values else None
+
+mode_targets = [
+    {"name": "thread mode: damaris_write >= 1 MiB, steady, / memcpy (warm)",
+     "target": 1.2, "unit": "x", "measured": worst("thread", ("steady_ratio_warm",))},
+    {"name": "thread mode: damaris_write >= 1 MiB, first iteration, / memcpy (warm)",
+     "target": 1.2, "unit": "x", "measured": worst("thread", ("first_ratio_warm",))},
+    {"name": "dedicated node: damaris_write + damaris_end_iteration >= 1 MiB, steady, "
+     "/ memcpy (warm), server with room",
+     "target": 2.0, "unit": "x", "measured": worst("nodes", ("steady_ratio_write_end",))},
+    {"name": "dedicated node: damaris_write + damaris_end_iteration >= 1 MiB, first iteration, "
+     "/ memcpy (warm)",
+     "target": 2.0, "unit": "x", "measured": worst("nodes", ("first_ratio_write_end",))},
+]
+for t in mode_targets:
+    t["met"] = t["measured"] is not None and t["measured"] <= t["target"]
+stream_wait = [r for r in results["stream"] if r["setup"].startswith("stream-wait-")
+               and "-buffer" not in r["setup"]]
+if stream_wait:
+    fewest = min(min(r["stored_per_run"]) for r in stream_wait)
+    written = stream_wait[0]["iterations_written"]
+    mode_targets.append(
+        {"name": f"buffer of 2.5 iterations, client never pauses, policy wait, HDF5: iterations "
+         f"stored of {written} (fewest over runs)",
+         "target": written, "unit": "iterations", "measured": fewest, "met": fewest == written})
+targets += mode_targets
+
 document = {"meta": meta, "targets": targets, "results": results, "raw": raw}
 with open(os.path.join(env["OUT"], "micro.json"), "w") as f:
     json.dump(document, f, indent=1)
@@ -252,6 +468,8 @@ def size(n):
     return f"{n >> 20} MiB" if n >= MiB else f"{n >> 10} KiB"
 
 def shown(target):
+    if target["unit"] == "iterations":
+        return str(target["measured"]), f"= {target['target']}"
     if target["unit"] == "x":
         return x(target["measured"]), f"<= {target['target']}x"
     return t(target["measured"]), f"<= {t(target['target'])}"
@@ -264,19 +482,31 @@ add(f"- Command: `{meta['command']}` ({meta['seconds']} s)")
 add(f"- Date: {meta['date']}")
 add(f"- Machine: nproc={meta['nproc']}, CPU \"{meta['cpu_model']}\", Linux {meta['kernel']}")
 add(f"- MPI: {meta['mpi']}; build type: {meta['build_type'] or 'default'}")
+modified = meta["library_files_modified"]
+add(f"- Library: commit {meta['commit']}" +
+    (f", with uncommitted changes in {', '.join(modified)}" if modified else ", clean"))
 add(f"- Each number is the median over {meta['repetitions']} separate runs (3 for HDF5) of the "
     "per-run value (first iteration) or per-run median (steady state). Ratios are computed "
     "inside each run, side by side in the same process, then the median is taken.")
+load = meta["load"]
+during = [v[0] for k, v in load.items() if k.startswith("rep")]
+add(f"- Machine load (1-min load average) before the run: {load['start'][0]:.2f}; before each "
+    f"repetition (includes this benchmark's own previous run): "
+    f"{', '.join(f'{v:.2f}' for v in during) or '-'}.")
 if meta["quick"]:
     add("- **Quick mode: harness check only, not representative.**")
 add("- Damaris 1.7 figures are reference numbers from the project issue, measured on this kind "
     "of machine, not by this harness.")
 add("")
-add("## Targets (dedicated core, null store)")
+add("## Targets")
+add("")
+add("Issue 2 targets on the dedicated core with the null store; issue 3 targets per mode; the "
+    "stream target with the HDF5 store (sections below).")
 add("")
 add("| what | Damaris 1.7 | target | Sidecore | met? |")
 add("|---|---|---|---|---|")
 for target in targets:
+    target.setdefault("damaris", "-")
     measured, goal = shown(target)
     add(f"| {target['name']} | {target['damaris']} | {goal} | {measured} | "
         f"{'yes' if target['met'] else '**NO**'} |")
@@ -288,8 +518,96 @@ add("")
 titles = {
     "dedicated": "one client + one dedicated core (np 2), null store",
     "sync": "synchronous mode, no dedicated core (np 1), null store",
+    "thread": "thread mode: one client with a background I/O thread (np 1), null store",
+    "nodes": "one client + one dedicated node (np 2, SIDECORE_RANKS_PER_NODE=1), null store",
+    "thread-heap": "experiment: thread mode with malloc keeping freed memory, null store",
+    "sync-heap": "experiment: synchronous mode with malloc keeping freed memory, null store",
+    "nodes-heap": "experiment: dedicated node with malloc keeping freed memory, null store",
     "hdf5": "one client + one dedicated core (np 2), HDF5 FilePerCore store in a temp dir",
 }
+mode_names = {"dedicated": "dedicated core (np 2)", "nodes": "dedicated node (np 2)",
+              "thread": "background thread (np 1)", "sync": "synchronous (np 1)",
+              "nodes-heap": "*experiment:* dedicated node, malloc keeps memory",
+              "thread-heap": "*experiment:* background thread, malloc keeps memory",
+              "sync-heap": "*experiment:* synchronous, malloc keeps memory"}
+mode_rows = [r for r in results["write"] if r["setup"] in mode_names and
+             any(m["setup"] == "thread" and m["bytes"] == r["bytes"] for m in results["write"])]
+if mode_rows:
+    add("## Per deployment mode: damaris_write and damaris_end_iteration vs memcpy (null store)")
+    add("")
+    add("Same client, same sizes, same compute phase between iterations; the memcpy (warm) is "
+        "timed in the same process, in the same iterations. `w+e` is damaris_write + "
+        "damaris_end_iteration of one iteration. Faults: minor page faults inside damaris_write "
+        "(first iteration / mean of the steady ones). *Experiment* rows: the same run with "
+        f"`GLIBC_TUNABLES={meta['experiment_tunables']}` (malloc never returns freed memory "
+        "to the kernel; an environment setting, no code change): they isolate the cost of the "
+        "private copy landing in freshly mapped pages (see bench/README.md).")
+    add("")
+    add("| size | mode | write first | write steady | end_iter. first | end_iter. steady | "
+        "memcpy warm | write/memcpy first | steady | w+e/memcpy first | steady | "
+        "write/memcpy cold steady | faults first / steady |")
+    add("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for size_value in sorted({r["bytes"] for r in mode_rows}):
+        for label in ("dedicated", "nodes", "thread", "sync", "nodes-heap", "thread-heap",
+                      "sync-heap"):
+            r = find(mode_rows, label, size_value)
+            if not r:
+                continue
+            add(f"| {size(size_value)} | {mode_names[label]} | {t(r['first_write'])} | "
+                f"{t(r['steady_write'])} | {t(r['first_end_iteration'])} | "
+                f"{t(r['steady_end_iteration'])} | {t(r['steady_memcpy_warm'])} | "
+                f"{x(r['first_ratio_warm'])} | {x(r['steady_ratio_warm'])} | "
+                f"{x(r['first_ratio_write_end'])} | {x(r['steady_ratio_write_end'])} | "
+                f"{x(r['steady_ratio_cold'])} | "
+                f"{r['page_faults_first']:.0f} / {r['page_faults_steady']:.0f} |")
+    add("")
+
+def seconds_as_time(seconds):
+    return "-" if seconds is None else t(seconds * 1e9)
+
+def mib_of(n):
+    return "-" if n is None else f"{n / MiB:.0f} MiB"
+
+stream_rows = results["stream"]
+if stream_rows:
+    sr = stream_rows[0]
+    add(f"## A client that never pauses: buffer of 2.5 iterations, HDF5 FilePerCore "
+        f"(dedicated core, np 2)")
+    add("")
+    add(f"{sr['iterations_written']} iterations of {size(sr['bytes'])} written back to back (no "
+        f"compute phase), shared buffer `bytes*5/2` (2.5 iterations), HDF5 FilePerCore into "
+        f"`{meta['stream_dir']}` (local disk). Stored = iterations whose file holds "
+        f"`field/P0/B0` with the right size and the iteration's stamp (checked with h5py). "
+        f"Active buffering: `server-memory=\"{meta['server_memory']}\"` "
+        f"({meta['server_memory'] >> 20} MiB). Times are medians over {sr['runs']} runs. "
+        "`client total` is the loop (writes + end_iteration); `drain` is the damaris_sync after "
+        "it (until everything is stored). Wait and copy: with the alloc API, the time inside "
+        "damaris_alloc (waiting for space) and the memcpy into the block, measured; with "
+        "damaris_write, the copy is estimated as N x a memcpy of the same bytes timed before "
+        "the stream, and the wait is the rest.")
+    add("")
+    add("| policy | active buffering | API | buffer (iterations) | stored / written (per run) | "
+        "dropped (per run) | "
+        "client total | per iteration | writes | wait | copy | end_iteration | drain | "
+        "server time in stores | moved to server memory | buffer high water |")
+    add("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in stream_rows:
+        halves = int(r["setup"].split("-buffer")[1]) if "-buffer" in r["setup"] else 5
+        policy = r["setup"].split("-")[1]
+        active = "yes" if "-active-" in r["setup"] else "no"
+        stored = ", ".join(str(v) for v in r["stored_per_run"])
+        dropped = ", ".join(str(v) for v in r["skipped_per_run"])
+        n = r["iterations_written"]
+        moved = r["bytes_to_server_memory"]
+        add(f"| {policy} | {active} | {r['api']} | {halves / 2:g} | {stored} / {n} | {dropped} | "
+            f"{t(r['total'])} | {t(r['total'] / n)} | {t(r['put_sum'])} | "
+            f"{t(r['wait'])}{'' if r['copy_measured'] else ' (est.)'} | "
+            f"{t(r['copy'])}{'' if r['copy_measured'] else ' (est.)'} | {t(r['end_sum'])} | "
+            f"{t(r['sync'])} | "
+            f"{seconds_as_time(r['server_seconds_in_stores'])} | {mib_of(moved)} | "
+            f"{mib_of(r['server_high_water'])} |")
+    add("")
+
 for label in labels:
     rows = [r for r in results["write"] if r["setup"] == label]
     if not rows:
