@@ -36,6 +36,7 @@ block_buffer background_writer::reserve(std::uint64_t bytes) {
   std::unique_lock<std::mutex> lock(m_mutex);
   if (m_reserved + bytes > m_budget) {
     if (m_model.arch.policy == config::full_buffer_policy::skip) return nullptr;
+    m_work.notify_one();  // blocks may be queued without the I/O thread knowing yet
     auto fits = [&] { return m_reserved + bytes <= m_budget || !m_failure.empty(); };
     const double timeout = m_model.arch.wait_timeout_seconds;
     if (timeout > 0) {
@@ -61,20 +62,20 @@ void background_writer::unreserve(std::uint64_t bytes) {
   m_progress.notify_all();
 }
 
-void background_writer::push(task t) {
+void background_writer::push(task t, bool wake) {
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_tasks.push_back(std::move(t));
     ++m_submitted;
   }
-  m_work.notify_one();
+  if (wake) m_work.notify_one();
 }
 
 void background_writer::submit_block(server::stored_block block) {
   task t;
   t.what = task::kind::block;
   t.block = std::move(block);
-  push(std::move(t));
+  push(std::move(t), false);
 }
 
 void background_writer::submit_end_iteration(int source, int iteration, bool skipped) {
@@ -83,7 +84,7 @@ void background_writer::submit_end_iteration(int source, int iteration, bool ski
   t.source = source;
   t.iteration = iteration;
   t.skipped = skipped;
-  push(std::move(t));
+  push(std::move(t), true);
 }
 
 void background_writer::submit_signal(const config::event& event, int source, int iteration) {
@@ -92,7 +93,7 @@ void background_writer::submit_signal(const config::event& event, int source, in
   t.event = &event;
   t.source = source;
   t.iteration = iteration;
-  push(std::move(t));
+  push(std::move(t), true);
 }
 
 void background_writer::run() noexcept {
@@ -143,6 +144,7 @@ void background_writer::sync() {
   {
     std::unique_lock<std::mutex> lock(m_mutex);
     const std::uint64_t target = m_submitted;
+    m_work.notify_one();
     m_progress.wait(lock, [&] { return m_handled >= target; });
   }
   rethrow_failure();

@@ -57,7 +57,9 @@ class background_writer {
   };
 
   void run() noexcept;
-  void push(task t);
+  // wake: whether the I/O thread must look now. Blocks do not wake it (one futex call per block
+  // would cost more than a small copy): it takes them with the iteration's end.
+  void push(task t, bool wake);
   void rethrow_failure();
 
   const config::model& m_model;
