@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "common/buffer_pool.hpp"
+#include "transport/buffer_pool.hpp"
 #include "config/model.hpp"
 #include "server/iteration_processor.hpp"
 

@@ -13,7 +13,7 @@
 #include <random>
 #include <sstream>
 
-#include "common/buffer_pool.hpp"
+#include "transport/buffer_pool.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 
@@ -119,6 +119,7 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
       m_client = std::make_unique<client::client>(m_model, m_topo.client_index, make_sink());
     } else {
       m_server_parameters = std::make_unique<client::parameters>(m_model);
+      if (m_topo.remote_servers) buffer_pool::reserve_arena(m_model.arch.buffer_size);
       if (m_topo.remote_servers)
         m_remote_server = std::make_unique<server::remote_server_loop>(m_model, m_topo, m_link.get());
       else
@@ -193,6 +194,7 @@ void runtime::connect_channel() {
 client::client::sink runtime::make_sink() {
   client::client::sink where;
   if (m_topo.remote_servers) {
+    buffer_pool::reserve_arena(m_model.arch.buffer_size);
     where.link = m_link.get();
     where.server_rank = m_topo.server_world_rank;
     return where;
@@ -207,6 +209,7 @@ client::client::sink runtime::make_sink() {
   // Thread mode: stores run on a background thread. Their MPI calls are only safe there with
   // MPI_THREAD_MULTIPLE; otherwise each process writes alone (file per process).
   where.background = true;
+  buffer_pool::reserve_arena(m_model.arch.buffer_size);
   int provided = MPI_THREAD_SINGLE;
   check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
   if (provided == MPI_THREAD_MULTIPLE) {

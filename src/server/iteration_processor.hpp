@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "common/buffer_pool.hpp"
+#include "transport/buffer_pool.hpp"
 #include "config/model.hpp"
 #include "plugins/store.hpp"
 #include "transport/shared_heap.hpp"

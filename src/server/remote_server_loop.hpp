@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "common/buffer_pool.hpp"
+#include "transport/buffer_pool.hpp"
 #include "config/model.hpp"
 #include "server/event_dispatcher.hpp"
 #include "server/iteration_processor.hpp"

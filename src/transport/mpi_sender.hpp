@@ -10,7 +10,7 @@
 #include <deque>
 #include <memory>
 
-#include "common/buffer_pool.hpp"
+#include "transport/buffer_pool.hpp"
 #include "config/model.hpp"
 #include "transport/message.hpp"
 

@@ -1,7 +1,7 @@
 // The block buffer pool: released buffers serve later blocks of a similar size, within a cap.
 #include <gtest/gtest.h>
 
-#include "common/buffer_pool.hpp"
+#include "transport/buffer_pool.hpp"
 
 namespace {
 
@@ -66,4 +66,23 @@ TEST(buffer_pool, two_live_buffers_never_share_memory) {
   a.reset();
   sidecore::block_buffer c = sidecore::buffer_pool::acquire(1 << 20);
   EXPECT_NE(c.get(), b.get());
+}
+
+TEST(buffer_pool, the_arena_serves_blocks_first_and_takes_them_back) {
+  pool_guard guard(0);
+  sidecore::buffer_pool::reserve_arena(8 << 20);
+  std::byte* first = nullptr;
+  {
+    sidecore::block_buffer a = sidecore::buffer_pool::acquire(1 << 20);
+    sidecore::block_buffer b = sidecore::buffer_pool::acquire(1 << 20);
+    first = a.get();
+    EXPECT_NE(a.get(), b.get());
+    EXPECT_EQ(sidecore::buffer_pool::kept_bytes(), 0u);  // arena memory is not "kept"
+  }
+  sidecore::block_buffer again = sidecore::buffer_pool::acquire(1 << 20);
+  EXPECT_EQ(again.get(), first);  // the same warm memory
+  // Larger than the arena: served from the heap instead, never refused.
+  sidecore::block_buffer big = sidecore::buffer_pool::acquire(16 << 20);
+  ASSERT_NE(big.get(), nullptr);
+  big[(16 << 20) - 1] = std::byte{1};
 }

@@ -11,6 +11,7 @@ namespace sidecore {
 
 struct pooled_deleter {
   std::size_t capacity = 0;
+  bool in_arena = false;  // from the pre-faulted arena (see reserve_arena)
   void operator()(std::byte* p) const noexcept;
 };
 
@@ -23,7 +24,12 @@ namespace buffer_pool {
 block_buffer acquire(std::uint64_t bytes);
 // How many bytes of released buffers the pool may keep (0 keeps none). Thread-safe.
 void set_capacity(std::uint64_t bytes);
-// Frees every kept buffer.
+// Maps and pre-faults `bytes` of process memory that later acquisitions are served from first,
+// so that even the first block copies into mapped, warm pages (as the shared segment of the
+// dedicated cores does). Used where the XML buffer bounds what a process holds (background
+// thread, dedicated nodes). Throws allocation_error when the memory cannot be mapped.
+void reserve_arena(std::uint64_t bytes);
+// Frees every kept buffer, and the arena once nothing in it is in use.
 void trim() noexcept;
 // Bytes of released buffers kept for reuse.
 std::uint64_t kept_bytes();
