@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Draws jitter tiles (one tile per write phase, processes sorted by their write time, coloured
-by the phase's throughput) and a time breakdown from results/matrix.json."""
+by the phase's throughput) and a time breakdown from results/matrix.json, for each write target."""
 import argparse
 import json
 import os
@@ -46,15 +46,9 @@ def draw_row(axes, run, norm, cmap, label):
                   va="center")
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--results", default=os.path.join(HERE, "results"))
-    args = p.parse_args()
-    with open(os.path.join(args.results, "matrix.json")) as f:
-        doc = json.load(f)
-    runs = doc["runs"]
+def plot_target(runs, summary, results, suffix):
     from run_matrix import CONFIGS
-    configs = [c[0] for c in CONFIGS if c[0] in doc["summary"] and c[0] != "none"]
+    configs = [c[0] for c in CONFIGS if c[0] in summary and c[0] != "none"]
     chosen = {c: pick_run(runs, c) for c in configs}
     tputs = [phase_throughput(r, ph) for r in chosen.values() for ph in range(r["phases"])]
     finite = [t for t in tputs if np.isfinite(t) and t > 0]
@@ -69,12 +63,12 @@ def main():
                         hspace=1.0, wspace=0.15)
     for row, config in enumerate(configs):
         draw_row(axes[row], chosen[config], norm, cmap, config)
-    fig.suptitle("Write time per process and phase (sorted; each row has its own time scale, "
-                 "printed right)\ncolour and label: phase throughput = data / slowest process",
-                 fontsize=8)
+    fig.suptitle("Write time per process and phase%s (sorted; each row has its own time scale, "
+                 "printed right)\ncolour and label: phase throughput = data / slowest process" %
+                 (" on the %s target" % suffix.strip("_") if suffix else ""), fontsize=8)
     bar = fig.add_axes([0.92, 0.25, 0.02, 0.5])
     fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), cax=bar, label="B/s")
-    fig.savefig(os.path.join(args.results, "tiles.png"), dpi=130)
+    fig.savefig(os.path.join(results, "tiles%s.png" % suffix), dpi=130)
     plt.close(fig)
 
     for config in configs:
@@ -83,7 +77,7 @@ def main():
                                  squeeze=False)
         draw_row(axes[0], run, norm, cmap, config)
         fig.subplots_adjust(left=0.18, right=0.88, bottom=0.25)
-        fig.savefig(os.path.join(args.results, "tiles_%s.png" % config), dpi=110)
+        fig.savefig(os.path.join(results, "tiles%s_%s.png" % (suffix, config)), dpi=110)
         plt.close(fig)
 
     # Where the slowest rank's time went: compute, visible writes, the rest of the loop
@@ -106,12 +100,26 @@ def main():
         ax.bar(names, values, bottom=bottom, label=label)
         bottom += np.array(values)
     ax.set_ylabel("seconds (slowest rank)")
-    ax.set_title("Run time breakdown (median repetition)", fontsize=9)
+    ax.set_title("Run time breakdown (median repetition)%s" % (
+        ", %s target" % suffix.strip("_") if suffix else ""), fontsize=9)
     ax.tick_params(axis="x", rotation=35, labelsize=8)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(os.path.join(args.results, "breakdown.png"), dpi=120)
+    fig.savefig(os.path.join(results, "breakdown%s.png" % suffix), dpi=120)
     plt.close(fig)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--results", default=os.path.join(HERE, "results"))
+    args = p.parse_args()
+    with open(os.path.join(args.results, "matrix.json")) as f:
+        doc = json.load(f)
+    # The first write target (the plain disk) keeps the plain file names; the others get
+    # their name as a suffix: tiles_throttled.png, breakdown_throttled.png.
+    for index, (target, entry) in enumerate(doc["write_targets"].items()):
+        runs = [r for r in doc["runs"] if r.get("target", target) == target]
+        plot_target(runs, entry["summary"], args.results, "" if index == 0 else "_" + target)
 
 
 if __name__ == "__main__":
