@@ -30,6 +30,8 @@ client::client(const config::model& model, int client_index, const sink& where)
   for (std::size_t v = 0; v < model.variables.size(); ++v)
     m_variables.emplace(std::string_view(model.variables[v].name), v);
   m_positions.resize(model.variables.size() * static_cast<std::size_t>(model.arch.domains));
+  // Room for every block of one iteration, so that damaris_alloc does not grow it.
+  m_allocations.reserve(std::min<std::size_t>(m_positions.size(), 1024));
   if (m_channel) {
     // This client's own stretch of the shared buffer: its blocks go there first. Touch the
     // start of it now, so that the first write finds it mapped, cached and in the TLB.
