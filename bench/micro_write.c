@@ -256,6 +256,34 @@ static void print_alloc_summaries(struct alloc_samples* s, int first, size_t cou
   print_summary("end_iteration", s->end + first, count, 1);
 }
 
+/* The machine's own price of touching memory after such a fill: a chain of pointers, one per
+ * page, 17 pages apart, set up beforehand; after each fill of `bytes` (as the application
+ * fills its block) the chain is followed for `pages` dependent reads. Returns the median cost
+ * of one read: what one cache line on a page not touched since the fill costs. */
+static int64_t cold_read_ns(size_t bytes, int repetitions) {
+  enum { pages = 16, stride = 17 * 4096 };
+  char* chain = checked_malloc((size_t)pages * stride);
+  for (int p = 0; p < pages; ++p)
+    *(char**)(chain + (size_t)p * stride) = chain + (size_t)((p + 1) % pages) * stride;
+  unsigned char* fill = checked_malloc(bytes);
+  int64_t* samples = checked_malloc((size_t)repetitions * sizeof(int64_t));
+  for (int r = 0; r < repetitions; ++r) {
+    memset(fill, r & 0xff, bytes);
+    keep_stores(fill);
+    char* q = chain;
+    const int64_t t0 = now_ns();
+    for (int p = 0; p < pages; ++p) q = *(char* volatile*)q;
+    const int64_t t1 = now_ns();
+    g_sink ^= (unsigned char)(uintptr_t)q;
+    samples[r] = (t1 - t0) / pages;
+  }
+  const int64_t result = summarize(samples, (size_t)repetitions).median;
+  free(samples);
+  free(fill);
+  free(chain);
+  return result;
+}
+
 /* The first iteration and N more each after a compute phase (--pause-us), then N back to back
  * ("hot"): on a shared machine a pause of a few milliseconds leaves the caches cold, and this
  * call's cost is mostly the cache lines it touches. */
@@ -278,7 +306,7 @@ static void run_alloc(const struct options* o, size_t bytes) {
   print_alloc_summaries(&s, 1, (size_t)o->iterations);
   printf("},\"hot\":{");
   print_alloc_summaries(&s, o->iterations + 1, (size_t)o->iterations);
-  printf("}}\n");
+  printf("},\"cold_read_ns\":%lld}\n", (long long)cold_read_ns(bytes, o->iterations));
   fflush(stdout);
   free(s.end);
   free(s.clear);
