@@ -31,8 +31,8 @@ background_writer::~background_writer() {
 
 block_buffer background_writer::reserve(std::uint64_t bytes) {
   if (bytes > m_budget)
-    throw allocation_error("a block of " + mib(bytes) + " can never fit in the buffer of " +
-                           mib(m_budget) + "; raise <buffer size=...> in the XML");
+    throw allocation_error("a block of " + readable_bytes(bytes) + " can never fit in the buffer of " +
+                           readable_bytes(m_budget) + "; raise <buffer size=...> in the XML");
   std::unique_lock<std::mutex> lock(m_mutex);
   if (m_reserved + bytes > m_budget) {
     if (m_model.arch.policy == config::full_buffer_policy::skip) return nullptr;
@@ -41,8 +41,8 @@ block_buffer background_writer::reserve(std::uint64_t bytes) {
     const double timeout = m_model.arch.wait_timeout_seconds;
     if (timeout > 0) {
       if (!m_progress.wait_for(lock, std::chrono::duration<double>(timeout), fits))
-        throw allocation_error("waited " + std::to_string(timeout) + " s for " + mib(bytes) +
-                               " of buffer (" + mib(m_reserved) + " of " + mib(m_budget) +
+        throw allocation_error("waited " + std::to_string(timeout) + " s for " + readable_bytes(bytes) +
+                               " of buffer (" + readable_bytes(m_reserved) + " of " + readable_bytes(m_budget) +
                                " in use): the I/O thread does not keep up; raise <buffer "
                                "size=...>, raise timeout=..., or choose policy=\"skip\"");
     } else {

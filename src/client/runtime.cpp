@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "transport/buffer_pool.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/units.hpp"
 
 namespace sidecore {
 namespace {
@@ -37,6 +39,39 @@ std::string broadcast_string(std::string text, MPI_Comm comm) {
   text.resize(length);
   if (length) check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm), "MPI_Bcast");
   return text;
+}
+
+// Memory this machine lets the job use: physical memory, or a smaller cgroup (v2) limit.
+std::uint64_t usable_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  std::uint64_t bytes = pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * page : 0;
+  std::ifstream limit("/sys/fs/cgroup/memory.max");
+  std::uint64_t cgroup = 0;
+  if (limit >> cgroup && cgroup > 0 && (bytes == 0 || cgroup < bytes)) bytes = cgroup;
+  return bytes;
+}
+
+// With a background thread or dedicated nodes every process of the node maps and touches its
+// own buffer of <buffer size> bytes at initialization. A size chosen for dedicated cores (one
+// segment per node) multiplied by the processes of a node can exceed the machine: the kernel
+// would then kill processes while it touches the pages. Refuse that with a clear error, and
+// warn when it takes more than half of the memory.
+void check_node_memory(const config::model& model, const topology::layout& topo,
+                       const char* mode) {
+  const std::uint64_t memory = usable_memory();
+  const std::uint64_t per_process = model.arch.buffer_size;
+  const std::uint64_t processes = static_cast<std::uint64_t>(std::max(1, topo.node_size));
+  if (memory == 0 || per_process == 0) return;
+  const std::uint64_t total = per_process * processes;
+  const std::string what = "<buffer size> of " + readable_bytes(per_process) + " per process (" + mode +
+                           ": each process holds its own buffer) x " + std::to_string(processes) +
+                           " processes on this node = " + readable_bytes(total) + ", of " + readable_bytes(memory) +
+                           " of memory";
+  if (total > memory / 10 * 9)
+    throw config_error(what + " in " + model.file + ": lower <buffer size=...> (it is per "
+                       "node with dedicated cores, per process in this mode)");
+  if (total > memory / 2 && topo.node_rank == 0)
+    log::warning(what, ": more than half of the node's memory is set aside for buffers");
 }
 
 // Raises the same error on every rank if any rank failed (message from the lowest such rank).
@@ -119,7 +154,10 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
       m_client = std::make_unique<client::client>(m_model, m_topo.client_index, make_sink());
     } else {
       m_server_parameters = std::make_unique<client::parameters>(m_model);
-      if (m_topo.remote_servers) buffer_pool::reserve_arena(m_model.arch.buffer_size);
+      if (m_topo.remote_servers) {
+        check_node_memory(m_model, m_topo, "dedicated nodes");
+        buffer_pool::reserve_arena(m_model.arch.buffer_size);
+      }
       if (m_topo.remote_servers)
         m_remote_server = std::make_unique<server::remote_server_loop>(m_model, m_topo, m_link.get());
       else
@@ -194,6 +232,7 @@ void runtime::connect_channel() {
 client::client::sink runtime::make_sink() {
   client::client::sink where;
   if (m_topo.remote_servers) {
+    check_node_memory(m_model, m_topo, "dedicated nodes");
     buffer_pool::reserve_arena(m_model.arch.buffer_size);
     where.link = m_link.get();
     where.server_rank = m_topo.server_world_rank;
@@ -209,6 +248,7 @@ client::client::sink runtime::make_sink() {
   // Thread mode: stores run on a background thread. Their MPI calls are only safe there with
   // MPI_THREAD_MULTIPLE; otherwise each process writes alone (file per process).
   where.background = true;
+  check_node_memory(m_model, m_topo, "background thread");
   buffer_pool::reserve_arena(m_model.arch.buffer_size);
   int provided = MPI_THREAD_SINGLE;
   check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");

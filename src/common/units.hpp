@@ -1,4 +1,5 @@
-// Byte counts as people read them in messages ("12.50 MiB").
+// Byte counts as people read them in messages: MiB ("12.50 MiB") up to 1 TiB, so that
+// buffer sizes compare at a glance, then TiB ("1024.00 TiB").
 #pragma once
 
 #include <cstdint>
@@ -7,9 +8,13 @@
 
 namespace sidecore {
 
-inline std::string mib(std::uint64_t bytes) {
+inline std::string readable_bytes(std::uint64_t bytes) {
   char text[64];
-  std::snprintf(text, sizeof text, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  const double value = static_cast<double>(bytes);
+  if (bytes >= (std::uint64_t{1} << 40))
+    std::snprintf(text, sizeof text, "%.2f TiB", value / (1024.0 * 1024.0 * 1024.0 * 1024.0));
+  else
+    std::snprintf(text, sizeof text, "%.2f MiB", value / (1024.0 * 1024.0));
   return text;
 }
 

@@ -110,7 +110,7 @@ void reserve_arena(std::uint64_t bytes) {
   void* p = ::mmap(nullptr, state_bytes + heap_bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (p == MAP_FAILED)
-    throw allocation_error("cannot map " + mib(heap_bytes) + " of process memory for the buffer: " +
+    throw allocation_error("cannot map " + readable_bytes(heap_bytes) + " of process memory for the buffer: " +
                            std::strerror(errno) + "; lower <buffer size=...>");
   s.arena = static_cast<std::byte*>(p);
   s.arena_bytes = state_bytes + heap_bytes;

@@ -43,10 +43,10 @@ void mpi_sender::progress() {
 
 block_buffer mpi_sender::reserve(std::uint64_t bytes) {
   if (bytes > m_budget)
-    throw allocation_error("a block of " + mib(bytes) + " can never fit in the buffer of " +
-                           mib(m_budget) + "; raise <buffer size=...> in the XML");
+    throw allocation_error("a block of " + readable_bytes(bytes) + " can never fit in the buffer of " +
+                           readable_bytes(m_budget) + "; raise <buffer size=...> in the XML");
   if (bytes > static_cast<std::uint64_t>(INT_MAX))
-    throw allocation_error("a block of " + mib(bytes) +
+    throw allocation_error("a block of " + readable_bytes(bytes) +
                            " is larger than 2 GiB, the largest block sent to dedicated nodes");
   progress();
   if (m_in_use + bytes > m_budget) {
@@ -55,8 +55,8 @@ block_buffer mpi_sender::reserve(std::uint64_t bytes) {
     int rounds = 0;
     while (m_in_use + bytes > m_budget) {
       if (deadline_passed(started))
-        throw allocation_error("waited " + std::to_string(m_timeout) + " s for " + mib(bytes) +
-                               " of buffer (" + mib(m_in_use) + " of " + mib(m_budget) +
+        throw allocation_error("waited " + std::to_string(m_timeout) + " s for " + readable_bytes(bytes) +
+                               " of buffer (" + readable_bytes(m_in_use) + " of " + readable_bytes(m_budget) +
                                " waiting for the dedicated node): the server does not keep up; "
                                "raise <buffer size=...>, raise timeout=..., or choose "
                                "policy=\"skip\"");

@@ -68,8 +68,8 @@ void shared_heap::initialize(void* memory, std::uint64_t heap_offset, std::uint6
 
 void shared_heap::check_fits(std::uint64_t bytes) const {
   if (rounded(bytes) > m_state->heap_size)
-    throw allocation_error("a block of " + mib(bytes) + " can never fit in the shared buffer of " +
-                           mib(m_state->heap_size) +
+    throw allocation_error("a block of " + readable_bytes(bytes) + " can never fit in the shared buffer of " +
+                           readable_bytes(m_state->heap_size) +
                            " per dedicated core; raise <buffer size=...> in the XML");
 }
 
@@ -152,9 +152,9 @@ std::uint64_t shared_heap::allocate(std::uint64_t bytes, double timeout_seconds,
     if (rc == EOWNERDEAD) pthread_mutex_consistent(&m_state->mutex);
     if (rc == ETIMEDOUT) {
       if (auto offset = take_locked(size, hint)) return *offset;
-      throw allocation_error("waited " + std::to_string(timeout_seconds) + " s for " + mib(bytes) +
-                             " of shared buffer (" + mib(m_state->used) + " of " +
-                             mib(m_state->heap_size) +
+      throw allocation_error("waited " + std::to_string(timeout_seconds) + " s for " + readable_bytes(bytes) +
+                             " of shared buffer (" + readable_bytes(m_state->used) + " of " +
+                             readable_bytes(m_state->heap_size) +
                              " in use): the dedicated core does not keep up; raise <buffer "
                              "size=...>, raise timeout=..., or choose policy=\"skip\"");
     }
