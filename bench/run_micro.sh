@@ -444,20 +444,24 @@ def worst(label, keys):
 mode_targets = [
     {"name": "thread mode: damaris_write >= 1 MiB, steady, / memcpy (warm)",
      "target": 1.2, "unit": "x", "measured": worst("thread", ("steady_ratio_warm",))},
-    {"name": "thread mode: damaris_write >= 1 MiB, first iteration, / memcpy into memory in "
+    {"name": "(reported beside the issue-3 target) thread mode: damaris_write >= 1 MiB, first "
+     "iteration, / memcpy into memory in "
      "the destination's state",
      "target": 1.2, "unit": "x", "measured": worst("thread", ("first_ratio_prefaulted",))},
-    {"name": "thread mode: damaris_write >= 1 MiB, first iteration, / steady memcpy (warm), "
+    {"name": "(reported beside the issue-3 target) thread mode: damaris_write >= 1 MiB, first "
+     "iteration, / steady memcpy (warm), "
      "strict reading",
      "target": 1.2, "unit": "x", "measured": worst("thread", ("first_ratio_warm",))},
     {"name": "dedicated node: damaris_write + damaris_end_iteration >= 1 MiB, steady, "
      "/ memcpy (warm), server with room",
      "target": 2.0, "unit": "x", "measured": worst("nodes", ("steady_ratio_write_end",))},
-    {"name": "dedicated node: damaris_write + damaris_end_iteration >= 1 MiB, first iteration, "
+    {"name": "(reported beside the issue-3 target) dedicated node: damaris_write + "
+     "damaris_end_iteration >= 1 MiB, first iteration, "
      "/ memcpy into memory in the destination's state",
      "target": 2.0, "unit": "x",
      "measured": worst("nodes", ("first_ratio_write_end_prefaulted",))},
-    {"name": "dedicated node: damaris_write + damaris_end_iteration >= 1 MiB, first iteration, "
+    {"name": "(reported beside the issue-3 target) dedicated node: damaris_write + "
+     "damaris_end_iteration >= 1 MiB, first iteration, "
      "/ steady memcpy (warm), strict reading",
      "target": 2.0, "unit": "x", "measured": worst("nodes", ("first_ratio_write_end",))},
 ]
