@@ -13,7 +13,8 @@
  *   write  1 + N iterations of damaris_write("field") + damaris_end_iteration, each beside a
  *          memcpy into a warm buffer and a memcpy into freshly mapped memory (first touch);
  *          in the first iteration also a memcpy into memory touched before the loop and not
- *          since (mapped but no longer hot in the cache, as the write's destination is).
+ *          since (mapped but no longer hot in the cache, as the write's destination is), from
+ *          a copy of the source in the same cache state as the source.
  *   alloc  1 + N iterations of damaris_alloc + damaris_commit + damaris_clear; the time the
  *          application spends filling the block is not counted. Then N more back to back.
  *   small  damaris_write_block of one int, `per-iteration` blocks per iteration.
@@ -158,8 +159,17 @@ static void run_write(const struct options* o, size_t bytes) {
   memset(prefaulted, 2, bytes);
   keep_stores(prefaulted);
   unsigned char* source = checked_malloc(bytes);
+  /* The same bytes again, written page by page alongside the source, so that both are in the
+   * same cache state at the first iteration: the first copy of a buffer pulls it into the
+   * cache, and the same-state memcpy must not ride on the write's reads of `source`. */
+  unsigned char* source_twin = checked_malloc(bytes);
   unsigned char* warm = checked_malloc(bytes);
-  for (size_t i = 0; i < bytes; ++i) source[i] = (unsigned char)(i * 131u + 7u);
+  for (size_t page = 0; page < bytes; page += 4096) {
+    const size_t end = page + 4096 < bytes ? page + 4096 : bytes;
+    for (size_t i = page; i < end; ++i) source[i] = (unsigned char)(i * 131u + 7u);
+    memcpy(source_twin + page, source + page, end - page);
+  }
+  keep_stores(source_twin);
   memset(warm, 1, bytes);
   keep_stores(warm);
   int64_t first_prefaulted_ns = 0;
@@ -186,7 +196,7 @@ static void run_write(const struct options* o, size_t bytes) {
           end_ns[it] = t2 - t1;
           both_ns[it] = t2 - t0;
           /* The same copy into memory in the same state as the write's destination. */
-          if (it == 0) first_prefaulted_ns = memcpy_warm(prefaulted, source, bytes);
+          if (it == 0) first_prefaulted_ns = memcpy_warm(prefaulted, source_twin, bytes);
           break;
         }
         case 1: warm_ns[it] = memcpy_warm(warm, source, bytes); break;
@@ -218,6 +228,7 @@ static void run_write(const struct options* o, size_t bytes) {
   free(warm);
   free(source);
   free(prefaulted);
+  free(source_twin);
 }
 
 struct alloc_samples {
