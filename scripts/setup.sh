@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs what Sidecore needs on Debian/Ubuntu (when missing), then configures and builds it.
-# Usage: scripts/setup.sh [build-dir]   (default: build)
+# Usage: scripts/setup.sh [build-dir [cmake-arguments...]]   (default: build)
+# Extra arguments go to CMake after the defaults, so they may override them
+# (for example -DCMAKE_BUILD_TYPE=Release).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
+shift $(($# > 0 ? 1 : 0))
 
 packages=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
           libhdf5-openmpi-dev hdf5-tools libpugixml-dev libgtest-dev python3-venv)
@@ -22,5 +25,5 @@ fi
 # Running as root under OpenMPI needs these (harmless otherwise).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build "$build" --parallel "$(nproc)"

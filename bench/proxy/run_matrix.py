@@ -20,6 +20,8 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Where bench/proxy/run.sh builds the proxy.
+DEFAULT_BUILD = os.path.join(os.path.dirname(os.path.dirname(HERE)), "build-bench", "bench", "proxy")
 
 THROTTLE_SCRIPT = os.path.join(os.path.dirname(HERE), "throttle", "throttle.sh")
 
@@ -628,7 +630,9 @@ def report_only(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--build", default="/work/build-proxy", help="folder holding the proxy")
+    p.add_argument("--build", default=DEFAULT_BUILD,
+                   help="folder holding the proxy (default: %s, where run.sh builds it)"
+                        % DEFAULT_BUILD)
     p.add_argument("--clients", type=int, default=2, help="simulation ranks")
     p.add_argument("--grid", default="96,96,96", help="interior cells per rank, x,y,z")
     p.add_argument("--iterations", type=int, default=200)
@@ -636,7 +640,7 @@ def main():
     p.add_argument("--sweeps", type=int, default=6,
                    help="stencil sweeps per iteration: compute per write phase (see README)")
     p.add_argument("--reps", type=int, default=3)
-    p.add_argument("--buffer-phases", type=int, default=4,
+    p.add_argument("--buffer-phases", type=int, default=8,
                    help="Sidecore buffer: this many write phases of every client")
     p.add_argument("--targets", default="disk,throttled",
                    help="write targets, in order: disk (a folder under /tmp), throttled "

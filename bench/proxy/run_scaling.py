@@ -18,6 +18,8 @@ import numpy as np
 from run_matrix import THROTTLE_SCRIPT, ghosted_phase_bytes, throttle_mounted, write_xml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Where bench/proxy/run.sh builds the proxy.
+DEFAULT_BUILD = os.path.join(os.path.dirname(os.path.dirname(HERE)), "build-bench", "bench", "proxy")
 # Bytes one cell costs per write phase: temperature (double), pressure (float), density.
 CELL_BYTES = 8 + 4 + 8
 
@@ -173,7 +175,9 @@ def write_markdown(doc, path, image):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--build", default="/work/build-proxy", help="folder holding the proxy")
+    p.add_argument("--build", default=DEFAULT_BUILD,
+                   help="folder holding the proxy (default: %s, where run.sh builds it)"
+                        % DEFAULT_BUILD)
     p.add_argument("--sizes", default="1,2,4,8,16,32,64,96,128,192,224,512,1024",
                    help="MiB per write phase and rank")
     p.add_argument("--buffer-mib", type=int, default=256, help="Sidecore buffer, fixed")
