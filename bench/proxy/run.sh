@@ -17,11 +17,12 @@ build=${SIDECORE_BENCH_BUILD:-$root/build-bench}
 venv=${SIDECORE_BENCH_VENV:-$build/venv}
 
 scaling=1
+quick=0
 matrix_args=()
 for arg in "$@"; do
   case $arg in
     --matrix-only) scaling=0 ;;
-    --quick) scaling=0; matrix_args+=(--quick) ;;
+    --quick) scaling=0; quick=1; matrix_args+=(--quick) ;;
     *) matrix_args+=("$arg") ;;
   esac
 done
@@ -53,6 +54,11 @@ adios2_dir=$("$python" -c "import adios2, os; print(os.path.dirname(adios2.__fil
 "$root/scripts/setup.sh" "$build" -DCMAKE_BUILD_TYPE=Release "-DADIOS2_DIR=$adios2_dir"
 
 "$python" "$here/run_matrix.py" --build "$build/bench/proxy" "${matrix_args[@]}"
+if ((quick)); then
+  # The quick matrix writes to a temporary folder (printed above) and leaves the committed
+  # results alone.
+  exit 0
+fi
 "$python" "$here/plot_tiles.py"
 if ((scaling)); then
   "$python" "$here/run_scaling.py" --build "$build/bench/proxy"
