@@ -16,7 +16,8 @@
  *          since (mapped but no longer hot in the cache, as the write's destination is), from
  *          a copy of the source in the same cache state as the source.
  *   alloc  1 + N iterations of damaris_alloc + damaris_commit + damaris_clear; the time the
- *          application spends filling the block is not counted. Then N more back to back.
+ *          application spends filling the block is not counted. Then N more back to back, and
+ *          N more back to back writing only the block's first cache line.
  *   small  damaris_write_block of one int, `per-iteration` blocks per iteration.
  *   empty  damaris_end_iteration with nothing written.
  *   stream N iterations back to back with no compute phase (a client that never pauses):
@@ -235,14 +236,16 @@ struct alloc_samples {
   int64_t *total, *alloc, *commit, *clear, *end;
 };
 
-/* One damaris_alloc + commit + clear per iteration, `count` iterations from `first`. */
-static void alloc_loop(struct alloc_samples* s, int first, int count, size_t bytes, long pause_us) {
+/* One damaris_alloc + commit + clear per iteration, `count` iterations from `first`; `fill`
+ * bytes of each block are written between damaris_alloc and damaris_commit (the application's
+ * work, not counted). */
+static void alloc_loop(struct alloc_samples* s, int first, int count, size_t fill, long pause_us) {
   for (int it = first; it < first + count; ++it) {
     void* block = NULL;
     const int64_t t0 = now_ns();
     check(damaris_alloc("field", &block), "damaris_alloc");
     const int64_t t1 = now_ns();
-    memset(block, it & 0xff, bytes); /* the application's work, not counted */
+    memset(block, it & 0xff, fill);
     const int64_t t2 = now_ns();
     check(damaris_commit("field"), "damaris_commit");
     const int64_t t3 = now_ns();
@@ -296,10 +299,13 @@ static int64_t cold_read_ns(size_t bytes, int repetitions) {
 }
 
 /* The first iteration and N more each after a compute phase (--pause-us), then N back to back
- * ("hot"): on a shared machine a pause of a few milliseconds leaves the caches cold, and this
- * call's cost is mostly the cache lines it touches. */
+ * ("hot"), each filling the whole block: on a shared machine a pause of a few milliseconds
+ * leaves the caches cold, and so does a fill larger than the caches; the calls' cost is then
+ * mostly the cache lines they touch. Then N back to back writing one cache line of the block
+ * ("calls"): the calls' own cost, in the conditions of the small-write and empty-iteration
+ * phases, which shows whether it depends on the size. */
 static void run_alloc(const struct options* o, size_t bytes) {
-  const int n = 2 * o->iterations + 1;
+  const int n = 3 * o->iterations + 1;
   struct alloc_samples s;
   s.total = checked_malloc(n * sizeof(int64_t));
   s.alloc = checked_malloc(n * sizeof(int64_t));
@@ -308,6 +314,7 @@ static void run_alloc(const struct options* o, size_t bytes) {
   s.end = checked_malloc(n * sizeof(int64_t));
   alloc_loop(&s, 0, o->iterations + 1, bytes, o->pause_us);
   alloc_loop(&s, o->iterations + 1, o->iterations, bytes, 0);
+  alloc_loop(&s, 2 * o->iterations + 1, o->iterations, bytes < 64 ? bytes : 64, 0);
   print_header(o, "alloc", (long)bytes);
   printf("\"iterations\":%d,\"pause_us\":%ld,", o->iterations, o->pause_us);
   printf("\"first\":{\"alloc_commit_clear\":%lld,\"alloc\":%lld,\"commit\":%lld,\"clear\":%lld,"
@@ -317,6 +324,8 @@ static void run_alloc(const struct options* o, size_t bytes) {
   print_alloc_summaries(&s, 1, (size_t)o->iterations);
   printf("},\"hot\":{");
   print_alloc_summaries(&s, o->iterations + 1, (size_t)o->iterations);
+  printf("},\"calls\":{");
+  print_alloc_summaries(&s, 2 * o->iterations + 1, (size_t)o->iterations);
   printf("},\"cold_read_ns\":%lld}\n", (long long)cold_read_ns(bytes, o->iterations));
   fflush(stdout);
   free(s.end);
