@@ -17,7 +17,7 @@
  *          a copy of the source in the same cache state as the source.
  *   alloc  1 + N iterations of damaris_alloc + damaris_commit + damaris_clear; the time the
  *          application spends filling the block is not counted. Then N more back to back, and
- *          N more back to back writing only the block's first cache line.
+ *          max(N, 100) more writing only the block's first cache line, each after 200 us.
  *   small  damaris_write_block of one int, `per-iteration` blocks per iteration.
  *   empty  damaris_end_iteration with nothing written.
  *   stream N iterations back to back with no compute phase (a client that never pauses):
@@ -298,14 +298,20 @@ static int64_t cold_read_ns(size_t bytes, int repetitions) {
   return result;
 }
 
+/* Compute phase of the "calls" loop below: long enough for the dedicated core to release the
+ * previous block (null store), short enough that the caches stay warm. */
+enum { calls_pause_us = 200 };
+
 /* The first iteration and N more each after a compute phase (--pause-us), then N back to back
  * ("hot"), each filling the whole block: on a shared machine a pause of a few milliseconds
  * leaves the caches cold, and so does a fill larger than the caches; the calls' cost is then
- * mostly the cache lines they touch. Then N back to back writing one cache line of the block
- * ("calls"): the calls' own cost, in the conditions of the small-write and empty-iteration
- * phases, which shows whether it depends on the size. */
+ * mostly the cache lines they touch. Then at least 100 writing one cache line of the block,
+ * each after a short compute phase ("calls"): the calls' own cost, which shows whether it depends on the
+ * size. */
 static void run_alloc(const struct options* o, size_t bytes) {
-  const int n = 3 * o->iterations + 1;
+  /* The calls loop fills nothing: it affords more samples than the ones that fill the block. */
+  const int calls = o->iterations < 100 ? 100 : o->iterations;
+  const int n = 2 * o->iterations + 1 + calls;
   struct alloc_samples s;
   s.total = checked_malloc(n * sizeof(int64_t));
   s.alloc = checked_malloc(n * sizeof(int64_t));
@@ -314,7 +320,7 @@ static void run_alloc(const struct options* o, size_t bytes) {
   s.end = checked_malloc(n * sizeof(int64_t));
   alloc_loop(&s, 0, o->iterations + 1, bytes, o->pause_us);
   alloc_loop(&s, o->iterations + 1, o->iterations, bytes, 0);
-  alloc_loop(&s, 2 * o->iterations + 1, o->iterations, bytes < 64 ? bytes : 64, 0);
+  alloc_loop(&s, 2 * o->iterations + 1, calls, bytes < 64 ? bytes : 64, calls_pause_us);
   print_header(o, "alloc", (long)bytes);
   printf("\"iterations\":%d,\"pause_us\":%ld,", o->iterations, o->pause_us);
   printf("\"first\":{\"alloc_commit_clear\":%lld,\"alloc\":%lld,\"commit\":%lld,\"clear\":%lld,"
@@ -325,7 +331,7 @@ static void run_alloc(const struct options* o, size_t bytes) {
   printf("},\"hot\":{");
   print_alloc_summaries(&s, o->iterations + 1, (size_t)o->iterations);
   printf("},\"calls\":{");
-  print_alloc_summaries(&s, 2 * o->iterations + 1, (size_t)o->iterations);
+  print_alloc_summaries(&s, 2 * o->iterations + 1, (size_t)calls);
   printf("},\"cold_read_ns\":%lld}\n", (long long)cold_read_ns(bytes, o->iterations));
   fflush(stdout);
   free(s.end);
