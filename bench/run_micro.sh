@@ -17,8 +17,8 @@
 #   --stream-dir DIR      local-disk directory for the stream runs' HDF5 files (TMPDIR or /tmp)
 #   --server-memory BYTES active buffering limit of the stream runs that use it (256 MiB)
 # Environment: MPIRUN (mpirun), MPIRUN_FLAGS (--oversubscribe), TMPDIR (for HDF5 output),
-# PYTHON (a python3 with h5py, to check the stream runs' files: /work/venv/bin/python if it
-# exists, else python3).
+# PYTHON (a python3 with h5py, to check the stream runs' files: BUILD_DIR/venv/bin/python, as
+# bench/proxy/run.sh makes it, if it exists, else python3).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -68,7 +68,7 @@ if [ "$(id -u)" = 0 ]; then
 fi
 python=${PYTHON:-}
 if [ -z "$python" ]; then
-  if [ -x /work/venv/bin/python ]; then python=/work/venv/bin/python; else python=python3; fi
+  if [ -x "$build/venv/bin/python" ]; then python=$build/venv/bin/python; else python=python3; fi
 fi
 if [ "$with_stream" = 1 ] && ! "$python" -c 'import h5py' 2>/dev/null; then
   echo "run_micro.sh: $python cannot import h5py (needed to count stored iterations); set" \

@@ -16,7 +16,8 @@ Usage: run_output.py [--build DIR | --exe PATH] [--reps N] [--iterations N] [--c
                      [--dims NZ,NY,NX] [--throughput-reps N] [--workdir DIR] [--out DIR]
                      [--quick] [--no-wait]
 Environment: MPIRUN (mpirun), MPIRUN_FLAGS (--oversubscribe). As root it sets
-OMPI_ALLOW_RUN_AS_ROOT for its own runs. Needs h5py and numpy (/work/venv/bin/python).
+OMPI_ALLOW_RUN_AS_ROOT for its own runs. Needs h5py and numpy (build-bench/venv/bin/python, made
+by bench/proxy/run.sh).
 """
 import argparse
 import datetime
@@ -411,7 +412,9 @@ def filesystem_of(path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--build", default="/work/build-benchout")
+    parser.add_argument("--build", default=os.path.join(SOURCE, "build-bench"),
+                        help="a Release build of this project (default: build-bench, where "
+                             "bench/proxy/run.sh builds)")
     parser.add_argument("--exe", help="the sidecore_output_write binary (default: in --build)")
     parser.add_argument("--reps", type=int, default=3, help="repetitions of part A")
     parser.add_argument("--iterations", type=int, default=8, help="iterations per run (A)")
