@@ -31,8 +31,7 @@ background_writer::~background_writer() {
 
 block_buffer background_writer::reserve(std::uint64_t bytes) {
   if (bytes > m_budget)
-    throw allocation_error("a block of " + readable_bytes(bytes) + " can never fit in the buffer of " +
-                           readable_bytes(m_budget) + "; raise <buffer size=...> in the XML");
+    throw block_never_fits(bytes, m_budget, "this process's buffer");
   std::unique_lock<std::mutex> lock(m_mutex);
   if (m_reserved + bytes > m_budget) {
     if (m_model.arch.policy == config::full_buffer_policy::skip) return nullptr;

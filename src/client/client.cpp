@@ -30,6 +30,7 @@ client::client(const config::model& model, int client_index, const sink& where)
   for (std::size_t v = 0; v < model.variables.size(); ++v)
     m_variables.emplace(std::string_view(model.variables[v].name), v);
   m_positions.resize(model.variables.size() * static_cast<std::size_t>(model.arch.domains));
+  m_handed_over.assign(m_positions.size(), -1);
   // Room for every block of one iteration, so that damaris_alloc does not grow it.
   m_allocations.reserve(std::min<std::size_t>(m_positions.size(), 1024));
   if (m_channel) {
@@ -73,6 +74,19 @@ void client::check_block(std::size_t variable, int block) const {
 
 const std::vector<std::int64_t>& client::position_of(std::size_t variable, int block) const {
   return m_positions[variable * static_cast<std::size_t>(m_model.arch.domains) + block];
+}
+
+void client::check_not_handed_over(std::size_t variable, int block) const {
+  if (m_handed_over[variable * static_cast<std::size_t>(m_model.arch.domains) + block] == m_iteration)
+    throw error(DAMARIS_ALLOCATION_ERROR,
+                "block " + std::to_string(block) + " of " + quoted(m_model.variables[variable].name) +
+                    " was already written or allocated in iteration " + std::to_string(m_iteration) +
+                    ": each block is handed over once per iteration (use another block id, "
+                    "<domains count=...>, or end the iteration first)");
+}
+
+void client::mark_handed_over(std::size_t variable, int block) {
+  m_handed_over[variable * static_cast<std::size_t>(m_model.arch.domains) + block] = m_iteration;
 }
 
 void client::note_dropped(std::uint64_t bytes) {
@@ -213,6 +227,18 @@ void client::check_running(const char* call) const {
                                     "this client");
 }
 
+void client::check_fits(std::size_t variable, std::uint64_t bytes) const {
+  // Every mode refuses a block its buffer could never hold, synchronous mode included (it
+  // has no buffer to fill), so that a configuration behaves the same whichever mode the XML
+  // selects.
+  const std::uint64_t capacity = m_channel ? m_channel->heap().capacity() : m_model.arch.buffer_size;
+  if (bytes > capacity)
+    throw allocation_error("variable " + quoted(m_model.variables[variable].name) + ": " +
+                           block_never_fits(bytes, capacity, m_channel ? "a dedicated core's shared buffer"
+                                                                       : "the buffer")
+                               .what());
+}
+
 const evaluated_layout& client::checked_shape(std::size_t variable) const {
   const evaluated_layout& shape = m_parameters.layout(m_model.variables[variable].layout_index);
   const std::string& name = m_model.variables[variable].name;
@@ -225,6 +251,7 @@ const evaluated_layout& client::checked_shape(std::size_t variable) const {
       throw error(DAMARIS_INVALID_DIMENSIONS,
                   "variable " + quoted(name) + ": its layout evaluates to a dimension of " +
                       std::to_string(d) + " with the current parameter values");
+  check_fits(variable, shape.bytes);
   return shape;
 }
 
@@ -233,10 +260,12 @@ void client::write(std::string_view name, int block, const void* data) {
   std::size_t v = variable_index(name);
   check_block(v, block);
   if (!data) throw argument_error("damaris_write(" + quoted(name) + "): data is NULL");
+  check_not_handed_over(v, block);
   const evaluated_layout& shape = checked_shape(v);
   if (m_channel) {
     std::uint64_t offset = 0;
     void* target = reserve(v, shape.bytes, offset);
+    mark_handed_over(v, block);
     if (!target) {
       note_dropped(shape.bytes);
       return;
@@ -246,6 +275,7 @@ void client::write(std::string_view name, int block, const void* data) {
     return;
   }
   block_buffer owned = reserve_private(v, shape.bytes);
+  mark_handed_over(v, block);
   if (!owned) {
     note_dropped(shape.bytes);
     return;
@@ -258,10 +288,7 @@ void* client::alloc(std::string_view name, int block) {
   check_running("damaris_alloc");
   std::size_t v = variable_index(name);
   check_block(v, block);
-  if (find_allocation(v, block, m_iteration))
-    throw error(DAMARIS_ALLOCATION_ERROR, "block " + std::to_string(block) + " of " + quoted(name) +
-                                              " is already allocated for iteration " +
-                                              std::to_string(m_iteration) + "; commit and clear it first");
+  check_not_handed_over(v, block);
   const evaluated_layout& shape = checked_shape(v);
   allocation a;
   std::uint64_t offset = 0;
@@ -277,6 +304,7 @@ void* client::alloc(std::string_view name, int block) {
     a.owned = buffer_pool::acquire(shape.bytes);
     a.address = a.owned.get();
   }
+  mark_handed_over(v, block);
   a.block = block_message(v, block, m_iteration, offset, shape, position_of(v, block));
   void* address = a.address;
   m_allocations.push_back(std::move(a));

@@ -79,9 +79,16 @@ class client {
   std::size_t variable_index(std::string_view name) const;
   void check_block(std::size_t variable, int block) const;
   void check_running(const char* call) const;
-  // The variable's layout as evaluated now; throws DAMARIS_INVALID_DIMENSIONS when unusable.
+  // Throws DAMARIS_ALLOCATION_ERROR when no buffer of this mode could ever hold the block.
+  void check_fits(std::size_t variable, std::uint64_t bytes) const;
+  // The variable's layout as evaluated now; throws DAMARIS_INVALID_DIMENSIONS when unusable
+  // and DAMARIS_ALLOCATION_ERROR when too large for the buffer.
   const evaluated_layout& checked_shape(std::size_t variable) const;
   const std::vector<std::int64_t>& position_of(std::size_t variable, int block) const;
+  // Each block is handed over once per iteration (written, or allocated): a second time
+  // would make two blocks with the same (variable, iteration, source, block) key.
+  void check_not_handed_over(std::size_t variable, int block) const;
+  void mark_handed_over(std::size_t variable, int block);
   // Shared memory for a block, or nullptr when policy="skip" drops it.
   void* reserve(std::size_t variable, std::uint64_t bytes, std::uint64_t& offset);
   void send(const transport::message& m, bool wake);
@@ -110,6 +117,7 @@ class client {
   std::unordered_map<std::string_view, std::size_t> m_variables;
   sidecore::client::parameters m_parameters;
   std::vector<std::vector<std::int64_t>> m_positions;  // variable * domains + block
+  std::vector<int> m_handed_over;  // variable * domains + block: last iteration written, or -1
   // Few at a time (variables x domains): a flat vector beats a tree here.
   std::vector<allocation> m_allocations;
   int m_iteration = 0;

@@ -288,6 +288,15 @@ bool runtime::start() {
     m_remote_server->run();
   else
     m_server->run();
+  // Stores never stop the server (later iterations are still stored), but the simulation's
+  // launcher should learn that some output is missing.
+  std::string failure = m_remote_server ? m_remote_server->take_failure() : m_server->take_failure();
+  if (!failure.empty()) {
+    const std::uint64_t failures =
+        m_remote_server ? m_remote_server->counters().store_failures : m_server->counters().store_failures;
+    throw storage_error("server " + std::to_string(m_topo.server_index) + ": " +
+                        std::to_string(failures) + " store call(s) failed; the first: " + failure);
+  }
   return false;
 }
 
@@ -296,19 +305,26 @@ void runtime::stop() { as_client("damaris_stop").stop(); }
 void runtime::finalize() {
   if (m_finalized) return;
   m_finalized = true;
-  if (m_client && !m_client->stopped()) {
-    if (m_topo.has_servers && m_started)
-      log::warning("damaris_finalize called without damaris_stop; stopping now");
-    m_client->stop();
-  }
-  if (m_topo.is_server && !m_started) {
-    // The simulation never ran this server; serve its clients now so that nothing is lost.
-    log::warning("damaris_finalize on a dedicated core that never called damaris_start; "
-                 "running the server now");
-    start();
+  // A store failure met here is reported after the barrier: every rank must reach it.
+  std::string failure;
+  try {
+    if (m_client && !m_client->stopped()) {
+      if (m_topo.has_servers && m_started)
+        log::warning("damaris_finalize called without damaris_stop; stopping now");
+      m_client->stop();
+    }
+    if (m_topo.is_server && !m_started) {
+      // The simulation never ran this server; serve its clients now so that nothing is lost.
+      log::warning("damaris_finalize on a dedicated core that never called damaris_start; "
+                   "running the server now");
+      start();
+    }
+  } catch (const error& e) {
+    failure = e.what();
   }
   report();
   check_mpi(MPI_Barrier(m_topo.world.get()), "MPI_Barrier");
+  if (!failure.empty()) throw error(DAMARIS_FINALIZE_ERROR, failure);
 }
 
 void runtime::report() {

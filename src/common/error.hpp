@@ -1,10 +1,12 @@
 // Typed exceptions used inside Sidecore; translated to Damaris error codes at the C boundary.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
 #include "Damaris.h"
+#include "common/units.hpp"
 
 namespace sidecore {
 
@@ -30,6 +32,14 @@ class allocation_error : public error {
   explicit allocation_error(const std::string& message)
       : error(DAMARIS_ALLOCATION_ERROR, message) {}
 };
+
+// A block larger than the whole buffer it must go through: no amount of waiting helps.
+inline allocation_error block_never_fits(std::uint64_t bytes, std::uint64_t capacity,
+                                         const std::string& buffer) {
+  return allocation_error("a block of " + readable_bytes(bytes) + " can never fit in " + buffer +
+                          " of " + readable_bytes(capacity) +
+                          "; raise <buffer size=...> in the XML");
+}
 
 // A caller passed something invalid (null pointer, wrong size, bad block id...).
 class argument_error : public error {

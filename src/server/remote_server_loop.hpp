@@ -25,6 +25,8 @@ class remote_server_loop {
   remote_server_loop(const config::model& model, const topology::layout& topo, MPI_Comm link);
   void run();
   const processor_counters& counters() const noexcept { return m_processor.counters(); }
+  // The first store failure not yet reported ("" if none), and forgets it.
+  std::string take_failure() { return m_processor.take_failure(); }
   std::uint64_t high_water() const noexcept { return m_high_water; }
 
  private:

@@ -22,6 +22,8 @@ class server_loop {
   // Runs until every client of this server has stopped, then stores what is left.
   void run();
   const processor_counters& counters() const noexcept { return m_processor.counters(); }
+  // The first store failure not yet reported ("" if none), and forgets it.
+  std::string take_failure() { return m_processor.take_failure(); }
   std::uint64_t heap_high_water() const;
   const active_buffer_counters& buffer_counters() const noexcept { return m_buffer.counters(); }
 

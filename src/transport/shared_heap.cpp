@@ -68,9 +68,7 @@ void shared_heap::initialize(void* memory, std::uint64_t heap_offset, std::uint6
 
 void shared_heap::check_fits(std::uint64_t bytes) const {
   if (rounded(bytes) > m_state->heap_size)
-    throw allocation_error("a block of " + readable_bytes(bytes) + " can never fit in the shared buffer of " +
-                           readable_bytes(m_state->heap_size) +
-                           " per dedicated core; raise <buffer size=...> in the XML");
+    throw block_never_fits(bytes, m_state->heap_size, "a dedicated core's shared buffer");
 }
 
 std::optional<std::uint64_t> shared_heap::take_locked(std::uint64_t bytes,

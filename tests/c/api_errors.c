@@ -1,6 +1,7 @@
 /* Every error path of the C API during a run: client calls made on a dedicated core, unknown
  * names, blocks out of range, NULL pointers, wrong sizes, commit/clear of blocks never
- * allocated, layouts made invalid by a parameter, bad bindings. Each failure is followed by
+ * allocated, blocks handed over twice or larger than the buffer, layouts made invalid by a
+ * parameter, bad bindings. Each failure is followed by
  * valid calls, and run_c_test.py reads every valid write back: a failed call must leave the
  * run intact. Usage: api_errors <xml> <dedicated cores: 0 or 1> <output dir> */
 #include <Damaris.h>
@@ -229,7 +230,7 @@ static void alloc_commit_clear(int iteration, int source) {
   void* again = NULL;
   EXPECT_OK(damaris_alloc("field", (void**)&p));
   if (!EXPECT(p != NULL)) return;
-  EXPECT_RC(damaris_alloc("field", &again), DAMARIS_ALLOCATION_ERROR, "'field'", "already allocated");
+  EXPECT_RC(damaris_alloc("field", &again), DAMARIS_ALLOCATION_ERROR, "'field'", "already written or allocated");
   values_field(p, iteration, source, 0);
   EXPECT_RC(damaris_clear_iteration("field", iteration - 1), DAMARIS_BLOCK_NOT_FOUND, "'field'", NULL);
   EXPECT_OK(damaris_commit("field"));
@@ -237,6 +238,9 @@ static void alloc_commit_clear(int iteration, int source) {
   EXPECT_OK(damaris_clear("field"));
   EXPECT_RC(damaris_clear("field"), DAMARIS_BLOCK_NOT_FOUND, "'field'", NULL);
   EXPECT_RC(damaris_commit("field"), DAMARIS_BLOCK_NOT_FOUND, "'field'", NULL);
+  /* Cleared, but handed over: it cannot be allocated again in this iteration. */
+  EXPECT_RC(damaris_alloc("field", &again), DAMARIS_ALLOCATION_ERROR, "'field'",
+            "already written or allocated");
 
   p = NULL;
   EXPECT_OK(damaris_alloc_block("field", 1, (void**)&p));
@@ -248,12 +252,33 @@ static void alloc_commit_clear(int iteration, int source) {
 
 static void write_fields(int iteration, int source) {
   double field[VALUES_NX * VALUES_NY];
+  void* ptr = NULL;
   for (int b = 0; b < 2; ++b) {
     values_field(field, iteration, source, b);
     EXPECT_OK(damaris_write_block("field", b, field));
     /* The copy is made: the caller's buffer is free at once. */
     memset(field, 0xff, sizeof field);
   }
+  /* A block is handed over once per iteration, whichever call tries again; the stored values
+   * stay those of the first write (run_c_test.py checks them). */
+  EXPECT_RC(damaris_write_block("field", 0, field), DAMARIS_ALLOCATION_ERROR, "'field'",
+            "already written or allocated");
+  EXPECT_RC(damaris_alloc_block("field", 1, &ptr), DAMARIS_ALLOCATION_ERROR, "'field'",
+            "already written or allocated");
+  EXPECT(ptr == NULL);
+}
+
+/* A block larger than the whole buffer fails at once, in every mode (1 MiB buffer, 2 MB
+ * block), and nothing of it is stored. */
+static void block_larger_than_buffer(void) {
+  const size_t bytes = (size_t)VALUES_N * 100000 * sizeof(int);
+  int* huge = calloc(1, bytes);
+  void* ptr = NULL;
+  if (!EXPECT(huge != NULL)) return;
+  EXPECT_RC(damaris_write("huge", huge), DAMARIS_ALLOCATION_ERROR, "'huge'", "can never fit");
+  EXPECT_RC(damaris_alloc("huge", &ptr), DAMARIS_ALLOCATION_ERROR, "'huge'", "can never fit");
+  EXPECT(ptr == NULL);
+  free(huge);
 }
 
 static void client_run(int source, int iterations) {
@@ -267,6 +292,7 @@ static void client_run(int source, int iterations) {
   unknown_names();
   blocks_out_of_range();
   invalid_dimensions(0, source);
+  block_larger_than_buffer();
   EXPECT_OK(damaris_signal("tick"));
   EXPECT_OK(damaris_end_iteration());
   EXPECT_OK(damaris_get_iteration(&iteration));
