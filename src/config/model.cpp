@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/error.hpp"
@@ -121,12 +122,22 @@ std::string suggest(std::string_view given, const std::vector<std::string>& vali
 
 }  // namespace detail
 
-model load_model_file(const std::string& path) {
-  const auto fail = [&path](int err) {
-    throw config_error("cannot read configuration file '" + path + "': " + std::strerror(err));
+std::string read_configuration_file(const std::string& path) {
+  const std::string what = "cannot read configuration file '" + path + "': ";
+  const auto fail = [&what](int err) { throw config_error(what + std::strerror(err)); };
+  const auto fail_directory = [&what] {
+    throw config_error(what + "it is a directory; pass the path of the XML file itself");
   };
+  if (path.empty()) {
+    throw config_error("no configuration file given; pass the path of the XML file");
+  }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(errno);
+  struct stat status {};
+  if (::fstat(fd, &status) == 0 && S_ISDIR(status.st_mode)) {
+    ::close(fd);
+    fail_directory();
+  }
   std::string content;
   char chunk[65536];
   for (;;) {
@@ -136,13 +147,18 @@ model load_model_file(const std::string& path) {
     } else if (n == 0) {
       break;
     } else if (errno != EINTR) {
-      const int err = errno;  // a directory fails here with EISDIR
+      const int err = errno;
       ::close(fd);
+      if (err == EISDIR) fail_directory();  // file systems where fstat did not say so
       fail(err);
     }
   }
   ::close(fd);
-  return parse_model(content, path);
+  return content;
+}
+
+model load_model_file(const std::string& path) {
+  return parse_model(read_configuration_file(path), path);
 }
 
 }  // namespace sidecore::config

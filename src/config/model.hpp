@@ -213,7 +213,12 @@ std::string suggest(std::string_view given, const std::vector<std::string>& vali
 // Throws config_error (file, line, what is wrong, what would be valid) on the first error.
 model parse_model(std::string_view xml_text, const std::string& file_name);
 
-// Reads a file and parses it. Throws config_error when the file cannot be read.
+// Reads a whole configuration file. Throws config_error naming the path when it cannot be
+// read (missing, unreadable, a directory). Every reader of a configuration file goes through
+// it, so that all of them report the same thing.
+std::string read_configuration_file(const std::string& path);
+
+// Reads a file with read_configuration_file and parses it. Throws config_error.
 model load_model_file(const std::string& path);
 
 }  // namespace sidecore::config

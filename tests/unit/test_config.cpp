@@ -530,7 +530,28 @@ TEST(config, missing_file_is_a_config_error) {
     EXPECT_EQ(std::string(e.what()), "cannot read configuration file '" + data_dir +
                                          "does_not_exist.xml': No such file or directory");
   }
-  EXPECT_THROW(cfg::load_model_file(data_dir), sidecore::config_error);
+}
+
+TEST(config, directory_given_as_the_file_says_so) {
+  // Reading a directory as a file returns nothing on some systems: the reader must not parse
+  // that as an empty document ("no root element").
+  for (const auto& read : {+[](const std::string& p) { cfg::read_configuration_file(p); },
+                           +[](const std::string& p) { cfg::load_model_file(p); }}) {
+    try {
+      read(data_dir);
+      ADD_FAILURE() << "no error";
+    } catch (const sidecore::config_error& e) {
+      EXPECT_EQ(std::string(e.what()), "cannot read configuration file '" + data_dir +
+                                           "': it is a directory; pass the path of the XML "
+                                           "file itself");
+    }
+  }
+}
+
+TEST(config, configuration_file_is_read_whole) {
+  const std::string text = cfg::read_configuration_file(data_dir + "bad_syntax.xml");
+  EXPECT_EQ(text.rfind("<?xml version=\"1.0\"?>\n<simulation name=\"broken\">", 0), 0u);
+  EXPECT_EQ(text.back(), '\n');
 }
 
 TEST(config, harmless_dangling_references_only_warn) {
