@@ -100,8 +100,8 @@ void collect_parameters(const expression::node& n, std::set<std::size_t>& out) {
 class parser {
  public:
   parser(std::string_view text, const std::map<std::string, std::size_t, std::less<>>& names,
-         const std::string& where)
-      : m_text(text), m_names(names), m_where(where) {}
+         const std::string& where, const unusable_name_reason& why_unusable)
+      : m_text(text), m_names(names), m_where(where), m_why_unusable(why_unusable) {}
 
   node_ptr parse() {
     skip_spaces();
@@ -227,6 +227,10 @@ class parser {
     const std::string_view id = m_text.substr(start, m_pos - start);
     const auto found = m_names.find(id);
     if (found == m_names.end()) {
+      if (m_why_unusable) {
+        const std::string reason = m_why_unusable(id);
+        if (!reason.empty()) throw config_error(prefix(m_where) + reason);
+      }
       std::vector<std::string> known;
       for (const auto& entry : m_names) known.push_back(entry.first);
       const std::string hint = known.empty() ? std::string("no parameter is defined here")
@@ -244,6 +248,7 @@ class parser {
   std::string_view m_text;
   const std::map<std::string, std::size_t, std::less<>>& m_names;
   const std::string& m_where;
+  const unusable_name_reason& m_why_unusable;
   std::size_t m_pos = 0;
   int m_depth = 0;
 };
@@ -271,8 +276,8 @@ std::vector<std::size_t> expression::parameters() const {
 
 expression parse_expression(std::string_view text,
                             const std::map<std::string, std::size_t, std::less<>>& names,
-                            const std::string& where) {
-  parser p(text, names, where);
+                            const std::string& where, const unusable_name_reason& why_unusable) {
+  parser p(text, names, where, why_unusable);
   node_ptr root = p.parse();
   // Keep the text as written, minus surrounding spaces, for messages and round trips.
   const auto first = text.find_first_not_of(" \t\r\n");

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -11,6 +12,13 @@
 #include <vector>
 
 namespace sidecore::config {
+
+// Most dimensions a layout may have: the notifications a client posts carry this many extents
+// (transport::max_dimensions must stay equal; a unit test checks it).
+inline constexpr std::size_t max_dimensions = 8;
+// Longest event or script name: a signal carries its name NUL-terminated in
+// transport::max_signal_name bytes (a unit test checks that the two agree).
+inline constexpr std::size_t max_signal_name_length = 63;
 
 // Element types of parameters and layouts. XML names: short, int/integer, long,
 // float/real, double, char/character (also accepted: string, label as char).
@@ -37,7 +45,8 @@ class expression {
   const std::string& text() const noexcept { return m_text; }
   // Indices of the parameters this expression reads.
   std::vector<std::size_t> parameters() const;
-  // Where the expression was written ("file:line"), "" when unknown.
+  // Where the expression was written, "" when unknown: "file:line", followed for expressions
+  // of a configuration by the element, the attribute and the list entry.
   const std::string& where() const noexcept { return m_where; }
 
  private:
@@ -46,11 +55,16 @@ class expression {
   std::string m_where;
 };
 
+// Says why a name absent from the names an expression may read cannot be used there (a
+// parameter declared later, say), as "<what>; <hint>"; "" reports it as an unknown parameter.
+using unusable_name_reason = std::function<std::string(std::string_view name)>;
+
 // Parses one expression. names maps a parameter name to its index; unknown names, empty
-// input and syntax errors throw config_error whose message contains `where` (file:line).
+// input and syntax errors throw config_error whose message starts with `where` (file:line...).
 expression parse_expression(std::string_view text,
                             const std::map<std::string, std::size_t, std::less<>>& names,
-                            const std::string& where);
+                            const std::string& where,
+                            const unusable_name_reason& why_unusable = {});
 
 struct parameter {
   std::string name;

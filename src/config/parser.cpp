@@ -260,6 +260,13 @@ class builder {
     };
 
     for (xml n : section("architecture")) read_architecture(n);
+    for (xml data : section("data")) {
+      for (xml n : elements(data)) {
+        if (name_of(n) == "parameter") {
+          m_declared_parameters.emplace(trim(attribute(n, "name")), line_of(n));
+        }
+      }
+    }
     for (xml n : section("data")) read_parameters(n);
     for (xml n : section("data")) read_layouts(n);
     for (xml n : section("data")) read_data_objects(n, "", true, "");
@@ -435,10 +442,23 @@ class builder {
     return value;
   }
 
+  // Where an expression was written, for its messages:
+  // `file:12: <layout name="grid"> dimensions, entry 2`.
+  std::string place(xml n, std::string_view attribute_name, std::size_t entry = 0,
+                    std::string_view part = {}) const {
+    std::string text = where(n) + ": <" + name_of(n);
+    if (has(n, "name")) text += " name=\"" + attribute(n, "name") + "\"";
+    text += "> " + std::string(attribute_name);
+    if (entry > 0) text += ", entry " + std::to_string(entry);
+    if (!part.empty()) text += ", " + std::string(part);
+    return text;
+  }
+
   // Expressions that size data may only read integer parameters.
   expression integer_expression(xml n, const std::string& text, const name_map& names,
-                                const std::string& context) const {
-    expression e = parse_expression(text, names, where(n));
+                                const std::string& context, const std::string& at,
+                                const unusable_name_reason& why_unusable = {}) const {
+    expression e = parse_expression(text, names, at, why_unusable);
     for (std::size_t index : e.parameters()) {
       const parameter& p = m_model.parameters[index];
       if (!is_integer(p.type)) {
@@ -511,24 +531,56 @@ class builder {
     }
   }
 
+  // "64MB", "2 GiB", "512k": a size written with a unit, which expressions do not know.
+  // Returns the expression meant ("64*1024*1024"), or "" when text has no such form.
+  static std::string size_with_unit(const std::string& text) {
+    std::size_t digits = 0;
+    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) {
+      ++digits;
+    }
+    if (digits == 0) return {};
+    std::string unit = lowercase(trim(text.substr(digits)));
+    if (unit.size() > 1 && unit.back() == 'b') unit.pop_back();
+    if (unit.size() > 1 && unit.back() == 'i') unit.pop_back();
+    const std::string units = "kmgt";
+    if (unit.size() != 1 || units.find(unit[0]) == std::string::npos) return {};
+    std::string meant = text.substr(0, digits);
+    for (std::size_t i = 0; i <= units.find(unit[0]); ++i) meant += "*1024";
+    return meant;
+  }
+
   // Sizes may be expressions ("64*1024*1024") over parameters, so they wait for <data>.
   void evaluate_architecture_sizes() {
-    const auto size_of = [this](const std::pair<xml, std::string>& source, const char* what,
-                                std::int64_t minimum) {
-      const expression e = integer_expression(source.first, source.second, m_parameter_names,
-                                              std::string(what) + " size");
+    const auto size_of = [this](const std::pair<xml, std::string>& source,
+                                const char* attribute_name, const char* what,
+                                std::int64_t minimum, bool bytes) {
+      const std::string at = place(source.first, attribute_name);
+      const std::string text = trim(source.second);
+      if (const std::string meant = size_with_unit(text); bytes && !meant.empty()) {
+        throw config_error(at + ": the " + std::string(what) + " '" + text +
+                           "' has a unit, which sizes do not take; write it in bytes as an " +
+                           "integer expression, e.g. " + meant);
+      }
+      const expression e =
+          integer_expression(source.first, source.second, m_parameter_names, what, at);
       const std::int64_t value = e.evaluate(parameter_values());
       if (value < minimum) {
-        fail(source.first, std::string(what) + " size '" + source.second + "' is " +
+        fail(source.first, std::string(what) + " '" + source.second + "' is " +
                                std::to_string(value),
-             "the size must be at least " + std::to_string(minimum));
+             "the " + std::string(what) + " must be at least " + std::to_string(minimum));
       }
       return static_cast<std::uint64_t>(value);
     };
-    if (m_buffer_size.first) m_model.arch.buffer_size = size_of(m_buffer_size, "buffer", 1);
-    if (m_queue_size.first) m_model.arch.queue_size = size_of(m_queue_size, "queue", 1);
-    if (m_server_memory.first)
-      m_model.arch.server_memory = size_of(m_server_memory, "server-memory", 0);
+    if (m_buffer_size.first) {
+      m_model.arch.buffer_size = size_of(m_buffer_size, "size", "buffer size", 1, true);
+    }
+    if (m_queue_size.first) {
+      m_model.arch.queue_size = size_of(m_queue_size, "size", "queue size", 1, false);
+    }
+    if (m_server_memory.first) {
+      m_model.arch.server_memory =
+          size_of(m_server_memory, "server-memory", "server-memory size", 0, true);
+    }
   }
 
   void read_parameters(xml data) {
@@ -548,8 +600,17 @@ class builder {
       const std::string value = attribute(n, "value");
       if (is_integer(p.type)) {
         // A value may be computed from the parameters declared before it.
-        const expression e =
-            integer_expression(n, value, m_parameter_names, "the value of parameter '" + p.name + "'");
+        const auto why_unusable = [this, &p](std::string_view name) -> std::string {
+          const auto declared = m_declared_parameters.find(name);
+          if (declared == m_declared_parameters.end()) return {};
+          const std::string hint = "; a value may only use parameters declared before it";
+          if (name == p.name) return "parameter '" + p.name + "' refers to itself" + hint;
+          return "parameter '" + std::string(name) + "' is declared later, at line " +
+                 std::to_string(declared->second) + hint;
+        };
+        const expression e = integer_expression(n, value, m_parameter_names,
+                                                "the value of parameter '" + p.name + "'",
+                                                place(n, "value"), why_unusable);
         p.int_value = e.evaluate(parameter_values());
         const auto [low, high] = integer_range(p.type);
         if (p.int_value < low || p.int_value > high) {
@@ -604,31 +665,42 @@ class builder {
     l.type = pick(n, "type", type_choices, element_type::int32);
     l.lang = pick(n, "language", language_choices, language::unknown);
     const std::string context = "layout '" + l.name + "'";
-    for (const auto& part : split(attribute(n, "dimensions"), ',')) {
-      l.dimensions.push_back(integer_expression(n, part, m_parameter_names, context));
+    const auto dimensions = split(attribute(n, "dimensions"), ',');
+    if (dimensions.size() > max_dimensions) {
+      fail(n, context + " has " + std::to_string(dimensions.size()) + " dimensions",
+           "a layout has at most " + std::to_string(max_dimensions) + " dimensions");
+    }
+    for (std::size_t d = 0; d < dimensions.size(); ++d) {
+      l.dimensions.push_back(integer_expression(n, dimensions[d], m_parameter_names, context,
+                                                place(n, "dimensions", d + 1)));
     }
     const std::string global = trim(attribute(n, "global"));
     if (!is_none(global)) {
-      for (const auto& part : split(global, ',')) {
-        l.global_dimensions.push_back(integer_expression(n, part, m_parameter_names, context));
-      }
-      if (l.global_dimensions.size() != l.dimensions.size()) {
+      const auto extents = split(global, ',');
+      if (extents.size() != l.dimensions.size()) {
         fail(n, context + " has " + std::to_string(l.dimensions.size()) +
                     " dimensions but global='" + global + "' has " +
-                    std::to_string(l.global_dimensions.size()),
+                    std::to_string(extents.size()),
              "give one global extent per dimension");
+      }
+      for (std::size_t d = 0; d < extents.size(); ++d) {
+        l.global_dimensions.push_back(integer_expression(n, extents[d], m_parameter_names,
+                                                         context, place(n, "global", d + 1)));
       }
     }
     const std::string ghosts = trim(attribute(n, "ghosts"));
     if (!is_none(ghosts)) {
-      for (const auto& part : split(ghosts, ',')) {
-        const auto bounds = split(part, ':');
+      const auto pairs = split(ghosts, ',');
+      for (std::size_t d = 0; d < pairs.size(); ++d) {
+        const auto bounds = split(pairs[d], ':');
         if (bounds.size() != 2) {
-          fail(n, context + " has a malformed ghost zone '" + part + "'",
+          fail(n, context + " has a malformed ghost zone '" + pairs[d] + "'",
                "write one 'before:after' pair per dimension, e.g. ghosts=\"1:1,0:0\"");
         }
-        l.ghosts.emplace_back(integer_expression(n, bounds[0], m_parameter_names, context),
-                              integer_expression(n, bounds[1], m_parameter_names, context));
+        l.ghosts.emplace_back(integer_expression(n, bounds[0], m_parameter_names, context,
+                                                 place(n, "ghosts", d + 1, "before")),
+                              integer_expression(n, bounds[1], m_parameter_names, context,
+                                                 place(n, "ghosts", d + 1, "after")));
       }
       if (l.ghosts.size() != l.dimensions.size()) {
         fail(n, context + " has " + std::to_string(l.dimensions.size()) +
@@ -645,39 +717,77 @@ class builder {
       std::reverse(l.ghosts.begin(), l.ghosts.end());
     }
     m_layout_nodes.push_back(n);
+    m_layout_reversed.push_back(fortran);
     m_model.layouts.push_back(std::move(l));
   }
 
-  // Every layout must describe real data with the parameters' initial values.
+  // Every layout must describe real data with the parameters' initial values: extents of at
+  // least 1, ghost zones that leave an interior, global extents that hold the interior.
   void check_layout_values() {
     const auto values = parameter_values();
     for (std::size_t i = 0; i < m_model.layouts.size(); ++i) {
       const layout& l = m_model.layouts[i];
       const xml n = m_layout_nodes[i];
-      for (std::size_t d = 0; d < l.dimensions.size(); ++d) {
+      const std::size_t count = l.dimensions.size();
+      // Messages count entries as written, whatever order the model keeps them in.
+      const auto entry = [&](std::size_t d) {
+        return "entry " + std::to_string(m_layout_reversed[i] ? count - d : d + 1);
+      };
+      const std::string context = "layout '" + l.name + "'";
+      std::vector<std::int64_t> extents;
+      for (std::size_t d = 0; d < count; ++d) {
         const std::int64_t extent = l.dimensions[d].evaluate(values);
         if (extent < 1) {
-          fail(n, "layout '" + l.name + "' has dimension '" + l.dimensions[d].text() +
-                      "' = " + std::to_string(extent) + " with the initial parameter values",
+          fail(n, context + " has dimension '" + l.dimensions[d].text() + "' = " +
+                      std::to_string(extent) + " with the initial parameter values",
                "every dimension must be at least 1");
         }
+        extents.push_back(extent);
       }
-      for (const auto& g : l.global_dimensions) {
+      std::vector<std::int64_t> interior = extents;
+      for (std::size_t d = 0; d < l.ghosts.size(); ++d) {
+        const auto& [before, after] = l.ghosts[d];
+        std::int64_t widths[2] = {0, 0};
+        for (int side = 0; side < 2; ++side) {
+          const expression& e = side == 0 ? before : after;
+          widths[side] = e.evaluate(values);
+          if (widths[side] < 0) {
+            fail(n, context + " has ghost width '" + e.text() + "' = " +
+                        std::to_string(widths[side]),
+                 "ghost widths must be at least 0");
+          }
+        }
+        interior[d] = extents[d] - widths[0] - widths[1];
+        if (interior[d] < 1) {
+          fail(n, context + " has ghosts " + std::to_string(widths[0]) + ":" +
+                      std::to_string(widths[1]) + " (" + entry(d) + " of ghosts: '" +
+                      before.text() + ":" + after.text() + "') on dimension '" +
+                      l.dimensions[d].text() + "' = " + std::to_string(extents[d]) +
+                      " with the initial parameter values, which leaves no interior",
+               "the two ghost widths of a dimension must add up to less than the dimension");
+        }
+      }
+      for (std::size_t d = 0; d < l.global_dimensions.size(); ++d) {
+        const expression& g = l.global_dimensions[d];
         const std::int64_t extent = g.evaluate(values);
         if (extent < 1) {
-          fail(n, "layout '" + l.name + "' has global extent '" + g.text() + "' = " +
+          fail(n, context + " has global extent '" + g.text() + "' = " +
                       std::to_string(extent) + " with the initial parameter values",
                "every global extent must be at least 1");
         }
-      }
-      for (const auto& [before, after] : l.ghosts) {
-        for (const expression* e : {&before, &after}) {
-          const std::int64_t width = e->evaluate(values);
-          if (width < 0) {
-            fail(n, "layout '" + l.name + "' has ghost width '" + e->text() + "' = " +
-                        std::to_string(width),
-                 "ghost widths must be at least 0");
-          }
+        if (extent < interior[d]) {
+          const std::string local = l.ghosts.empty()
+                                        ? "dimension '" + l.dimensions[d].text() + "' = " +
+                                              std::to_string(extents[d])
+                                        : "interior " + std::to_string(interior[d]) +
+                                              " (dimension '" + l.dimensions[d].text() +
+                                              "' = " + std::to_string(extents[d]) +
+                                              " minus ghosts)";
+          fail(n, context + " has global extent '" + g.text() + "' = " + std::to_string(extent) +
+                      " (" + entry(d) + " of global) smaller than its local " + local +
+                      " with the initial parameter values",
+               "a global extent must hold at least one block: give global >= dimensions "
+               "minus ghosts in every dimension");
         }
       }
     }
@@ -903,7 +1013,10 @@ class builder {
   pugi::xml_document m_document;
   model m_model;
   name_map m_parameter_names;
+  // Every top-level parameter of the file with the line of its first declaration.
+  std::map<std::string, int, std::less<>> m_declared_parameters;
   std::vector<xml> m_layout_nodes;
+  std::vector<bool> m_layout_reversed;  // stored reversed from the XML (Fortran order)
   std::vector<xml> m_variable_nodes;
   std::vector<std::string> m_variable_stores;
   std::vector<std::pair<xml, std::string>> m_coordinate_nodes;

@@ -7,6 +7,12 @@
 
 #include "common/error.hpp"
 #include "config/model.hpp"
+#include "transport/message.hpp"
+
+// The limits the parser enforces are those of the notifications that carry blocks and signals.
+static_assert(sidecore::config::max_dimensions == sidecore::transport::max_dimensions);
+static_assert(sidecore::config::max_signal_name_length + 1 ==
+              static_cast<std::size_t>(sidecore::transport::max_signal_name));
 
 namespace {
 
@@ -332,9 +338,28 @@ TEST(config, buffer_policy_and_timeout_are_checked) {
   expect_error("<simulation name=\"t\">\n<architecture>\n"
                "<buffer name=\"b\" size=\"1024-1024\"/>\n</architecture>\n</simulation>",
                3, {"buffer size '1024-1024' is 0", "at least 1"});
+}
+
+TEST(config, sizes_with_a_unit_suggest_the_expression_in_bytes) {
   expect_error("<simulation name=\"t\">\n<architecture>\n"
                "<buffer name=\"b\" size=\"64MB\"/>\n</architecture>\n</simulation>",
-               3, {"syntax error in expression '64MB'"});
+               3, {"<buffer name=\"b\"> size: the buffer size '64MB' has a unit",
+                   "e.g. 64*1024*1024"});
+  expect_error("<simulation name=\"t\">\n<architecture>\n"
+               "<buffer name=\"b\" size=\"2 GiB\"/>\n</architecture>\n</simulation>",
+               3, {"e.g. 2*1024*1024*1024"});
+  expect_error("<simulation name=\"t\">\n<architecture>\n"
+               "<buffer name=\"b\" size=\"1\" server-memory=\"512k\"/>\n</architecture>\n"
+               "</simulation>",
+               3, {"<buffer name=\"b\"> server-memory: the server-memory size '512k' has a unit",
+                   "e.g. 512*1024"});
+  // Other mistakes in a size say which size it is.
+  expect_error("<simulation name=\"t\">\n<architecture>\n"
+               "<buffer name=\"b\" size=\"SIZE*2\"/>\n</architecture>\n</simulation>",
+               3, {"bad.xml:3: <buffer name=\"b\"> size: unknown parameter 'SIZE'"});
+  expect_error("<simulation name=\"t\">\n<architecture>\n"
+               "<queue name=\"q\" size=\"10*\"/>\n</architecture>\n</simulation>",
+               3, {"bad.xml:3: <queue name=\"q\"> size: syntax error in expression '10*'"});
 }
 
 TEST(config, repeated_architecture_element_is_an_error) {
@@ -433,10 +458,46 @@ TEST(config, expression_with_undefined_parameter_is_an_error) {
   expect_error(with_data("<parameter name=\"WIDTH\" type=\"int\" value=\"4\"/>\n"
                          "<layout name=\"l\" type=\"int\" dimensions=\"WIDHT,2\"/>\n"),
                4, {"unknown parameter 'WIDHT'", "did you mean 'WIDTH'?"});
-  // A parameter value may only read parameters declared before it.
+}
+
+TEST(config, parameter_read_before_its_declaration_says_so) {
   expect_error(with_data("<parameter name=\"A\" type=\"int\" value=\"B*2\"/>\n"
                          "<parameter name=\"B\" type=\"int\" value=\"4\"/>\n"),
-               3, {"unknown parameter 'B'", "no parameter is defined"});
+               3, {"bad.xml:3: <parameter name=\"A\"> value: parameter 'B' is declared later, "
+                   "at line 4; a value may only use parameters declared before it"});
+  expect_error(with_data("<parameter name=\"A\" type=\"int\" value=\"1\"/>\n"
+                         "<parameter name=\"B\" type=\"int\" value=\"B+A\"/>\n"),
+               4, {"parameter 'B' refers to itself; a value may only use parameters declared"});
+  // Names declared nowhere are still unknown, with a suggestion.
+  expect_error(with_data("<parameter name=\"WIDTH\" type=\"int\" value=\"4\"/>\n"
+                         "<parameter name=\"B\" type=\"int\" value=\"WIDHT\"/>\n"),
+               4, {"unknown parameter 'WIDHT'", "did you mean 'WIDTH'?"});
+}
+
+TEST(config, expression_errors_name_element_attribute_and_entry) {
+  expect_error(with_data("<layout name=\"grid\" type=\"int\" dimensions=\"4, ,2\"/>\n"), 3,
+               {"bad.xml:3: <layout name=\"grid\"> dimensions, entry 2: empty expression"});
+  expect_error(with_data("<layout name=\"grid\" type=\"int\" dimensions=\"4,4\" "
+                         "global=\"8,N\"/>\n"),
+               3, {"bad.xml:3: <layout name=\"grid\"> global, entry 2: unknown parameter 'N'"});
+  expect_error(with_data("<layout name=\"grid\" type=\"int\" dimensions=\"4,4\" "
+                         "ghosts=\"0:0,1:(\"/>\n"),
+               3, {"bad.xml:3: <layout name=\"grid\"> ghosts, entry 2, after: syntax error"});
+  // The place is kept for errors met when parameters change after load.
+  const cfg::model m = cfg::parse_model(
+      with_data("<parameter name=\"N\" type=\"int\" value=\"2\"/>\n"
+                "<layout name=\"grid\" type=\"int\" dimensions=\"4,8/N\"/>\n"),
+      "sim.xml");
+  try {
+    m.layouts[0].dimensions[1].evaluate({0});
+    ADD_FAILURE() << "no error";
+  } catch (const sidecore::config_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("sim.xml:4: <layout name=\"grid\"> dimensions, entry 2: "
+                                          "division by zero in expression '8/N'",
+                                          0),
+              0u)
+        << e.what();
+  }
 }
 
 TEST(config, parameter_values_may_be_expressions_over_earlier_parameters) {
@@ -598,6 +659,55 @@ TEST(config, accepted_damaris_attributes_produce_no_warning) {
   EXPECT_TRUE(m.warnings.empty()) << m.warnings[0];
   EXPECT_EQ(m.variables[0].kind, "vector");
   EXPECT_FALSE(m.variables[0].time_varying);
+}
+
+TEST(config, ghosts_must_leave_an_interior) {
+  // Widths adding up to the dimension leave no data to store.
+  expect_error(with_data("<parameter name=\"N\" type=\"int\" value=\"6\"/>\n"
+                         "<layout name=\"l\" type=\"int\" dimensions=\"4,N\" "
+                         "ghosts=\"1:1,N/2:3\"/>\n"),
+               4, {"layout 'l' has ghosts 3:3 (entry 2 of ghosts: 'N/2:3') on dimension 'N' = 6",
+                   "leaves no interior", "add up to less than the dimension"});
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"4,5\" "
+                         "ghosts=\"0:5,0:0\"/>\n"),
+               3, {"ghosts 0:5 (entry 1 of ghosts", "leaves no interior"});
+  // Fortran layouts are stored reversed; the message counts entries as written.
+  expect_error(with_data("<layout name=\"f\" type=\"int\" dimensions=\"8,2\" ghosts=\"1:1,1:1\" "
+                         "language=\"fortran\"/>\n"),
+               3, {"ghosts 1:1 (entry 2 of ghosts: '1:1') on dimension '2' = 2"});
+  const cfg::model m = cfg::parse_model(
+      with_data("<layout name=\"l\" type=\"int\" dimensions=\"4,6\" ghosts=\"1:2,0:5\"/>\n"),
+      "inline.xml");
+  EXPECT_EQ(m.layouts[0].ghosts.size(), 2u);
+}
+
+TEST(config, global_extents_must_hold_the_local_interior) {
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"10,10\" "
+                         "global=\"20,5\"/>\n"),
+               3, {"layout 'l' has global extent '5' = 5 (entry 2 of global) smaller than its "
+                   "local dimension '10' = 10",
+                   "global >= dimensions minus ghosts"});
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"10,10\" global=\"7,8\" "
+                         "ghosts=\"1:1,1:1\"/>\n"),
+               3, {"global extent '7' = 7 (entry 1 of global) smaller than its local interior 8"});
+  // Ghost cells need not fit in the global extent, only the interior.
+  const cfg::model m = cfg::parse_model(
+      with_data("<layout name=\"l\" type=\"int\" dimensions=\"10,10\" global=\"8,8\" "
+                "ghosts=\"1:1,1:1\"/>\n"),
+      "inline.xml");
+  EXPECT_EQ(m.layouts[0].global_dimensions.size(), 2u);
+  // A global with another number of dimensions is refused before any value is checked.
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"4,4,4\" global=\"1,1\"/>\n"),
+               3, {"layout 'l' has 3 dimensions but global='1,1' has 2"});
+}
+
+TEST(config, at_most_eight_dimensions) {
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"1,2,1,2,1,2,1,2,1\"/>\n"),
+               3, {"layout 'l' has 9 dimensions", "at most 8 dimensions"});
+  const cfg::model m = cfg::parse_model(
+      with_data("<layout name=\"l\" type=\"int\" dimensions=\"1,2,1,2,1,2,1,2\"/>\n"),
+      "inline.xml");
+  EXPECT_EQ(m.layouts[0].dimensions.size(), cfg::max_dimensions);
 }
 
 }  // namespace
