@@ -2,8 +2,11 @@
 // boundary; the code is returned and the message kept per thread for
 // damaris_last_error_message().
 #include <memory>
+#include <mutex>
 #include <new>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "Damaris.h"
 #include "client/runtime.hpp"
@@ -18,25 +21,52 @@ namespace {
 std::unique_ptr<sidecore::runtime> g_runtime;
 thread_local std::string t_last_error;
 
+// A failed call is logged, so that a program that ignores return codes (most Damaris
+// programs do) still shows why: the first failure of each function with each code at error
+// level, later ones at debug level, so that a call failing in a loop cannot flood the log.
+void log_failure(const char* function, int code) {
+  static std::mutex mutex;
+  static std::set<std::pair<std::string, int>> seen;
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    first = seen.emplace(function, code).second;
+  }
+  if (first)
+    sidecore::log::error(t_last_error, " [", damaris_error_string(code),
+                         "; later failures of this kind are logged at debug level]");
+  else
+    sidecore::log::debug(t_last_error);
+}
+
 template <typename Body>
-int guarded(const char* function, Body&& body) noexcept {
+int guarded(const char* function, Body&& body, bool quiet_config_errors = false) noexcept {
+  int code = DAMARIS_OK;
   try {
     body();
     return DAMARIS_OK;
   } catch (const sidecore::error& e) {
     t_last_error = std::string(function) + ": " + e.what();
-    sidecore::log::debug(t_last_error);
-    return e.code();
+    code = e.code();
   } catch (const std::bad_alloc&) {
     t_last_error = std::string(function) + ": out of memory";
-    return DAMARIS_ALLOCATION_ERROR;
+    code = DAMARIS_ALLOCATION_ERROR;
   } catch (const std::exception& e) {
     t_last_error = std::string(function) + ": " + e.what();
-    return DAMARIS_ERROR_UNKNOWN;
+    code = DAMARIS_ERROR_UNKNOWN;
   } catch (...) {
     t_last_error = std::string(function) + ": unknown exception";
-    return DAMARIS_ERROR_UNKNOWN;
+    code = DAMARIS_ERROR_UNKNOWN;
   }
+  try {
+    if (quiet_config_errors && code == DAMARIS_CONFIG_ERROR)
+      sidecore::log::debug(t_last_error);
+    else
+      log_failure(function, code);
+  } catch (...) {
+    // Logging is best effort: the code and the message are what the caller gets.
+  }
+  return code;
 }
 
 sidecore::runtime& current(const char* function) {
@@ -58,15 +88,22 @@ const char* checked_name(const char* name, const char* what) {
 }  // namespace
 
 SIDECORE_API int damaris_initialize(const char* configfile, MPI_Comm comm) {
-  return guarded("damaris_initialize", [&] {
-    if (g_runtime) throw sidecore::error(DAMARIS_ALREADY_INITIALIZED, "already initialized");
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized)
-      throw sidecore::error(DAMARIS_MPI_ERROR, "MPI_Init must be called before damaris_initialize");
-    checked_name(configfile, "configfile");
-    g_runtime = std::make_unique<sidecore::runtime>(configfile, comm);
-  });
+  int mpi_ready = 0;
+  MPI_Initialized(&mpi_ready);
+  int rank = 0;
+  if (mpi_ready && comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
+  // Configuration errors are agreed: every rank returns the same one, the first rank logs it.
+  return guarded(
+      "damaris_initialize",
+      [&] {
+        if (g_runtime) throw sidecore::error(DAMARIS_ALREADY_INITIALIZED, "already initialized");
+        if (!mpi_ready)
+          throw sidecore::error(DAMARIS_MPI_ERROR, "MPI_Init must be called before damaris_initialize");
+        checked_name(configfile, "configfile");
+        sidecore::log::set_identity(rank, "initializing");
+        g_runtime = std::make_unique<sidecore::runtime>(configfile, comm);
+      },
+      /*quiet_config_errors=*/rank != 0);
 }
 
 SIDECORE_API int damaris_finalize(void) {

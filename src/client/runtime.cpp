@@ -2,6 +2,7 @@
 // the shared segment on each server, map it on its clients, then remove its name.
 #include "client/runtime.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -109,25 +111,54 @@ std::string job_token(MPI_Comm comm) {
   return text;
 }
 
+// Why this process cannot read the configuration file at `file` ("" when it can).
+std::string unreadable(const std::string& file) {
+  struct stat info {};
+  if (::stat(file.c_str(), &info) != 0)
+    return "cannot read configuration file '" + file + "': " + std::strerror(errno);
+  if (S_ISDIR(info.st_mode)) return "configuration file '" + file + "' is a directory";
+  if (::access(file.c_str(), R_OK) != 0)
+    return "cannot read configuration file '" + file + "': " + std::strerror(errno);
+  return {};
+}
+
+// <log FileName="log/sim"/>: each process appends to log/sim_<rank>.log (the directory is
+// created); without FileName, lines go to stderr.
+std::string log_file_of(const config::model& model, int world_rank) {
+  if (model.log.file_name.empty()) return {};
+  const std::string path = model.log.file_name + "_" + std::to_string(world_rank) + ".log";
+  std::error_code ignored;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
+  return path;
+}
+
+// The topology the XML asks for; its errors name the file they come from.
+topology::layout build_topology(const config::model& model, MPI_Comm comm) {
+  try {
+    return topology::build(comm, model.arch.dedicated_cores, model.arch.dedicated_nodes);
+  } catch (const config_error& e) {
+    throw config_error(model.file + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 config::model runtime::load_everywhere(const std::string& file, MPI_Comm comm) {
   int rank = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  // Rank 0 reads the file for everyone, but every rank checks the path it was given: a job
+  // whose ranks see different file systems must not run on a file some of them lack.
   std::string text;
-  std::string failure;
-  if (rank == 0) {
+  std::string failure = unreadable(file);
+  if (rank == 0 && failure.empty()) {
     std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      failure = "cannot read configuration file '" + file + "': " + std::strerror(errno);
-    } else {
-      std::ostringstream buffer;
-      buffer << in.rdbuf();
-      text = buffer.str();
-    }
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (!in && !in.eof()) failure = "cannot read configuration file '" + file + "'";
+    text = buffer.str();
   }
-  failure = broadcast_string(failure, comm);
-  if (!failure.empty()) throw config_error(failure);
+  agree(comm, failure.empty() ? DAMARIS_OK : DAMARIS_CONFIG_ERROR, failure);
   text = broadcast_string(text, comm);
   // Every rank parses the same text, so every rank reaches the same verdict.
   return config::parse_model(text, file);
@@ -135,8 +166,8 @@ config::model runtime::load_everywhere(const std::string& file, MPI_Comm comm) {
 
 runtime::runtime(const std::string& config_file, MPI_Comm comm)
     : m_model(load_everywhere(config_file, comm)),
-      m_topo(topology::build(comm, m_model.arch.dedicated_cores, m_model.arch.dedicated_nodes)) {
-  log::configure(to_log_level(m_model.log.level), "");
+      m_topo(build_topology(m_model, comm)) {
+  log::configure(to_log_level(m_model.log.level), log_file_of(m_model, m_topo.world_rank));
   // Blocks held in process memory (no dedicated core, dedicated nodes, active buffering) reuse
   // released buffers up to what the XML lets this process hold.
   buffer_pool::set_capacity(m_model.arch.buffer_size + m_model.arch.server_memory);

@@ -1,6 +1,8 @@
-// Implementation of the logger: one mutex-protected sink (stderr or a per-rank file).
+// Implementation of the logger: one mutex-protected sink (stderr or a per-rank file; errors
+// always reach stderr too).
 #include "common/log.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,7 +41,13 @@ void apply_environment(sink_state& s) {
   s.env_checked = true;
   if (const char* env = std::getenv("SIDECORE_LOG_LEVEL")) {
     level lvl;
-    if (parse_level(env, lvl)) s.threshold = lvl;
+    if (parse_level(env, lvl))
+      s.threshold = lvl;
+    else
+      std::fprintf(stderr,
+                   "[sidecore] SIDECORE_LOG_LEVEL='%s' is not a level (trace, debug, info, "
+                   "warning, error, off); ignored\n",
+                   env);
   }
 }
 
@@ -50,8 +58,10 @@ bool parse_level(const std::string& text, level& out) {
       {"trace", level::trace}, {"debug", level::debug},     {"info", level::info},
       {"warning", level::warning}, {"warn", level::warning}, {"error", level::error},
       {"fatal", level::error}, {"off", level::off}};
+  std::string lower = text;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const auto& [name, lvl] : names) {
-    if (text == name) {
+    if (lower == name) {
       out = lvl;
       return true;
     }
@@ -101,6 +111,12 @@ void write(level lvl, const std::string& message) {
   std::fprintf(out, "[%s %s] %s: %s\n", stamp, s.identity.c_str(), level_name(lvl),
                message.c_str());
   std::fflush(out);
+  // With a log file, errors still reach stderr, where a batch job's failure is looked for.
+  if (out != stderr && lvl >= level::error) {
+    std::fprintf(stderr, "[%s %s] %s: %s\n", stamp, s.identity.c_str(), level_name(lvl),
+                 message.c_str());
+    std::fflush(stderr);
+  }
 }
 
 }  // namespace sidecore::log

@@ -28,77 +28,97 @@ struct element_rules {
   std::vector<std::string> children;
   bool any_attribute = false;
   bool any_children = false;
+  bool text = false;  // takes text content (<option>); elsewhere text is ignored with a warning
 };
 
+using rule_map = std::map<std::string, element_rules, std::less<>>;
+
+const rule_map& all_rules() {
+  static const rule_map rules = [] {
+    rule_map r = {
+        {"simulation",
+         {{"name", "language"},
+          {"name"},
+          {"architecture", "data", "storage", "actions", "scripts", "log", "python", "visit",
+           "paraview"}}},
+        {"architecture", {{"name"}, {}, {"domains", "dedicated", "placement", "buffer", "queue"}}},
+        {"domains", {{"count"}, {}, {}}},
+        {"dedicated", {{"cores", "nodes", "threads"}, {}, {}}},
+        {"placement", {{}, {}, {}, true, true}},
+        {"buffer",
+         {{"name", "size", "type", "blocks", "enabled", "policy", "timeout", "server-memory",
+           "spill-directory"},
+          {"name", "size"},
+          {}}},
+        {"queue", {{"name", "size"}, {"name", "size"}, {}}},
+        {"data", {{}, {}, {"parameter", "layout", "variable", "group", "mesh", "curve"}}},
+        {"parameter", {{"name", "type", "value", "comment"}, {"name", "type", "value"}, {}}},
+        {"layout",
+         {{"name", "type", "dimensions", "global", "ghosts", "language", "visualizable", "comment"},
+          {"name", "type", "dimensions"},
+          {}}},
+        {"variable",
+         {{"name", "layout", "type", "unit", "enabled", "mesh", "centering", "visualizable",
+           "time-varying", "store", "script", "comment", "select-mem", "select-file",
+           "select-subset", "vectorlength"},
+          {"name", "layout"},
+          {}}},
+        {"group",
+         {{"name", "enabled", "store", "comment"},
+          {"name"},
+          {"layout", "variable", "group", "mesh", "curve"}}},
+        // Unstructured meshes of recent Damaris versions name their connectivity variables in
+        // extra children; they are accepted and left to the visualisation side.
+        {"mesh",
+         {{"name", "type", "topology", "time-varying", "comment"},
+          {"name", "type"},
+          {"coord", "vertex_global_id", "section_types", "section_sizes", "section_connectivity"}}},
+        {"coord", {{"name", "unit", "label", "comment"}, {"name"}, {}}},
+        {"vertex_global_id", {{}, {}, {}, true, false}},
+        {"section_types", {{}, {}, {}, true, false}},
+        {"section_sizes", {{}, {}, {}, true, false}},
+        {"section_connectivity", {{}, {}, {}, true, false}},
+        {"curve", {{}, {}, {}, true, true}},
+        {"storage", {{"basename"}, {}, {"store"}}},
+        {"store", {{"name", "type", "frequency", "comment"}, {"name", "type"}, {"option"}}},
+        {"option", {{"key"}, {"key"}, {}, false, false, true}},
+        {"actions", {{}, {}, {"event", "script", "error"}}},
+        {"event",
+         {{"name", "action", "library", "scope", "execution", "external", "comment"},
+          {"name", "action"},
+          {}}},
+        {"script",
+         {{"name", "file", "language", "scope", "execution", "frequency", "external", "comment"},
+          {"name", "file"},
+          {}}},
+        {"pyscript",
+         {{"name", "file", "language", "scope", "execution", "frequency", "external", "comment",
+           "scheduler-file", "nthreads", "keep-workers", "timeout"},
+          {"name", "file"},
+          {}}},
+        {"error", {{}, {}, {}, true, false}},
+        {"scripts", {{}, {}, {"script", "pyscript"}}},
+        {"log", {{"FileName", "RotationSize", "LogFormat", "LogLevel", "Flush"}, {}, {}}},
+    };
+    // Damaris's own examples annotate elements with comment="..." (even <architecture>).
+    for (auto& [name, rule] : r) {
+      if (!rule.any_attribute && std::find(rule.attributes.begin(), rule.attributes.end(),
+                                           "comment") == rule.attributes.end()) {
+        rule.attributes.emplace_back("comment");
+      }
+    }
+    return r;
+  }();
+  return rules;
+}
+
+// Elements outside the vocabulary (the content of <visit>, <python>...) accept anything.
+bool is_known_element(std::string_view element) { return all_rules().count(element) > 0; }
+
 const element_rules& rules_for(std::string_view element) {
-  static const std::map<std::string, element_rules, std::less<>> rules = {
-      {"simulation",
-       {{"name", "language"},
-        {"name"},
-        {"architecture", "data", "storage", "actions", "scripts", "log", "python", "visit",
-         "paraview"}}},
-      {"architecture", {{"name"}, {}, {"domains", "dedicated", "placement", "buffer", "queue"}}},
-      {"domains", {{"count"}, {}, {}}},
-      {"dedicated", {{"cores", "nodes", "threads"}, {}, {}}},
-      {"placement", {{}, {}, {}, true, true}},
-      {"buffer",
-       {{"name", "size", "type", "blocks", "enabled", "policy", "timeout", "server-memory",
-         "spill-directory"},
-        {"name", "size"},
-        {}}},
-      {"queue", {{"name", "size"}, {"name", "size"}, {}}},
-      {"data", {{}, {}, {"parameter", "layout", "variable", "group", "mesh", "curve"}}},
-      {"parameter", {{"name", "type", "value", "comment"}, {"name", "type", "value"}, {}}},
-      {"layout",
-       {{"name", "type", "dimensions", "global", "ghosts", "language", "visualizable", "comment"},
-        {"name", "type", "dimensions"},
-        {}}},
-      {"variable",
-       {{"name", "layout", "type", "unit", "enabled", "mesh", "centering", "visualizable",
-         "time-varying", "store", "script", "comment", "select-mem", "select-file",
-         "select-subset"},
-        {"name", "layout"},
-        {}}},
-      {"group",
-       {{"name", "enabled", "store", "comment"},
-        {"name"},
-        {"layout", "variable", "group", "mesh", "curve"}}},
-      // Unstructured meshes of recent Damaris versions name their connectivity variables in
-      // extra children; they are accepted and left to the visualisation side.
-      {"mesh",
-       {{"name", "type", "topology", "time-varying", "comment"},
-        {"name", "type"},
-        {"coord", "vertex_global_id", "section_types", "section_sizes", "section_connectivity"}}},
-      {"coord", {{"name", "unit", "label", "comment"}, {"name"}, {}}},
-      {"vertex_global_id", {{}, {}, {}, true, false}},
-      {"section_types", {{}, {}, {}, true, false}},
-      {"section_sizes", {{}, {}, {}, true, false}},
-      {"section_connectivity", {{}, {}, {}, true, false}},
-      {"curve", {{}, {}, {}, true, true}},
-      {"storage", {{"basename"}, {}, {"store"}}},
-      {"store", {{"name", "type", "frequency", "comment"}, {"name", "type"}, {"option"}}},
-      {"option", {{"key"}, {"key"}, {}}},
-      {"actions", {{}, {}, {"event", "script", "error"}}},
-      {"event",
-       {{"name", "action", "library", "scope", "execution", "external", "comment"},
-        {"name", "action"},
-        {}}},
-      {"script",
-       {{"name", "file", "language", "scope", "execution", "frequency", "external", "comment"},
-        {"name", "file"},
-        {}}},
-      {"pyscript",
-       {{"name", "file", "language", "scope", "execution", "frequency", "external", "comment",
-         "scheduler-file", "nthreads", "keep-workers", "timeout"},
-        {"name", "file"},
-        {}}},
-      {"error", {{}, {}, {}, true, false}},
-      {"scripts", {{}, {}, {"script", "pyscript"}}},
-      {"log", {{"FileName", "RotationSize", "LogFormat", "LogLevel", "Flush"}, {}, {}}},
-  };
-  static const element_rules anything{{}, {}, {}, true, true};
-  const auto found = rules.find(element);
-  return found == rules.end() ? anything : found->second;
+  static const element_rules anything{{}, {}, {}, true, true, true};
+  const auto found = all_rules().find(element);
+  return found == all_rules().end() ? anything : found->second;
 }
 
 std::string_view local_name(const char* qualified) {
@@ -235,6 +255,8 @@ class builder {
     if (name_of(root) != "simulation") {
       fail(root, "root element is <" + name_of(root) + ">", "expected <simulation>");
     }
+    check_attributes_once(root);
+    check_text(root);
     check_element(root);
     m_model.simulation_name = attribute(root, "name");
     m_model.lang = pick(root, "language", language_choices, language::unknown);
@@ -325,6 +347,76 @@ class builder {
       }
     }
     return text + ">";
+  }
+
+  // Line of the occurrence-th (1-based) attribute written `qualified` in the start tag of n.
+  // pugixml keeps no position for attributes, so the tag is read again from the text; the
+  // element's line is the answer whenever the text does not look as expected.
+  int attribute_line(xml n, std::string_view qualified, int occurrence) const {
+    const std::ptrdiff_t offset = n.offset_debug();
+    const std::string_view tag_name(n.name());
+    if (offset < 0 ||
+        m_text.substr(static_cast<std::size_t>(offset), tag_name.size()) != tag_name) {
+      return line_of(n);
+    }
+    const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+    std::size_t pos = static_cast<std::size_t>(offset) + tag_name.size();
+    for (;;) {
+      while (pos < m_text.size() && is_space(m_text[pos])) ++pos;
+      if (pos >= m_text.size() || m_text[pos] == '>' || m_text[pos] == '/') break;
+      const std::size_t start = pos;
+      while (pos < m_text.size() && m_text[pos] != '=' && !is_space(m_text[pos])) ++pos;
+      const std::string_view name = m_text.substr(start, pos - start);
+      while (pos < m_text.size() && is_space(m_text[pos])) ++pos;
+      if (pos >= m_text.size() || m_text[pos] != '=') break;
+      ++pos;
+      while (pos < m_text.size() && is_space(m_text[pos])) ++pos;
+      if (pos >= m_text.size() || (m_text[pos] != '"' && m_text[pos] != '\'')) break;
+      const auto close = m_text.find(m_text[pos], pos + 1);
+      if (close == std::string_view::npos) break;
+      pos = close + 1;
+      if (name == qualified && --occurrence == 0) {
+        return line_at(static_cast<std::ptrdiff_t>(start));
+      }
+    }
+    return line_of(n);
+  }
+
+  // XML forbids an attribute twice on one element, but pugixml keeps both; which one would
+  // count is anybody's guess, so the file is refused.
+  void check_attributes_once(xml n) const {
+    std::map<std::string_view, int> count;
+    for (pugi::xml_attribute a : n.attributes()) {
+      const std::string_view name(a.name());
+      if (++count[name] != 2) continue;
+      const int first = attribute_line(n, name, 1);
+      throw config_error(m_file + ":" + std::to_string(attribute_line(n, name, 2)) +
+                         ": XML error: attribute '" + std::string(name) + "' is given twice on " +
+                         describe(n) + " (first at line " + std::to_string(first) +
+                         "); give each attribute once");
+    }
+    for (xml child : elements(n)) check_attributes_once(child);
+  }
+
+  // Text inside an element of the vocabulary that takes none is ignored: say so, since it is
+  // usually a setting written in the wrong place (<domains>2</domains>).
+  void check_text(xml n) {
+    const element_rules& rules = rules_for(name_of(n));
+    if (!is_known_element(name_of(n)) || rules.any_children || rules.any_attribute) return;
+    for (xml child : n.children()) {
+      if (child.type() == pugi::node_element) {
+        check_text(child);
+      } else if (!rules.text &&
+                 (child.type() == pugi::node_pcdata || child.type() == pugi::node_cdata)) {
+        std::string text = trim(child.value());
+        if (text.empty()) continue;
+        if (text.size() > 40) text = text.substr(0, 37) + "...";
+        m_model.warnings.push_back(m_file + ":" + std::to_string(line_of(child)) + ": text '" +
+                                   text + "' inside " + describe(n) +
+                                   " is ignored; <" + name_of(n) +
+                                   "> takes no text, its settings are attributes");
+      }
+    }
   }
 
   // Unknown attributes and children, missing required attributes.
@@ -838,6 +930,8 @@ class builder {
     v.center = pick(n, "centering", centering_choices, centering::zonal);
     v.enabled = enabled && flag(n, "enabled", true);
     v.time_varying = flag(n, "time-varying", true);
+    v.vector_length =
+        static_cast<int>(integer(n, "vectorlength", 1, 1, std::numeric_limits<int>::max()));
     flag(n, "visualizable", true);
     v.unit = attribute(n, "unit");
     const std::string mesh_name = trim(attribute(n, "mesh"));

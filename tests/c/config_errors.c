@@ -2,7 +2,8 @@
  * DAMARIS_CONFIG_ERROR on each of them (no rank may hang in a collective or get another code),
  * with a message naming what is wrong; nothing is left initialized, and a good configuration
  * then initializes and runs in the same job.
- * Usage: config_errors <bad xml> <good xml, or -> <text the message must contain>... */
+ * Usage: config_errors <bad xml> <good xml, or -> <text the message must contain>...
+ * A "%d" in <bad xml> is replaced by the rank: each rank may be given its own path. */
 #include <Damaris.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -17,7 +18,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: config_errors <bad xml> <good xml|-> <needle>...\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  const char* bad = argv[1];
+  char bad[4096];
+  snprintf(bad, sizeof bad, argv[1], check_rank); /* a "%d" in the path becomes the rank */
   const char* good = strcmp(argv[2], "-") == 0 ? NULL : argv[2];
 
   const double start = check_now();

@@ -1,12 +1,15 @@
 /* A store that fails at run time: after initialization (the stores checked their directory)
  * the output directory is replaced by a plain file, so every later file creation fails. The
  * failure must reach the program: damaris_end_iteration() in synchronous mode, damaris_start()
- * on the dedicated core otherwise; nothing hangs and finalize still succeeds everywhere.
+ * on the dedicated core otherwise; nothing hangs and finalize still succeeds everywhere. The
+ * XML sends the log to one file per process (<log FileName=".../log/fail"/>): each rank's
+ * file must exist, and the failure must be in the file of the process that met it.
  * Usage: store_failure <xml> <dedicated cores: 0 or 1> <output directory named in the XML> */
 #include <Damaris.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +54,22 @@ int main(int argc, char** argv) {
     EXPECT_RC(rc, DAMARIS_ERROR_UNKNOWN, "store call(s) failed", "H5Fcreate");
   }
   EXPECT_OK(damaris_finalize());
+
+  char path[4096], text[65536] = "", tag[64];
+  /* The log folder is a sibling of the output directory (now a file: no path goes through it). */
+  const char* slash = strrchr(dir, '/');
+  const int parent = slash ? (int)(slash - dir) : 0;
+  snprintf(path, sizeof path, "%.*s/log/fail_%d.log", parent, dir, rank);
+  FILE* log = fopen(path, "r");
+  if (EXPECT(log != NULL)) {
+    size_t n = fread(text, 1, sizeof text - 1, log);
+    text[n] = '\0';
+    fclose(log);
+  }
+  snprintf(tag, sizeof tag, "sidecore rank %d ", rank);
+  if (!EXPECT(strstr(text, tag) != NULL)) fprintf(stderr, "    %s lacks \"%s\"\n", path, tag);
+  if (is_client == 0 || cores == 0)
+    if (!EXPECT(strstr(text, "H5Fcreate") != NULL)) fprintf(stderr, "    %s lacks the failure\n", path);
   int status = check_finish("store_failure");
   MPI_Finalize();
   return status;

@@ -710,4 +710,70 @@ TEST(config, at_most_eight_dimensions) {
   EXPECT_EQ(m.layouts[0].dimensions.size(), cfg::max_dimensions);
 }
 
+TEST(config, attribute_given_twice_is_an_xml_error) {
+  expect_error(with_data("<layout name=\"l\" type=\"int\"\n"
+                         "        dimensions=\"A\"\n        dimensions=\"B\"/>\n"),
+               5, {"XML error: attribute 'dimensions' is given twice on <layout 'l'> (first at "
+                   "line 4)",
+                   "give each attribute once"});
+  // Anywhere in the document, even in sections that are otherwise ignored.
+  expect_error("<simulation name=\"t\">\n<visit>\n<path a='1' b=\"2\" a=\"3\"/>\n</visit>\n"
+               "</simulation>",
+               3, {"attribute 'a' is given twice on <path>"});
+}
+
+TEST(config, comment_is_accepted_on_every_element) {
+  const cfg::model m = cfg::parse_model(
+      "<simulation name=\"t\" comment=\"c\">\n"
+      "<architecture comment=\"c\"><domains count=\"1\" comment=\"c\"/>"
+      "<dedicated cores=\"0\" comment=\"c\"/><placement comment=\"c\"/>"
+      "<buffer name=\"b\" size=\"4096\" comment=\"c\"/><queue name=\"q\" size=\"8\" comment=\"c\"/>"
+      "</architecture>\n"
+      "<data comment=\"c\"><parameter name=\"N\" type=\"int\" value=\"1\" comment=\"c\"/>"
+      "<layout name=\"l\" type=\"int\" dimensions=\"N\" comment=\"c\"/>"
+      "<group name=\"g\" comment=\"c\"><variable name=\"v\" layout=\"l\" comment=\"c\"/></group>"
+      "<mesh name=\"m\" type=\"point\" comment=\"c\"><coord name=\"g/v\" comment=\"c\"/></mesh>"
+      "</data>\n"
+      "<storage comment=\"c\"><store name=\"s\" type=\"null\" comment=\"c\">"
+      "<option key=\"Delay\" comment=\"c\">0</option></store></storage>\n"
+      "<actions comment=\"c\"><event name=\"e\" action=\"f\" comment=\"c\"/></actions>\n"
+      "<log LogLevel=\"info\" comment=\"c\"/>\n</simulation>",
+      "inline.xml");
+  EXPECT_TRUE(m.warnings.empty()) << m.warnings[0];
+  EXPECT_EQ(m.arch.buffer_size, 4096u);
+}
+
+TEST(config, vectorlength_is_read_and_typos_are_still_refused) {
+  const cfg::model m = cfg::parse_model(
+      with_data("<layout name=\"l\" type=\"double\" dimensions=\"10,3\"/>\n"
+                "<variable name=\"velocity\" type=\"vector\" vectorlength=\"3\" layout=\"l\"/>\n"
+                "<variable name=\"p\" layout=\"l\"/>\n"),
+      "inline.xml");
+  EXPECT_EQ(m.variables[0].vector_length, 3);
+  EXPECT_EQ(m.variables[1].vector_length, 1);
+  EXPECT_TRUE(m.warnings.empty()) << m.warnings[0];
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
+                         "<variable name=\"v\" layout=\"l\" vectorlength=\"0\"/>\n"),
+               4, {"invalid value '0' for attribute 'vectorlength'", "an integer from 1"});
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"4\" ghost=\"1:1\"/>\n"), 3,
+               {"unknown attribute 'ghost' on <layout 'l'>", "did you mean 'ghosts'?"});
+}
+
+TEST(config, text_inside_elements_that_take_none_warns) {
+  const cfg::model m = cfg::parse_model(
+      "<simulation name=\"t\">\n<architecture>\n<domains count=\"1\">2</domains>\n"
+      "</architecture>\n<data>\n<layout name=\"l\" type=\"int\" dimensions=\"1\">\n"
+      "  4, 4\n</layout>\n</data>\n<storage><store name=\"s\" type=\"null\">"
+      "<option key=\"Delay\">0</option></store></storage>\n"
+      "<visit><path>/opt/visit</path></visit>\n</simulation>",
+      "text.xml");
+  ASSERT_EQ(m.warnings.size(), 3u);  // not the option's value nor <visit>'s content
+  EXPECT_EQ(m.warnings[0], "text.xml:3: text '2' inside <domains> is ignored; <domains> takes no "
+                           "text, its settings are attributes");
+  EXPECT_TRUE(contains(m.warnings[1], "text.xml:6: text '4, 4' inside <layout 'l'> is ignored"))
+      << m.warnings[1];
+  EXPECT_TRUE(contains(m.warnings[2], "<visit> is not supported")) << m.warnings[2];
+  EXPECT_EQ(m.arch.domains, 1);
+}
+
 }  // namespace
