@@ -292,6 +292,7 @@ class builder {
     for (xml n : section("data")) read_parameters(n);
     for (xml n : section("data")) read_layouts(n);
     for (xml n : section("data")) read_data_objects(n, "", true, "");
+    check_variable_group_clashes();
     for (xml n : section("storage")) read_storage(n);
     resolve_variable_stores();
     for (xml n : section("actions")) read_actions(n);
@@ -893,6 +894,8 @@ class builder {
       if (name == "group") {
         check_element(n);
         const std::string group_name = name_attribute(n);
+        check_path_component(n, "group", group_name);
+        m_group_lines.emplace(path + group_name, line_of(n));
         const std::string store_name = trim(attribute(n, "store", group_store));
         read_data_objects(n, path + group_name + "/", enabled && flag(n, "enabled", true),
                           is_none(store_name) ? std::string() : store_name);
@@ -906,11 +909,46 @@ class builder {
     }
   }
 
+  // Group and variable names become HDF5 path components: one name each, no separator.
+  void check_path_component(xml n, const char* what, const std::string& name) const {
+    if (name.find('/') != std::string::npos) {
+      fail(n, std::string(what) + " name '" + name + "' contains '/'",
+           "nest <group> elements instead: a full name joins the group names with '/'");
+    }
+    if (name == "." || name == "..") {
+      fail(n, std::string(what) + " name '" + name + "' is reserved",
+           "'.' and '..' name the current and parent group in a path; choose another name");
+    }
+  }
+
+  // HDF5 cannot hold a dataset and a group of the same name: a variable whose full name is
+  // also the path of a group holding variables ("coord" beside "coord/x") cannot be stored.
+  void check_variable_group_clashes() const {
+    for (std::size_t i = 0; i < m_model.variables.size(); ++i) {
+      const variable& v = m_model.variables[i];
+      const auto group = m_group_lines.find(v.name);
+      if (group == m_group_lines.end()) continue;
+      const std::string prefix = v.name + "/";
+      for (const variable& inner : m_model.variables) {
+        if (inner.name.compare(0, prefix.size(), prefix) != 0) continue;
+        throw config_error(m_file + ":" + std::to_string(std::max(v.line, group->second)) +
+                           ": variable '" + v.name + "' (line " + std::to_string(v.line) +
+                           ") has the full name of group '" + v.name + "' (line " +
+                           std::to_string(group->second) + ") that holds variable '" +
+                           inner.name + "' (line " + std::to_string(inner.line) +
+                           "); an HDF5 file cannot hold a dataset and a group of one name: " +
+                           "rename the variable or the group");
+      }
+    }
+  }
+
   void read_variable(xml n, const std::string& path, bool enabled,
                      const std::string& group_store) {
     check_element(n);
     variable v;
-    v.name = path + name_attribute(n);
+    const std::string own_name = name_attribute(n);
+    check_path_component(n, "variable", own_name);
+    v.name = path + own_name;
     v.line = line_of(n);
     if (const auto previous = m_model.find_variable(v.name); previous != model::npos) {
       fail(n, "variable '" + v.name + "' is already defined at line " +
@@ -1024,6 +1062,11 @@ class builder {
   }
 
   void check_unique_action(xml n, const std::string& name) {
+    if (name.size() > max_signal_name_length) {
+      fail(n, describe(n) + " has a name of " + std::to_string(name.size()) + " characters",
+           "event and script names are at most " + std::to_string(max_signal_name_length) +
+               " characters, the most a signal carries");
+    }
     const auto found = m_action_lines.find(name);
     if (found != m_action_lines.end()) {
       fail(n, "action '" + name + "' is already defined at line " +
@@ -1112,6 +1155,8 @@ class builder {
   std::vector<xml> m_layout_nodes;
   std::vector<bool> m_layout_reversed;  // stored reversed from the XML (Fortran order)
   std::vector<xml> m_variable_nodes;
+  // Full path of every group ("a/b") with the line of its first element.
+  std::map<std::string, int, std::less<>> m_group_lines;
   std::vector<std::string> m_variable_stores;
   std::vector<std::pair<xml, std::string>> m_coordinate_nodes;
   std::map<std::string, int, std::less<>> m_action_lines;

@@ -776,4 +776,56 @@ TEST(config, text_inside_elements_that_take_none_warns) {
   EXPECT_EQ(m.arch.domains, 1);
 }
 
+TEST(config, variable_and_group_names_are_single_path_components) {
+  const std::string layout = "<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n";
+  expect_error(with_data(layout + "<variable name=\"a/b\" layout=\"l\"/>\n"), 4,
+               {"variable name 'a/b' contains '/'", "nest <group> elements"});
+  expect_error(with_data(layout + "<group name=\"g/h\">\n</group>\n"), 4,
+               {"group name 'g/h' contains '/'"});
+  expect_error(with_data(layout +
+                         "<group name=\"g\"><variable name=\"..\" layout=\"l\"/></group>\n"),
+               4, {"variable name '..' is reserved"});
+  expect_error(with_data(layout + "<group name=\".\"/>\n"), 4, {"group name '.' is reserved"});
+  expect_error(with_data(layout + "<variable name=\" \" layout=\"l\"/>\n"), 4,
+               {"empty 'name' on <variable>"});
+  expect_error(with_data(layout + "<group name=\"\"/>\n"), 4, {"empty 'name' on <group>"});
+}
+
+TEST(config, variable_named_like_a_group_of_variables_is_an_error) {
+  const std::string layout = "<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n";
+  // Variable first, then the group: the message names both lines.
+  expect_error(with_data(layout + "<variable name=\"coord\" layout=\"l\"/>\n"
+                                  "<group name=\"coord\">\n<variable name=\"x\" layout=\"l\"/>\n"
+                                  "</group>\n"),
+               5, {"variable 'coord' (line 4) has the full name of group 'coord' (line 5)",
+                   "holds variable 'coord/x' (line 6)", "rename the variable or the group"});
+  // Nested, group first.
+  expect_error(with_data(layout + "<group name=\"a\">\n<group name=\"b\">\n"
+                                  "<group name=\"c\"><variable name=\"x\" layout=\"l\"/></group>\n"
+                                  "</group>\n<variable name=\"b\" layout=\"l\"/>\n</group>\n"),
+               8, {"variable 'a/b' (line 8) has the full name of group 'a/b' (line 5)",
+                   "holds variable 'a/b/c/x' (line 6)"});
+  // A group holding no variable becomes no HDF5 group: no clash.
+  const cfg::model m = cfg::parse_model(
+      with_data(layout + "<variable name=\"coord\" layout=\"l\"/>\n"
+                         "<group name=\"coord\"><layout name=\"m\" type=\"int\" dimensions=\"2\"/>"
+                         "</group>\n"),
+      "inline.xml");
+  EXPECT_EQ(m.variables.size(), 1u);
+}
+
+TEST(config, event_and_script_names_fit_in_a_signal) {
+  const std::string longest(cfg::max_signal_name_length, 'e');
+  expect_error("<simulation name=\"t\">\n<actions>\n<event name=\"" + longest +
+                   "x\" action=\"f\"/>\n</actions>\n</simulation>",
+               3, {"has a name of 64 characters", "at most 63 characters"});
+  expect_error("<simulation name=\"t\">\n<scripts>\n<pyscript name=\"" + longest +
+                   "x\" file=\"a.py\"/>\n</scripts>\n</simulation>",
+               3, {"<pyscript '" + longest + "x'> has a name of 64 characters"});
+  const cfg::model m = cfg::parse_model("<simulation name=\"t\"><actions><event name=\"" +
+                                            longest + "\" action=\"f\"/></actions></simulation>",
+                                        "inline.xml");
+  EXPECT_EQ(m.events[0].name.size(), 63u);
+}
+
 }  // namespace
