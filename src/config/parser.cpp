@@ -301,9 +301,11 @@ class builder {
     for (const char* unsupported : {"python", "visit", "paraview"}) {
       for (xml n : section(unsupported)) {
         warn(n, "<" + std::string(unsupported) + "> is not supported and is ignored; " +
-                    "use <script> actions for in-situ analysis");
+                    "for in-situ analysis use an <event> action, a function of a shared " +
+                    "library or of the executable");
       }
     }
+    warn_python_not_run();
     check_references();
     check_layout_values();
     evaluate_architecture_sizes();
@@ -976,6 +978,7 @@ class builder {
     v.mesh = is_none(mesh_name) ? std::string() : mesh_name;
     const std::string script_name = trim(attribute(n, "script"));
     v.script = is_none(script_name) ? std::string() : script_name;
+    if (!v.script.empty()) note_python(n, "variable");
     const std::string store_name = trim(attribute(n, "store", group_store));
     m_variable_stores.push_back(is_none(store_name) ? std::string() : store_name);
     m_variable_nodes.push_back(n);
@@ -1104,8 +1107,41 @@ class builder {
         s.frequency =
             static_cast<int>(integer(n, "frequency", 1, 1, std::numeric_limits<int>::max()));
         flag(n, "external", false);
+        note_python(n, kind);
         m_model.scripts.push_back(std::move(s));
       }
+    }
+  }
+
+  // Python scripts are accepted so that Damaris files load, but nothing runs them: one
+  // warning per kind of element, at the first of them, with the count.
+  void note_python(xml n, const std::string& kind) {
+    auto& [first, count] = m_python_uses[kind];
+    if (count++ == 0) first = n;
+  }
+
+  void warn_python_not_run() {
+    static const char* const why =
+        " accepted but not run: Sidecore does not run Python scripts; use an <event> action "
+        "from a shared library or the executable";
+    std::vector<std::pair<int, std::string>> kinds;  // by line of their first element
+    for (const auto& [kind, use] : m_python_uses) kinds.emplace_back(line_of(use.first), kind);
+    std::sort(kinds.begin(), kinds.end());
+    for (const auto& [line, kind] : kinds) {
+      const auto& [n, count] = m_python_uses.at(kind);
+      std::string what;
+      if (kind == "variable") {
+        what = "script=\"" + attribute(n, "script") + "\" on " + describe(n);
+        if (count > 1) what += " (and on " + std::to_string(count - 1) + " other variables)";
+        what += " is";
+      } else {
+        what = describe(n);
+        if (count > 1) {
+          what += " (and " + std::to_string(count - 1) + " other <" + kind + "> elements)";
+        }
+        what += std::string(" is");
+      }
+      warn(n, what + why);
     }
   }
 
@@ -1160,6 +1196,8 @@ class builder {
   std::vector<std::string> m_variable_stores;
   std::vector<std::pair<xml, std::string>> m_coordinate_nodes;
   std::map<std::string, int, std::less<>> m_action_lines;
+  // "script", "pyscript", "variable" (script=): the first element and how many there are.
+  std::map<std::string, std::pair<xml, int>> m_python_uses;
   std::pair<xml, std::string> m_buffer_size;
   std::pair<xml, std::string> m_server_memory;
   std::pair<xml, std::string> m_queue_size;

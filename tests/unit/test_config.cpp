@@ -208,9 +208,19 @@ TEST(config, prefixed_namespace_groups_and_extensions) {
   EXPECT_EQ(m.scripts[1].name, "dask");
   EXPECT_EQ(m.scripts[1].lang, cfg::language::python);
 
-  ASSERT_EQ(m.warnings.size(), 1u) << m.warnings[0];
+  // <python> is ignored; scripts, the pyscript and script= are accepted but not run.
+  ASSERT_EQ(m.warnings.size(), 4u);
   EXPECT_TRUE(contains(m.warnings[0], "groups_and_meshes.xml:46: <python> is not supported"))
       << m.warnings[0];
+  EXPECT_TRUE(contains(m.warnings[1], "groups_and_meshes.xml:24: script=\"analyse\" on "
+                                      "<variable 'temperature'> is accepted but not run"))
+      << m.warnings[1];
+  EXPECT_TRUE(contains(m.warnings[2], "groups_and_meshes.xml:40: <script 'analyse'> is accepted "
+                                      "but not run"))
+      << m.warnings[2];
+  EXPECT_TRUE(contains(m.warnings[3], "groups_and_meshes.xml:44: <pyscript 'dask'> is accepted"))
+      << m.warnings[3];
+  EXPECT_EQ(m.variables[m.find_variable("temperature")].vector_length, 1);
 }
 
 TEST(config, fortran_layouts_are_stored_in_c_order) {
@@ -623,12 +633,15 @@ TEST(config, harmless_dangling_references_only_warn) {
                 "</mesh>\n") +
           "",
       "warn.xml");
-  ASSERT_EQ(m.warnings.size(), 3u);
-  EXPECT_TRUE(contains(m.warnings[0], "warn.xml:4: variable 'v' names undeclared mesh 'nowhere'"))
+  ASSERT_EQ(m.warnings.size(), 4u);
+  EXPECT_TRUE(contains(m.warnings[0], "warn.xml:4: script=\"nothing\" on <variable 'v'> is "
+                                      "accepted but not run"))
       << m.warnings[0];
-  EXPECT_TRUE(contains(m.warnings[1], "warn.xml:4: variable 'v' names undeclared script"))
+  EXPECT_TRUE(contains(m.warnings[1], "warn.xml:4: variable 'v' names undeclared mesh 'nowhere'"))
       << m.warnings[1];
-  EXPECT_TRUE(contains(m.warnings[2], "warn.xml:7: mesh coordinate 'w'")) << m.warnings[2];
+  EXPECT_TRUE(contains(m.warnings[2], "warn.xml:4: variable 'v' names undeclared script"))
+      << m.warnings[2];
+  EXPECT_TRUE(contains(m.warnings[3], "warn.xml:7: mesh coordinate 'w'")) << m.warnings[3];
   EXPECT_EQ(m.variables[0].mesh, "nowhere");
 }
 
@@ -826,6 +839,46 @@ TEST(config, event_and_script_names_fit_in_a_signal) {
                                             longest + "\" action=\"f\"/></actions></simulation>",
                                         "inline.xml");
   EXPECT_EQ(m.events[0].name.size(), 63u);
+}
+
+TEST(config, python_scripts_are_accepted_but_not_run) {
+  const cfg::model m = cfg::parse_model(
+      with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
+                "<variable name=\"a\" layout=\"l\" script=\"s1\"/>\n"
+                "<variable name=\"b\" layout=\"l\" script=\"s1\"/>\n"
+                "<variable name=\"c\" layout=\"l\" script=\"#\"/>\n") +
+          "",
+      "py.xml");
+  ASSERT_EQ(m.warnings.size(), 3u);
+  EXPECT_EQ(m.warnings[0],
+            "py.xml:4: script=\"s1\" on <variable 'a'> (and on 1 other variables) is accepted but "
+            "not run: Sidecore does not run Python scripts; use an <event> action from a shared "
+            "library or the executable");
+  const cfg::model actions = cfg::parse_model(
+      "<simulation name=\"t\">\n<actions>\n<script name=\"s1\" file=\"a.py\"/>\n"
+      "<script name=\"s2\" file=\"b.py\"/>\n<script name=\"s3\" file=\"c.py\"/>\n</actions>\n"
+      "<scripts>\n<pyscript name=\"p\" file=\"d.py\"/>\n</scripts>\n</simulation>",
+      "py.xml");
+  ASSERT_EQ(actions.warnings.size(), 2u);
+  EXPECT_TRUE(contains(actions.warnings[0], "py.xml:3: <script 's1'> (and 2 other <script> "
+                                            "elements) is accepted but not run: Sidecore does "
+                                            "not run Python scripts; use an <event> action"))
+      << actions.warnings[0];
+  EXPECT_TRUE(contains(actions.warnings[1], "py.xml:8: <pyscript 'p'> is accepted but not run"))
+      << actions.warnings[1];
+  EXPECT_EQ(actions.scripts.size(), 4u);
+}
+
+TEST(config, unsupported_sections_do_not_point_at_scripts) {
+  const cfg::model m = cfg::parse_model(
+      "<simulation name=\"t\">\n<python><path>/usr</path><home>/usr</home></python>\n"
+      "<visit/>\n<paraview/>\n</simulation>",
+      "warn.xml");
+  ASSERT_EQ(m.warnings.size(), 3u);
+  for (const auto& w : m.warnings) {
+    EXPECT_FALSE(contains(w, "<script>")) << w;
+    EXPECT_TRUE(contains(w, "use an <event> action")) << w;
+  }
 }
 
 }  // namespace
