@@ -227,6 +227,44 @@ void client::check_running(const char* call) const {
                                     "this client");
 }
 
+void client::check_placement(std::size_t variable, int block, const evaluated_layout& shape) const {
+  // A block's interior (its extents without ghosts) must lie inside the global extents: a
+  // collective file could not hold it, and the global view of file-per-core output would
+  // leave it out.
+  const std::vector<std::int64_t>& position = position_of(variable, block);
+  const std::size_t n = shape.dims.size();
+  const auto interior_of = [&](std::size_t d) {
+    return d < shape.ghosts_before.size()
+               ? shape.dims[d] - shape.ghosts_before[d] - shape.ghosts_after[d]
+               : shape.dims[d];
+  };
+  bool fits = true;
+  for (std::size_t d = 0; d < n; ++d) {
+    const std::int64_t inside = interior_of(d);
+    const std::int64_t at = d < position.size() ? position[d] : 0;
+    if (inside < 1 || (!shape.global_dims.empty() && (at < 0 || at + inside > shape.global_dims[d])))
+      fits = false;
+  }
+  if (fits) return;
+  std::vector<std::int64_t> interior(n);
+  for (std::size_t d = 0; d < n; ++d) interior[d] = interior_of(d);
+  const auto text = [](const std::vector<std::int64_t>& v) {
+    std::string t = "(";
+    for (std::size_t i = 0; i < v.size(); ++i) t += (i ? "," : "") + std::to_string(v[i]);
+    return t + ")";
+  };
+  std::vector<std::int64_t> at(n, 0);
+  for (std::size_t d = 0; d < n && d < position.size(); ++d) at[d] = position[d];
+  throw error(DAMARIS_INVALID_DIMENSIONS,
+              "block " + std::to_string(block) + " of " + quoted(m_model.variables[variable].name) +
+                  ": interior extents " + text(interior) + " (extents " + text(shape.dims) +
+                  " without ghost zones) at position " + text(at) +
+                  (shape.global_dims.empty() ? std::string(" leave no interior")
+                                             : " do not fit in the global extents " +
+                                                   text(shape.global_dims)) +
+                  "; check damaris_set_position and the layout's global= and ghosts=");
+}
+
 void client::check_fits(std::size_t variable, std::uint64_t bytes) const {
   // Every mode refuses a block its buffer could never hold, synchronous mode included (it
   // has no buffer to fill), so that a configuration behaves the same whichever mode the XML
@@ -262,6 +300,7 @@ void client::write(std::string_view name, int block, const void* data) {
   if (!data) throw argument_error("damaris_write(" + quoted(name) + "): data is NULL");
   check_not_handed_over(v, block);
   const evaluated_layout& shape = checked_shape(v);
+  check_placement(v, block, shape);
   if (m_channel) {
     std::uint64_t offset = 0;
     void* target = reserve(v, shape.bytes, offset);
@@ -290,6 +329,7 @@ void* client::alloc(std::string_view name, int block) {
   check_block(v, block);
   check_not_handed_over(v, block);
   const evaluated_layout& shape = checked_shape(v);
+  check_placement(v, block, shape);
   allocation a;
   std::uint64_t offset = 0;
   if (m_channel) {

@@ -79,6 +79,9 @@ class client {
   std::size_t variable_index(std::string_view name) const;
   void check_block(std::size_t variable, int block) const;
   void check_running(const char* call) const;
+  // Throws DAMARIS_INVALID_DIMENSIONS when the block's interior is empty or, for a variable
+  // with global extents, lies outside them at the block's position.
+  void check_placement(std::size_t variable, int block, const evaluated_layout& shape) const;
   // Throws DAMARIS_ALLOCATION_ERROR when no buffer of this mode could ever hold the block.
   void check_fits(std::size_t variable, std::uint64_t bytes) const;
   // The variable's layout as evaluated now; throws DAMARIS_INVALID_DIMENSIONS when unusable

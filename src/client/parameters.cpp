@@ -17,6 +17,7 @@ parameters::parameters(const config::model& model) : m_model(model) {
     m_values.push_back(p.int_value);
     m_reals.push_back(p.real_value);
   }
+  m_initial_values = m_values;
   m_dependents.resize(model.parameters.size());
   for (std::size_t l = 0; l < model.layouts.size(); ++l) {
     m_layouts.push_back(evaluate(l, m_values));
@@ -48,6 +49,10 @@ evaluated_layout parameters::evaluate(std::size_t index, const std::vector<std::
     count *= static_cast<std::uint64_t>(extent > 0 ? extent : 0);
   }
   for (const config::expression& d : l.global_dimensions) e.global_dims.push_back(d.evaluate(values));
+  for (const auto& [before, after] : l.ghosts) {
+    e.ghosts_before.push_back(before.evaluate(m_initial_values));
+    e.ghosts_after.push_back(after.evaluate(m_initial_values));
+  }
   e.bytes = count * config::element_size(l.type);
   return e;
 }

@@ -13,6 +13,10 @@ namespace sidecore::client {
 struct evaluated_layout {
   std::vector<std::int64_t> dims;
   std::vector<std::int64_t> global_dims;
+  // Ghost widths per dimension (empty when none), evaluated once with the initial parameter
+  // values, as the stores use them.
+  std::vector<std::int64_t> ghosts_before;
+  std::vector<std::int64_t> ghosts_after;
   std::uint64_t bytes = 0;
 };
 
@@ -32,6 +36,7 @@ class parameters {
 
   const config::model& m_model;
   std::vector<std::int64_t> m_values;  // integer parameters (expressions read them)
+  std::vector<std::int64_t> m_initial_values;  // as in the XML: ghost widths read these
   std::vector<double> m_reals;         // float/double parameters
   std::vector<evaluated_layout> m_layouts;
   std::vector<std::vector<std::size_t>> m_dependents;  // per parameter: layouts reading it

@@ -268,9 +268,18 @@ static void write_fields(int iteration, int source) {
   EXPECT(ptr == NULL);
 }
 
-/* A block larger than the whole buffer fails at once, in every mode (1 MiB buffer, 2 MB
- * block), and nothing of it is stored. */
-static void block_larger_than_buffer(void) {
+/* Blocks that could never be stored fail at once, in every mode, and nothing of them is
+ * stored: one larger than the whole buffer (1 MiB buffer, 2 MB block), one placed outside its
+ * variable's global extents. */
+static void blocks_that_cannot_be_stored(void) {
+  double tile[VALUES_NX * VALUES_NY] = {0};
+  int64_t inside[2] = {0, VALUES_NX}, outside[2] = {0, VALUES_NX + 1}, negative[2] = {-1, 0};
+  EXPECT_OK(damaris_set_position("tile", outside));
+  EXPECT_RC(damaris_write("tile", tile), DAMARIS_INVALID_DIMENSIONS, "'tile'", "global extents (3,8)");
+  EXPECT_OK(damaris_set_position("tile", negative));
+  EXPECT_RC(damaris_write("tile", tile), DAMARIS_INVALID_DIMENSIONS, "position (-1,0)", NULL);
+  EXPECT_OK(damaris_set_position("tile", inside)); /* fits, but is not written */
+
   const size_t bytes = (size_t)VALUES_N * 100000 * sizeof(int);
   int* huge = calloc(1, bytes);
   void* ptr = NULL;
@@ -292,7 +301,7 @@ static void client_run(int source, int iterations) {
   unknown_names();
   blocks_out_of_range();
   invalid_dimensions(0, source);
-  block_larger_than_buffer();
+  blocks_that_cannot_be_stored();
   EXPECT_OK(damaris_signal("tick"));
   EXPECT_OK(damaris_end_iteration());
   EXPECT_OK(damaris_get_iteration(&iteration));

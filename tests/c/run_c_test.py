@@ -126,8 +126,9 @@ def check_api(out, topo, iterations, with_counts, with_ticks):
                 expect_array(f"It{it} {path}", read(found[path], path), counts_values(it, src))
                 if f"counts/P{src}/B1" in found:
                     fail(f"iteration {it}: counts/P{src}/B1 was refused by the API, yet stored")
-                if any(p.startswith("huge/") for p in found):
-                    fail(f"iteration {it}: 'huge' was refused by the API, yet stored")
+                for refused in ("huge", "tile"):
+                    if any(p.startswith(refused + "/") for p in found):
+                        fail(f"iteration {it}: '{refused}' was refused by the API, yet stored")
             if with_ticks:
                 marker = os.path.join(out, f"tick_it{it}_src{src}")
                 if not os.path.exists(marker):
