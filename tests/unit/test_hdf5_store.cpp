@@ -159,11 +159,12 @@ class hdf5_store : public ::testing::Test {
   // Adds a layout and a variable using it; returns the variable index. Call before taking
   // pointers into the model (see blocks_of).
   std::size_t add_variable(const std::string& name, config::element_type type, std::size_t ndims,
-                           const std::string& unit = {}) {
+                           const std::string& unit = {}, bool global = false) {
     config::layout layout;
     layout.name = name + "_layout";
     layout.type = type;
     layout.dimensions.resize(ndims);
+    if (global) layout.global_dimensions.resize(ndims);  // the blocks carry the values
     layout.line = 7;
     m_model.layouts.push_back(layout);
     config::variable var;
@@ -280,7 +281,7 @@ TEST_F(hdf5_store, file_per_core_creates_the_file_of_a_writer_without_blocks) {
 
 TEST_F(hdf5_store, collective_assembles_blocks_at_their_positions) {
   set_option("FileMode", "Collective");
-  const std::size_t u = add_variable("field/u", config::element_type::int64, 2, "m/s");
+  const std::size_t u = add_variable("field/u", config::element_type::int64, 2, "m/s", true);
   // Global 4x5; two 2x2 blocks, one at the origin and one at (2,3); the rest is fill (0).
   const std::vector<std::int64_t> a = {1, 2, 3, 4};
   const std::vector<std::int64_t> b = {5, 6, 7, 8};
@@ -308,7 +309,7 @@ TEST_F(hdf5_store, collective_assembles_blocks_at_their_positions) {
 
 TEST_F(hdf5_store, collective_rejects_a_block_outside_the_global_dimensions) {
   set_option("FileMode", "Collective");
-  const std::size_t u = add_variable("u", config::element_type::float64, 2);
+  const std::size_t u = add_variable("u", config::element_type::float64, 2, {}, true);
   const std::vector<double> values(4, 1.0);
   const std::vector<block_view> blocks = {
       make_block(3, 1, 0, values.data(), 32, {2, 2}, {1, 3}, {4, 4})};
@@ -330,23 +331,43 @@ TEST_F(hdf5_store, collective_rejects_a_block_outside_the_global_dimensions) {
   EXPECT_FALSE(fs::exists(path("sim_It0.h5")));
 }
 
-TEST_F(hdf5_store, collective_without_global_dimensions_names_the_layout) {
+TEST_F(hdf5_store, collective_without_global_dimensions_is_refused_when_the_store_opens) {
   set_option("FileMode", "Collective");
-  const std::size_t u = add_variable("u", config::element_type::int32, 1);
-  const std::vector<std::int32_t> values = {1, 2};
-  const std::vector<block_view> blocks = {make_block(0, 0, 0, values.data(), 8, {2})};
-  iteration_data data;
-  data.variables = {blocks_of(u, blocks)};
-
-  const auto store = make_store();
+  add_variable("u", config::element_type::int32, 1);
   try {
-    store->write_iteration(data);
-    FAIL() << "expected storage_error";
-  } catch (const storage_error& e) {
+    make_store();
+    FAIL() << "expected config_error";
+  } catch (const config_error& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("global=\"...\""), std::string::npos) << message;
     EXPECT_NE(message.find("u_layout"), std::string::npos) << message;
-    EXPECT_NE(message.find("test.xml:7"), std::string::npos) << message;
+    EXPECT_NE(message.find("line 7"), std::string::npos) << message;
+  }
+}
+
+TEST_F(hdf5_store, two_stores_with_the_same_files_path_are_refused) {
+  config::store other = m_model.stores[0];
+  other.name = "twin";
+  other.line = 20;
+  m_model.stores.push_back(other);
+  add_variable("u", config::element_type::int32, 1);
+  try {
+    make_store();
+    FAIL() << "expected config_error";
+  } catch (const config_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("\"twin\" (line 20)"), std::string::npos) << message;
+    EXPECT_NE(message.find("same files"), std::string::npos) << message;
+  }
+}
+
+TEST_F(hdf5_store, an_unknown_option_gets_a_hint) {
+  set_option("FilePath", "x");
+  try {
+    make_store();
+    FAIL() << "expected config_error";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'FilesPath'"), std::string::npos) << e.what();
   }
 }
 

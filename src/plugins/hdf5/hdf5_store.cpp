@@ -29,9 +29,6 @@ namespace sidecore::plugins::hdf5 {
 
 namespace {
 
-constexpr const char* valid_option_keys =
-    "FileMode, FilesPath, VirtualView, XDMF, XDMFMode, Compression, Shuffle, Precision, "
-    "Compression.<variable>, Precision.<variable>";
 constexpr const char* valid_file_modes = "FilePerCore, Collective";
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
@@ -168,6 +165,15 @@ void write_ratio_attributes(hid_t file, const byte_counts& counts, const std::st
   write_double_attribute(file, "/", "compression_ratio", counts.ratio(), path);
 }
 
+// One line per file written: at info level when compression or precision reduction changed
+// the size (the ratio is what the user asked to see), at debug level otherwise.
+void log_written(const std::string& path, const byte_counts& counts, bool speaker) {
+  if (!speaker) return;
+  const log::level lvl = counts.stored != counts.raw ? log::level::info : log::level::debug;
+  log::emit(lvl, "HDF5 store: wrote ", path, ": ", readable_bytes(counts.raw), " of data stored in ",
+            readable_bytes(counts.stored), " (compression ratio ", counts.ratio(), ')');
+}
+
 std::uint64_t element_total(const std::vector<std::int64_t>& dims) {
   return static_cast<std::uint64_t>(element_count(dims));
 }
@@ -300,8 +306,7 @@ void hdf5_store::write_file_per_core(const iteration_data& data) {
       std::filesystem::remove(path, ignored);
       throw;
     }
-    log::debug("HDF5 store: wrote ", path, ": ", counts.raw, " bytes of data stored in ",
-               counts.stored, " (compression ratio ", counts.ratio(), ')');
+    log_written(path, counts, true);
     for (std::size_t i = 0; i < selected.size(); ++i) {
       const variable_blocks& vb = *selected[i];
       const std::size_t variable = index_of(vb.var);
@@ -691,8 +696,8 @@ void hdf5_store::write_collective(const iteration_data& data) {
   }
   write_ratio_attributes(file.get(), counts, path);
   check_status(file.close(), "H5Fclose", file_site);
-  log::debug("HDF5 store: wrote ", path, ": ", counts.raw, " bytes of data stored in ",
-             counts.stored, " (compression ratio ", counts.ratio(), ')');
+  // Every writer holds the same counts of the shared file: one of them reports them.
+  log_written(path, counts, m_context.writer_index == 0);
   if (m_options.xdmf && m_context.writer_index == 0 && !step.datasets.empty()) {
     std::sort(step.datasets.begin(), step.datasets.end(),
               [](const xdmf_dataset& a, const xdmf_dataset& b) { return a.variable < b.variable; });
@@ -783,8 +788,11 @@ store_options parse_options(const store_context& context) {
     } else if (equals_ignoring_case(key, "Precision")) {
       options.defaults.precision = parse_precision(value, key, context);
     } else {
-      throw config_error(store_where(context) + ": unknown option \"" + key +
-                         "\"; valid options are " + valid_option_keys);
+      const std::vector<std::string> keys = {"FileMode", "FilesPath",   "VirtualView", "XDMF",
+                                             "XDMFMode", "Compression", "Shuffle",     "Precision"};
+      throw config_error(store_where(context) + ": unknown option \"" + key + "\"; " +
+                         config::detail::suggest(key, keys, "options") +
+                         " (and Compression.<variable>, Precision.<variable>)");
     }
   }
   for (const auto& [key, value] : per_variable) {
@@ -804,6 +812,34 @@ store_options parse_options(const store_context& context) {
     } else {
       entry->second.precision = parse_precision(value, key, context);
     }
+  }
+  if (options.mode == file_mode::collective) {
+    // One global dataset per variable: its extents must be known (agreed here, at
+    // initialization, rather than failing every iteration later).
+    for (const config::variable& v : context.model->variables) {
+      if (v.store_index != static_cast<std::size_t>(context.settings - context.model->stores.data()))
+        continue;
+      const config::layout& l = context.model->layouts[v.layout_index];
+      if (l.global_dimensions.empty())
+        throw config_error(store_where(context) + ": FileMode Collective writes one global dataset "
+                           "per variable, but variable \"" + v.name + "\" (line " +
+                           std::to_string(v.line) + ") has layout \"" + l.name +
+                           "\" without global dimensions: add global=\"...\" to the layout (line " +
+                           std::to_string(l.line) + "), or use FileMode FilePerCore");
+    }
+  }
+  // Two HDF5 stores writing the same file names would overwrite each other's files.
+  for (const config::store& other : context.model->stores) {
+    if (&other == context.settings || !equals_ignoring_case(other.type, "HDF5")) continue;
+    std::string path;
+    for (const auto& [key, value] : other.options)
+      if (equals_ignoring_case(trimmed(key), "FilesPath")) path = trimmed(value);
+    if (!path.empty() && path.back() != '/') path += '/';
+    if (path == options.files_path)
+      throw config_error(store_where(context) + " and store \"" + other.name + "\" (line " +
+                         std::to_string(other.line) + ") write the same files (FilesPath \"" +
+                         options.files_path + "\", simulation \"" + context.model->simulation_name +
+                         "\"): give each HDF5 store its own FilesPath");
   }
   if (options.mode == file_mode::file_per_core && !options.virtual_view) {
     // The XDMF file points at global datasets, which file-per-core output only has through
