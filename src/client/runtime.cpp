@@ -53,25 +53,30 @@ std::uint64_t usable_memory() {
   return bytes;
 }
 
-// With a background thread or dedicated nodes every process of the node maps and touches its
-// own buffer of <buffer size> bytes at initialization. A size chosen for dedicated cores (one
-// segment per node) multiplied by the processes of a node can exceed the machine: the kernel
-// would then kill processes while it touches the pages. Refuse that with a clear error, and
-// warn when it takes more than half of the memory.
+// Buffers are mapped and touched at initialization: with dedicated cores one segment per
+// node of <buffer size> bytes; with a background thread or dedicated nodes one buffer per
+// process of that size, so a size chosen for dedicated cores counts once per process. A total
+// the node cannot hold would get processes killed while the pages are touched: refuse it with
+// a clear error, and warn when it takes more than half of the memory.
 void check_node_memory(const config::model& model, const topology::layout& topo,
-                       const char* mode) {
+                       const char* mode, bool per_process) {
   const std::uint64_t memory = usable_memory();
-  const std::uint64_t per_process = model.arch.buffer_size;
-  const std::uint64_t processes = static_cast<std::uint64_t>(std::max(1, topo.node_size));
-  if (memory == 0 || per_process == 0) return;
-  const std::uint64_t total = per_process * processes;
-  const std::string what = "<buffer size> of " + readable_bytes(per_process) + " per process (" + mode +
-                           ": each process holds its own buffer) x " + std::to_string(processes) +
-                           " processes on this node = " + readable_bytes(total) + ", of " + readable_bytes(memory) +
-                           " of memory";
+  const std::uint64_t size = model.arch.buffer_size;
+  const std::uint64_t processes =
+      per_process ? static_cast<std::uint64_t>(std::max(1, topo.node_size)) : 1;
+  if (memory == 0 || size == 0) return;
+  const std::uint64_t total = size * processes;
+  const std::string what =
+      per_process ? "<buffer size> of " + readable_bytes(size) + " per process (" + mode +
+                        ": each process holds its own buffer) x " + std::to_string(processes) +
+                        " processes on this node = " + readable_bytes(total) + ", of " +
+                        readable_bytes(memory) + " of memory"
+                  : "<buffer size> of " + readable_bytes(size) + " of shared memory per node (" +
+                        mode + "), of " + readable_bytes(memory) + " of memory";
   if (total > memory / 10 * 9)
     throw config_error(what + " in " + model.file + ": lower <buffer size=...> (it is per "
-                       "node with dedicated cores, per process in this mode)");
+                       "node with dedicated cores, per process with a background thread or "
+                       "dedicated nodes)");
   if (total > memory / 2 && topo.node_rank == 0)
     log::warning(what, ": more than half of the node's memory is set aside for buffers");
 }
@@ -116,7 +121,9 @@ std::string unreadable(const std::string& file) {
   struct stat info {};
   if (::stat(file.c_str(), &info) != 0)
     return "cannot read configuration file '" + file + "': " + std::strerror(errno);
-  if (S_ISDIR(info.st_mode)) return "configuration file '" + file + "' is a directory";
+  if (S_ISDIR(info.st_mode))
+    return "cannot read configuration file '" + file +
+           "': it is a directory; pass the path of the XML file itself";
   if (::access(file.c_str(), R_OK) != 0)
     return "cannot read configuration file '" + file + "': " + std::strerror(errno);
   return {};
@@ -152,11 +159,11 @@ config::model runtime::load_everywhere(const std::string& file, MPI_Comm comm) {
   std::string text;
   std::string failure = unreadable(file);
   if (rank == 0 && failure.empty()) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (!in && !in.eof()) failure = "cannot read configuration file '" + file + "'";
-    text = buffer.str();
+    try {
+      text = config::read_configuration_file(file);
+    } catch (const config_error& e) {
+      failure = e.what();
+    }
   }
   agree(comm, failure.empty() ? DAMARIS_OK : DAMARIS_CONFIG_ERROR, failure);
   text = broadcast_string(text, comm);
@@ -186,7 +193,7 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
     } else {
       m_server_parameters = std::make_unique<client::parameters>(m_model);
       if (m_topo.remote_servers) {
-        check_node_memory(m_model, m_topo, "dedicated nodes");
+        check_node_memory(m_model, m_topo, "dedicated nodes", true);
         buffer_pool::reserve_arena(m_model.arch.buffer_size);
       }
       if (m_topo.remote_servers)
@@ -223,6 +230,18 @@ void runtime::connect_channel() {
     return;
   }
   if (!m_topo.has_servers) return;
+  {
+    // Agreed before any segment is created: every rank reaches the same verdict.
+    int code = DAMARIS_OK;
+    std::string message;
+    try {
+      check_node_memory(m_model, m_topo, "dedicated cores", false);
+    } catch (const error& e) {
+      code = e.code();
+      message = e.what();
+    }
+    agree(m_topo.world.get(), code, message);
+  }
   const std::string name = "/sidecore-" + job_token(m_topo.world.get()) + "-" +
                            std::to_string(m_topo.server_index);
   MPI_Comm world = m_topo.world.get();
@@ -263,7 +282,7 @@ void runtime::connect_channel() {
 client::client::sink runtime::make_sink() {
   client::client::sink where;
   if (m_topo.remote_servers) {
-    check_node_memory(m_model, m_topo, "dedicated nodes");
+    check_node_memory(m_model, m_topo, "dedicated nodes", true);
     buffer_pool::reserve_arena(m_model.arch.buffer_size);
     where.link = m_link.get();
     where.server_rank = m_topo.server_world_rank;
@@ -279,7 +298,7 @@ client::client::sink runtime::make_sink() {
   // Thread mode: stores run on a background thread. Their MPI calls are only safe there with
   // MPI_THREAD_MULTIPLE; otherwise each process writes alone (file per process).
   where.background = true;
-  check_node_memory(m_model, m_topo, "background thread");
+  check_node_memory(m_model, m_topo, "background thread", true);
   buffer_pool::reserve_arena(m_model.arch.buffer_size);
   int provided = MPI_THREAD_SINGLE;
   check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
