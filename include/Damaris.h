@@ -173,7 +173,9 @@ int damaris_parameter_get(const char* param_name, void* buffer, unsigned int siz
 int damaris_parameter_set(const char* param_name, const void* buffer, unsigned int size);
 
 /* Sets the global position (one int64_t per dimension, as many as the layout has, in the
- * layout's order) of block 0 / block `block` of a variable, for the writes that follow.
+ * layout's order: fastest first for a Fortran layout, like its dimensions) of the first
+ * interior element of block 0 / block `block` of a variable, for the writes that follow. A
+ * block must lie inside the layout's global extents (checked at the write).
  * Returns DAMARIS_OK, DAMARIS_UNDEFINED_VARIABLE, DAMARIS_INVALID_BLOCK,
  * DAMARIS_ARGUMENT_ERROR, DAMARIS_CORE_IS_SERVER, DAMARIS_NOT_INITIALIZED. */
 int damaris_set_position(const char* var_name, const int64_t* position);

@@ -448,8 +448,12 @@ void client::set_position(std::string_view name, int block, const std::int64_t* 
   std::size_t v = variable_index(name);
   check_block(v, block);
   if (!position) throw argument_error("damaris_set_position(" + quoted(name) + "): position is NULL");
-  const std::size_t n = m_model.layouts[m_model.variables[v].layout_index].dimensions.size();
-  m_positions[v * static_cast<std::size_t>(m_model.arch.domains) + block].assign(position, position + n);
+  const config::layout& layout = m_model.layouts[m_model.variables[v].layout_index];
+  const std::size_t n = layout.dimensions.size();
+  std::vector<std::int64_t>& stored = m_positions[v * static_cast<std::size_t>(m_model.arch.domains) + block];
+  stored.assign(position, position + n);
+  // Kept in C order, like the layout's dimensions.
+  if (layout.fortran_order) std::reverse(stored.begin(), stored.end());
 }
 
 void client::stop() {

@@ -90,6 +90,9 @@ struct layout {
   // Ghost zones per dimension ("lo:hi,..."); empty when the XML gives none.
   std::vector<std::pair<expression, expression>> ghosts;
   language lang = language::unknown;
+  // Written fastest first (Fortran): positions given with damaris_set_position are in that
+  // order too, and are reversed like the dimensions.
+  bool fortran_order = false;
   int line = 0;
 };
 

@@ -806,13 +806,13 @@ class builder {
     }
     const bool fortran = l.lang == language::fortran ||
                          (l.lang == language::unknown && m_model.lang == language::fortran);
+    l.fortran_order = fortran;
     if (fortran) {
       std::reverse(l.dimensions.begin(), l.dimensions.end());
       std::reverse(l.global_dimensions.begin(), l.global_dimensions.end());
       std::reverse(l.ghosts.begin(), l.ghosts.end());
     }
     m_layout_nodes.push_back(n);
-    m_layout_reversed.push_back(fortran);
     m_model.layouts.push_back(std::move(l));
   }
 
@@ -826,7 +826,7 @@ class builder {
       const std::size_t count = l.dimensions.size();
       // Messages count entries as written, whatever order the model keeps them in.
       const auto entry = [&](std::size_t d) {
-        return "entry " + std::to_string(m_layout_reversed[i] ? count - d : d + 1);
+        return "entry " + std::to_string(l.fortran_order ? count - d : d + 1);
       };
       const std::string context = "layout '" + l.name + "'";
       std::vector<std::int64_t> extents;
@@ -1189,7 +1189,6 @@ class builder {
   // Every top-level parameter of the file with the line of its first declaration.
   std::map<std::string, int, std::less<>> m_declared_parameters;
   std::vector<xml> m_layout_nodes;
-  std::vector<bool> m_layout_reversed;  // stored reversed from the XML (Fortran order)
   std::vector<xml> m_variable_nodes;
   // Full path of every group ("a/b") with the line of its first element.
   std::map<std::string, int, std::less<>> m_group_lines;

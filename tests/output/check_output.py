@@ -28,6 +28,7 @@ def expected(it, clients):
     return {
         "temperature": field,
         "pressure": (2.0 * field).astype(np.float32),
+        "fpressure": (2.0 * field).astype(np.float32),
         "ids": (it * 1000 + np.arange(NX * 2 * clients)).astype(np.int32),
         "coords/x": 0.5 * np.arange(NX * clients),
         "coords/y": 10.0 + np.arange(NY),
@@ -169,7 +170,7 @@ def main():
     options = dict(o.split("=", 1) for o in args.option)
     precision = {k.split(".", 1)[1]: v for k, v in options.items() if k.startswith("Precision.")}
     if "Precision" in options:
-        for name in ("temperature", "pressure", "coords/x", "coords/y", "coords/z"):
+        for name in ("temperature", "pressure", "fpressure", "coords/x", "coords/y", "coords/z"):
             precision.setdefault(name, options["Precision"])
     clients = args.np - args.cores
     writers = args.cores if args.cores else clients

@@ -1,7 +1,7 @@
 /* Output-mode writer: a smooth 3D field with ghost zones, two domains per client placed in a
  * 2D decomposition, rectilinear coordinates declared time-invariant (written every iteration
- * anyway: the store must keep the first), a 1D variable without mesh and a variable without
- * global dimensions. tests/output/check_output.py recomputes every value.
+ * anyway: the store must keep the first), a 1D variable without mesh, a variable without
+ * global dimensions, and the pressure again through a Fortran layout (positions fastest first). tests/output/check_output.py recomputes every value.
  * Usage: output_writer <xml> <iterations> */
 #include <Damaris.h>
 #include <math.h>
@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
       int64_t pos1[1] = {(rank * 2 + b) * NX};
       check(damaris_set_block_position("temperature", b, pos3), "damaris_set_block_position");
       check(damaris_set_block_position("pressure", b, pos3), "damaris_set_block_position");
+      int64_t fortran_pos3[3] = {pos3[2], pos3[1], pos3[0]}; /* x, y, z */
+      check(damaris_set_block_position("fpressure", b, fortran_pos3), "damaris_set_block_position");
       check(damaris_set_block_position("ids", b, pos1), "damaris_set_block_position");
     }
     int64_t xpos[1] = {rank * NX};
@@ -74,6 +76,8 @@ int main(int argc, char** argv) {
           for (int y = 0; y < NY; ++y)
             for (int x = 0; x < NX; ++x) p[z][y][x] = (float)(2.0 * field(it, b * NZ + z, y, rank * NX + x));
         check(damaris_write_block("pressure", b, p), "damaris_write_block");
+        /* p[z][y][x] in C is p(x,y,z) in Fortran: the same bytes. */
+        check(damaris_write_block("fpressure", b, p), "damaris_write_block");
         for (int x = 0; x < NX; ++x) ids[x] = it * 1000 + (rank * 2 + b) * NX + x;
         check(damaris_write_block("ids", b, ids), "damaris_write_block");
       }
