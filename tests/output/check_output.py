@@ -40,7 +40,7 @@ def reduced(name, values, precision):
     """The values as stored with the precision options of the run."""
     p = precision.get(name, "full")
     if p == "half" and values.dtype.kind == "f":
-        return values.astype(np.float32).astype(np.float16)
+        return values.astype(np.float16)  # rounded once, from the values' own type
     if p == "single" and values.dtype == np.float64:
         return values.astype(np.float32)
     return values

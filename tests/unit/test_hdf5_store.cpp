@@ -603,8 +603,8 @@ TEST_F(hdf5_store, half_precision_is_read_back_within_its_precision) {
   }
 }
 
-TEST(hdf5_half, float_to_half_rounds_to_nearest_even) {
-  using plugins::hdf5::float_to_half;
+TEST(hdf5_half, to_half_rounds_to_nearest_even) {
+  const auto float_to_half = [](float f) { return plugins::hdf5::to_half(f); };
   EXPECT_EQ(float_to_half(1.0f), 0x3c00);
   EXPECT_EQ(float_to_half(-2.0f), 0xc000);
   EXPECT_EQ(float_to_half(0.1f), 0x2e66);
@@ -616,6 +616,21 @@ TEST(hdf5_half, float_to_half_rounds_to_nearest_even) {
   EXPECT_EQ(float_to_half(1.0f + 3.0f / 2048.0f), 0x3c02);  // tie, rounds to even (up)
   EXPECT_EQ(float_to_half(std::numeric_limits<float>::infinity()), 0x7c00);
   EXPECT_EQ(float_to_half(std::numeric_limits<float>::quiet_NaN()) & 0x7e00, 0x7e00);
+}
+
+TEST(hdf5_half, a_double_is_rounded_once) {
+  using plugins::hdf5::to_half;
+  // Just past a halfway point by less than a float can hold: through a float it would be a
+  // tie (rounded to even, down); rounded once it goes up.
+  EXPECT_EQ(to_half(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)), 0x3c01);
+  EXPECT_EQ(to_half(1.0 + std::ldexp(1.0, -11)), 0x3c00);  // an exact tie still goes to even
+  // Just past 2^-25 (half the smallest subnormal): rounds up to 2^-24.
+  EXPECT_EQ(to_half(std::ldexp(1.0, -25) + std::ldexp(1.0, -52)), 0x0001);
+  EXPECT_EQ(to_half(std::ldexp(1.0, -25)), 0x0000);
+  EXPECT_EQ(to_half(-std::ldexp(1.0, -26)), 0x8000);
+  EXPECT_EQ(to_half(std::ldexp(1.0, -14)), 0x0400);  // the smallest normal
+  EXPECT_EQ(to_half(65519.99), 0x7bff);
+  EXPECT_EQ(to_half(1e300), 0x7c00);
 }
 
 TEST_F(hdf5_store, compression_option_names_the_valid_forms) {

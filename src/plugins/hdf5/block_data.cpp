@@ -141,32 +141,36 @@ std::vector<std::int64_t> interior_dims(const config::variable& var, const block
   return dims;
 }
 
-std::uint16_t float_to_half(float value) noexcept {
-  std::uint32_t bits = 0;
+std::uint16_t to_half(double value) noexcept {
+  // Works on the double's bits, so that a double is rounded once (through a float it would be
+  // rounded twice, and a value just past a halfway point could fall back to it).
+  std::uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof bits);
-  const auto sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
-  const std::uint32_t magnitude = bits & 0x7fffffffu;
-  if (magnitude >= 0x7f800000u) {  // infinity, or NaN (kept quiet)
-    return static_cast<std::uint16_t>(sign | 0x7c00u | (magnitude > 0x7f800000u ? 0x200u : 0u));
+  const auto sign = static_cast<std::uint16_t>((bits >> 48) & 0x8000u);
+  const std::uint64_t magnitude = bits & 0x7fffffffffffffffull;
+  constexpr std::uint64_t infinity = 0x7ff0000000000000ull;
+  if (magnitude >= infinity) {  // infinity, or NaN (kept quiet)
+    return static_cast<std::uint16_t>(sign | 0x7c00u | (magnitude > infinity ? 0x200u : 0u));
   }
-  const int exponent = static_cast<int>(magnitude >> 23) - 127;
-  std::uint32_t mantissa = magnitude & 0x7fffffu;
+  const int exponent = static_cast<int>(magnitude >> 52) - 1023;
+  std::uint64_t mantissa = magnitude & 0xfffffffffffffull;
   if (exponent > 15) return static_cast<std::uint16_t>(sign | 0x7c00u);
   if (exponent >= -14) {
-    // Normal: keep 10 of 23 mantissa bits; a carry out of the mantissa correctly bumps the
+    // Normal: keep 10 of 52 mantissa bits; a carry out of the mantissa correctly bumps the
     // exponent, up to infinity.
-    std::uint32_t half = (static_cast<std::uint32_t>(exponent + 15) << 10) | (mantissa >> 13);
-    const std::uint32_t rest = mantissa & 0x1fffu;
-    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u) != 0)) ++half;
+    std::uint64_t half = (static_cast<std::uint64_t>(exponent + 15) << 10) | (mantissa >> 42);
+    const std::uint64_t rest = mantissa & ((std::uint64_t{1} << 42) - 1);
+    const std::uint64_t halfway = std::uint64_t{1} << 41;
+    if (rest > halfway || (rest == halfway && (half & 1u) != 0)) ++half;
     return static_cast<std::uint16_t>(sign | half);
   }
-  // Subnormal: the value counted in units of 2^-24 is (1.mantissa * 2^23) >> shift.
-  mantissa |= 0x800000u;
-  const int shift = -(exponent + 1);
-  if (shift >= 25) return sign;
-  std::uint32_t half = mantissa >> shift;
-  const std::uint32_t rest = mantissa & ((1u << shift) - 1u);
-  const std::uint32_t halfway = 1u << (shift - 1);
+  // Subnormal: the value counted in units of 2^-24 is (1.mantissa * 2^52) >> shift.
+  mantissa |= std::uint64_t{1} << 52;
+  const int shift = 28 - exponent;
+  if (shift >= 54) return sign;
+  std::uint64_t half = mantissa >> shift;
+  const std::uint64_t rest = mantissa & ((std::uint64_t{1} << shift) - 1);
+  const std::uint64_t halfway = std::uint64_t{1} << (shift - 1);
   if (rest > halfway || (rest == halfway && (half & 1u) != 0)) ++half;
   return static_cast<std::uint16_t>(sign | half);
 }
@@ -182,18 +186,19 @@ void convert_run(const unsigned char* source, config::element_type from, unsigne
     return;
   }
   for (std::size_t i = 0; i < count; ++i) {
-    float single = 0.0f;
+    double value = 0.0;  // a float converts to double exactly
     if (from == config::element_type::float64) {
-      double value = 0.0;
       std::memcpy(&value, source + i * sizeof value, sizeof value);
-      single = static_cast<float>(value);
     } else {
+      float single = 0.0f;
       std::memcpy(&single, source + i * sizeof single, sizeof single);
+      value = single;
     }
     if (to == stored_type::float32) {
+      const auto single = static_cast<float>(value);
       std::memcpy(target + i * sizeof single, &single, sizeof single);
     } else {
-      const std::uint16_t half = float_to_half(single);
+      const std::uint16_t half = to_half(value);
       std::memcpy(target + i * sizeof half, &half, sizeof half);
     }
   }

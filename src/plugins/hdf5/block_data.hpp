@@ -71,7 +71,8 @@ prepared_block prepare_block(const config::variable& var, const block_view& bloc
                              const ghost_widths& ghosts, config::element_type type,
                              precision reduction);
 
-// IEEE binary16 bits of a float, rounded to nearest even (inf past 65504, subnormals kept).
-std::uint16_t float_to_half(float value) noexcept;
+// IEEE binary16 bits of a double (or a float, converted exactly), rounded once to nearest
+// even (infinity past 65504, subnormals kept).
+std::uint16_t to_half(double value) noexcept;
 
 }  // namespace sidecore::plugins::hdf5
