@@ -139,18 +139,25 @@ void background_writer::rethrow_failure() {
   if (!failure.empty()) throw storage_error(failure);
 }
 
-void background_writer::sync() {
+void background_writer::sync(double timeout_seconds) {
   {
     std::unique_lock<std::mutex> lock(m_mutex);
     const std::uint64_t target = m_submitted;
     m_work.notify_one();
-    m_progress.wait(lock, [&] { return m_handled >= target; });
+    const auto done = [&] { return m_handled >= target; };
+    if (timeout_seconds <= 0) {
+      m_progress.wait(lock, done);
+    } else if (!m_progress.wait_for(lock, std::chrono::duration<double>(timeout_seconds), done)) {
+      throw error(DAMARIS_CHANNEL_ERROR,
+                  "the I/O thread did not store what was handed over within " +
+                      std::to_string(timeout_seconds) + " s (<buffer timeout=...>)");
+    }
   }
   rethrow_failure();
 }
 
 void background_writer::finish() {
-  sync();
+  sync(0);
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_stopping = true;

@@ -42,7 +42,8 @@ class background_writer {
 
   // Waits until everything submitted so far has been handled (stored iterations are on disk).
   // Rethrows the first store failure, if any.
-  void sync();
+  // timeout_seconds <= 0 waits as long as it takes; otherwise DAMARIS_CHANNEL_ERROR after it.
+  void sync(double timeout_seconds);
   // Stores what is left and joins the thread. Rethrows the first store failure.
   void finish();
 

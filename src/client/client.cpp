@@ -479,12 +479,12 @@ void client::sync() {
   if (m_remote) {
     m_remote->wait_stored(m_iteration);
   } else if (m_background) {
-    m_background->sync();
+    m_background->sync(m_model.arch.wait_timeout_seconds);
   } else if (m_channel) {
     if (!m_channel->wait_stored(static_cast<std::uint32_t>(m_iteration),
                                 m_model.arch.wait_timeout_seconds))
       throw error(DAMARIS_CHANNEL_ERROR,
-                  "damaris_sync: the dedicated core did not store iteration " +
+                  "the dedicated core did not store iteration " +
                       std::to_string(m_iteration - 1) + " within " +
                       std::to_string(m_model.arch.wait_timeout_seconds) + " s");
   }

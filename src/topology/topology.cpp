@@ -60,6 +60,14 @@ static layout build_dedicated_nodes(layout t, int nodes) {
   for (int r = 0; r < t.world_size; ++r) (roles[r] ? server_ranks : client_ranks).push_back(r);
   t.server_count = static_cast<int>(server_ranks.size());
   t.client_count = static_cast<int>(client_ranks.size());
+  // Every rank of a server node is a server, and each must serve at least one client (a
+  // server without one would miss the collective steps of the others).
+  if (t.server_count > t.client_count)
+    throw config_error("<dedicated nodes=\"" + std::to_string(nodes) + "\"/> makes " +
+                       std::to_string(t.server_count) + " server ranks for " +
+                       std::to_string(t.client_count) +
+                       " simulation ranks; each server rank needs at least one client: use fewer "
+                       "dedicated nodes, or more simulation ranks");
   if (!t.is_server) {
     t.server_index = server_of_client(t.client_index, t.client_count, t.server_count);
     t.server_world_rank = server_ranks[t.server_index];
