@@ -47,8 +47,8 @@ def check_files(directory, simulation, size, iterations):
 PATTERNS = {
     "server": re.compile(r"(\d+) iterations, (\d+) blocks, (\d+) bytes stored in ([0-9.eE+-]+) s; "
                          r"buffer high water (\d+) bytes"),
-    "buffered": re.compile(r"active buffering moved (\d+) bytes into server memory and (\d+) "
-                           r"bytes into (\d+) spill file"),
+    "buffered": re.compile(r"moved (\d+) bytes into server memory \(at most \d+ bytes at once\) "
+                           r"and (\d+) bytes into (\d+) spill file"),
     "skipped": re.compile(r"(\d+) iteration\(s\) skipped under policy=\"skip\"; (\d+) blocks"),
     "incomplete": re.compile(r"(\d+) iteration\(s\) stored incomplete"),
 }

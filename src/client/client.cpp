@@ -438,10 +438,29 @@ void client::end_iteration() {
   }
   ++m_iteration;
   m_iteration_skipped = false;
+  if (m_channel && m_model.arch.policy == config::full_buffer_policy::wait) wait_for_slower_clients();
   if (m_local) {
     std::string failure = m_local->take_failure();
     if (!failure.empty()) throw storage_error(failure);
   }
+}
+
+void client::wait_for_slower_clients() {
+  // The iteration this client now starts may be at most max_iterations_ahead past the oldest
+  // one not yet ended by every client of its dedicated core. Without this bound, clients out
+  // of step would fill the shared buffer with younger iterations, and the dedicated core would
+  // have to keep moving them into its own memory (without limit) so that the slowest client
+  // can write.
+  const int needed = m_iteration - max_iterations_ahead;
+  if (needed <= 0) return;
+  if (!m_channel->wait_complete(static_cast<std::uint32_t>(needed), m_model.arch.wait_timeout_seconds))
+    throw error(DAMARIS_CHANNEL_ERROR,
+                "iteration " + std::to_string(m_iteration) + " would run more than " +
+                    std::to_string(max_iterations_ahead) +
+                    " iterations ahead of the slowest client of this dedicated core, and "
+                    "iteration " + std::to_string(needed - 1) + " was not ended by all of them "
+                    "within " + std::to_string(m_model.arch.wait_timeout_seconds) +
+                    " s (<buffer timeout=...>): is a client stuck?");
 }
 
 void client::set_position(std::string_view name, int block, const std::int64_t* position) {

@@ -29,6 +29,10 @@ struct client_counters {
 
 class client {
  public:
+  // With dedicated cores and policy="wait", how far a client may run ahead of the slowest
+  // client of its dedicated core (in iterations) before damaris_end_iteration waits for it.
+  static constexpr int max_iterations_ahead = 4;
+
   // Where the blocks go: a dedicated core's channel (slot: this client's ring), or, without
   // one, stores run in this process, synchronously or on a background thread, with writers
   // as their communicator.
@@ -104,6 +108,8 @@ class client {
   // (empty for shared memory).
   void hand_over(const transport::message& m, block_buffer owned);
   void note_dropped(std::uint64_t bytes);
+  // Bounds how far this client runs ahead of the others of its dedicated core.
+  void wait_for_slower_clients();
   void mark_skipped(std::size_t variable);
   // Process memory for a block (synchronous or background mode); nullptr when dropped.
   block_buffer reserve_private(std::size_t variable, std::uint64_t bytes);

@@ -387,9 +387,11 @@ void runtime::report() {
     if (m_server) {
       const server::active_buffer_counters& b = m_server->buffer_counters();
       if (b.bytes_buffered || b.bytes_spilled)
-        log::info("server ", m_topo.server_index, ": active buffering moved ", b.bytes_buffered,
-                  " bytes into server memory and ", b.bytes_spilled, " bytes into ", b.spill_files,
-                  " spill file(s)");
+        log::info("server ", m_topo.server_index, ": moved ", b.bytes_buffered,
+                  " bytes into server memory (at most ", b.memory_high_water, " bytes at once) and ",
+                  b.bytes_spilled, " bytes into ", b.spill_files,
+                  " spill file(s) to relieve the shared buffer (active buffering, and iterations "
+                  "set aside so that clients out of step could write)");
     }
     if (c.store_failures)
       log::error("server ", m_topo.server_index, ": ", c.store_failures,

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -60,6 +61,7 @@ std::uint64_t active_buffer::to_memory(std::vector<stored_block*>& blocks) {
     freed += b->shared.bytes;
     b->shared = {0, 0};
     m_counters.bytes_buffered += bytes;
+    m_counters.memory_high_water = std::max(m_counters.memory_high_water, *m_in_memory);
   }
   m_release(ranges);
   return freed;

@@ -19,6 +19,7 @@ struct active_buffer_counters {
   std::uint64_t bytes_buffered = 0;  // moved into server memory
   std::uint64_t bytes_spilled = 0;   // moved into spill files
   std::uint64_t spill_files = 0;
+  std::uint64_t memory_high_water = 0;  // most bytes held in server memory at once
 };
 
 class active_buffer {

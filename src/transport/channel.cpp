@@ -20,7 +20,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 
 
 namespace {
 constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
-constexpr std::uint32_t layout_version = 2;
+constexpr std::uint32_t layout_version = 3;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
 
@@ -30,6 +30,37 @@ long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t value, const 
   return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, value, timeout, nullptr, 0);
 }
 }  // namespace
+
+// A count the server raises and clients wait on (futex on the value).
+struct channel::published_count {
+  std::atomic<std::uint32_t> value;
+  std::atomic<std::uint32_t> waiters;
+
+  void publish(std::uint32_t count) noexcept {
+    value.store(count, std::memory_order_seq_cst);
+    if (waiters.load(std::memory_order_seq_cst)) futex(&value, FUTEX_WAKE, INT32_MAX, nullptr);
+  }
+
+  bool wait_for(std::uint32_t target, double timeout_seconds) noexcept {
+    if (value.load(std::memory_order_acquire) >= target) return true;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+    waiters.fetch_add(1, std::memory_order_seq_cst);
+    bool done = false;
+    for (;;) {
+      const std::uint32_t now = value.load(std::memory_order_seq_cst);
+      if (now >= target) {
+        done = true;
+        break;
+      }
+      if (timeout_seconds > 0 && std::chrono::steady_clock::now() >= deadline) break;
+      timespec slice{0, 50 * 1000000L};  // re-check the deadline regularly
+      futex(&value, FUTEX_WAIT, now, &slice);
+    }
+    waiters.fetch_sub(1, std::memory_order_seq_cst);
+    return done;
+  }
+};
 
 struct channel::header {
   std::uint64_t magic;
@@ -42,8 +73,8 @@ struct channel::header {
   std::uint32_t ring_capacity;
   alignas(64) std::atomic<std::uint32_t> wake_word;
   std::atomic<std::uint32_t> server_sleeping;
-  alignas(64) std::atomic<std::uint32_t> stored_iterations;
-  std::atomic<std::uint32_t> sync_waiters;
+  alignas(64) published_count stored;    // iterations stored (damaris_sync)
+  alignas(64) published_count complete;  // iterations ended by every client of the server
 };
 
 struct channel::ring {
@@ -150,30 +181,18 @@ void channel::sleep(std::uint32_t token, int timeout_ms) noexcept {
   futex(&head()->wake_word, FUTEX_WAIT, token, &timeout);
 }
 
-void channel::publish_stored(std::uint32_t iterations) noexcept {
-  header* h = head();
-  h->stored_iterations.store(iterations, std::memory_order_seq_cst);
-  if (h->sync_waiters.load(std::memory_order_seq_cst))
-    futex(&h->stored_iterations, FUTEX_WAKE, INT32_MAX, nullptr);
-}
+void channel::publish_stored(std::uint32_t iterations) noexcept { head()->stored.publish(iterations); }
 
 bool channel::wait_stored(std::uint32_t iterations, double timeout_seconds) noexcept {
-  header* h = head();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
-  h->sync_waiters.fetch_add(1, std::memory_order_seq_cst);
-  bool done = false;
-  for (;;) {
-    std::uint32_t now = h->stored_iterations.load(std::memory_order_seq_cst);
-    if (now >= iterations) {
-      done = true;
-      break;
-    }
-    if (timeout_seconds > 0 && std::chrono::steady_clock::now() >= deadline) break;
-    timespec slice{0, 50 * 1000000L};  // re-check the deadline regularly
-    futex(&h->stored_iterations, FUTEX_WAIT, now, &slice);
-  }
-  h->sync_waiters.fetch_sub(1, std::memory_order_seq_cst);
-  return done;
+  return head()->stored.wait_for(iterations, timeout_seconds);
+}
+
+void channel::publish_complete(std::uint32_t iterations) noexcept {
+  head()->complete.publish(iterations);
+}
+
+bool channel::wait_complete(std::uint32_t iterations, double timeout_seconds) noexcept {
+  return head()->complete.wait_for(iterations, timeout_seconds);
 }
 
 void channel::end_sleep() noexcept { head()->server_sleeping.store(0, std::memory_order_relaxed); }

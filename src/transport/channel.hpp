@@ -55,8 +55,13 @@ class channel {
   void publish_stored(std::uint32_t iterations) noexcept;
   // Client: waits until at least `iterations` are stored; false on timeout (<= 0: forever).
   bool wait_stored(std::uint32_t iterations, double timeout_seconds) noexcept;
+  // Server: iterations ended by all of its clients; clients running ahead wait on it.
+  void publish_complete(std::uint32_t iterations) noexcept;
+  // Client: waits until at least `iterations` are complete; false on timeout (<= 0: forever).
+  bool wait_complete(std::uint32_t iterations, double timeout_seconds) noexcept;
 
  private:
+  struct published_count;
   struct header;
   struct ring;
   channel(shared_segment segment);

@@ -98,6 +98,8 @@ def main():
     ap.add_argument("--no-sync", action="store_true",
                     help="clients do not call damaris_sync, so they run ahead of their servers")
     ap.add_argument("--expect-log", default=None, help="regular expression the run's log must match")
+    ap.add_argument("--max-server-memory", type=int, default=0,
+                    help="most bytes a server may hold in its own memory at once")
     ap.add_argument("--nodes", type=int, default=0, help="dedicated nodes (needs --ranks-per-node)")
     ap.add_argument("--thread-multiple", action="store_true")
     ap.add_argument("--expect-error", default=None,
@@ -159,6 +161,11 @@ def main():
             fail(f"{' '.join(cmd)} exited with {run.returncode}")
         if args.expect_log and not re.search(args.expect_log, run.stdout + run.stderr):
             fail("the log does not match: " + args.expect_log)
+        if args.max_server_memory:
+            held = [int(x) for x in re.findall(r"at most (\d+) bytes at once", run.stdout + run.stderr)]
+            if held and max(held) > args.max_server_memory:
+                fail(f"a server held {max(held)} bytes in its memory at once, "
+                     f"more than {args.max_server_memory}")
         if args.spill and os.listdir(os.path.join(out, "spill")):
             fail("spill files left behind: " + str(os.listdir(os.path.join(out, "spill"))))
 
