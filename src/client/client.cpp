@@ -446,21 +446,30 @@ void client::end_iteration() {
 }
 
 void client::wait_for_slower_clients() {
-  // The iteration this client now starts may be at most max_iterations_ahead past the oldest
-  // one not yet ended by every client of its dedicated core. Without this bound, clients out
-  // of step would fill the shared buffer with younger iterations, and the dedicated core would
-  // have to keep moving them into its own memory (without limit) so that the slowest client
-  // can write.
-  const int needed = m_iteration - max_iterations_ahead;
-  if (needed <= 0) return;
-  if (!m_channel->wait_complete(static_cast<std::uint32_t>(needed), m_model.arch.wait_timeout_seconds))
-    throw error(DAMARIS_CHANNEL_ERROR,
-                "iteration " + std::to_string(m_iteration) + " would run more than " +
-                    std::to_string(max_iterations_ahead) +
-                    " iterations ahead of the slowest client of this dedicated core, and "
-                    "iteration " + std::to_string(needed - 1) + " was not ended by all of them "
-                    "within " + std::to_string(m_model.arch.wait_timeout_seconds) +
-                    " s (<buffer timeout=...>): is a client stuck?");
+  // The iteration this client now starts may be at most max_iterations_ahead past the one the
+  // slowest client of its dedicated core is in. Without this bound, clients out of step would
+  // fill the shared buffer with younger iterations, and the dedicated core would have to keep
+  // moving them into its own memory (without limit) so that the slowest client can write.
+  // The others' progress is read from the rings only when the last value seen is too old.
+  m_channel->publish_ended(m_slot, static_cast<std::uint32_t>(m_iteration));
+  const std::int64_t needed = static_cast<std::int64_t>(m_iteration) - max_iterations_ahead;
+  if (needed <= m_slowest_seen) return;
+  const auto start = std::chrono::steady_clock::now();
+  const double timeout = m_model.arch.wait_timeout_seconds;
+  for (int spin = 0;; ++spin) {
+    m_slowest_seen = m_channel->slowest_ended();
+    if (needed <= m_slowest_seen) return;
+    if (timeout > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout)
+      throw error(DAMARIS_CHANNEL_ERROR,
+                  "iteration " + std::to_string(m_iteration) + " would be more than " +
+                      std::to_string(max_iterations_ahead) +
+                      " iterations ahead of the slowest client of this dedicated core, which "
+                      "did not end iteration " + std::to_string(needed - 1) + " within " +
+                      std::to_string(timeout) + " s (<buffer timeout=...>): is a client stuck?");
+    if (spin < 64) sched_yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
 }
 
 void client::set_position(std::string_view name, int block, const std::int64_t* position) {
@@ -478,6 +487,7 @@ void client::set_position(std::string_view name, int block, const std::int64_t* 
 void client::stop() {
   if (m_stopped) return;
   m_stopped = true;
+  if (m_channel) m_channel->publish_ended(m_slot, UINT32_MAX);  // nobody waits for this client
   if (m_channel || m_remote) {
     transport::message m{};
     m.kind = transport::message_kind::stop;

@@ -29,8 +29,8 @@ struct client_counters {
 
 class client {
  public:
-  // With dedicated cores and policy="wait", how far a client may run ahead of the slowest
-  // client of its dedicated core (in iterations) before damaris_end_iteration waits for it.
+  // With dedicated cores and policy="wait", how many iterations a client may run ahead of
+  // the slowest client of its dedicated core before damaris_end_iteration waits for it.
   static constexpr int max_iterations_ahead = 4;
 
   // Where the blocks go: a dedicated core's channel (slot: this client's ring), or, without
@@ -130,6 +130,7 @@ class client {
   // Few at a time (variables x domains): a flat vector beats a tree here.
   std::vector<allocation> m_allocations;
   int m_iteration = 0;
+  std::int64_t m_slowest_seen = 0;  // iterations the slowest client of the core had ended
   bool m_iteration_skipped = false;
   bool m_stopped = false;
   bool m_skip_reported = false;

@@ -123,8 +123,6 @@ void server_loop::handle(std::uint32_t slot, const transport::message& m) {
       m_processor.end_iteration(static_cast<int>(slot), m.iteration,
                                 (m.flags & transport::iteration_skipped) != 0);
       m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
-      if (m_stopped_count == 0)
-        m_channel.publish_complete(static_cast<std::uint32_t>(m_processor.open_iteration()));
       break;
     case transport::message_kind::signal:
       m_events.signal(m.variable, m.source, m.iteration);
@@ -134,9 +132,6 @@ void server_loop::handle(std::uint32_t slot, const transport::message& m) {
         m_stopped[slot] = 1;
         ++m_stopped_count;
         log::debug("client ", m.source, " stopped at iteration ", m.iteration);
-        // Iterations this client will never end cannot complete: the clients still running
-        // must not wait for them.
-        m_channel.publish_complete(UINT32_MAX);
       }
       break;
     default:

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <new>
@@ -73,14 +74,13 @@ struct channel::header {
   std::uint32_t ring_capacity;
   alignas(64) std::atomic<std::uint32_t> wake_word;
   std::atomic<std::uint32_t> server_sleeping;
-  alignas(64) published_count stored;    // iterations stored (damaris_sync)
-  alignas(64) published_count complete;  // iterations ended by every client of the server
+  alignas(64) published_count stored;  // iterations stored (damaris_sync)
 };
 
 struct channel::ring {
   alignas(64) std::atomic<std::uint64_t> head;  // next slot to read (consumer)
   alignas(64) std::atomic<std::uint64_t> tail;  // next slot to write (producer)
-  alignas(64) std::uint64_t reserved;
+  alignas(64) std::atomic<std::uint32_t> ended;  // iterations the client ended (producer)
 };
 
 channel::channel(shared_segment segment)
@@ -187,12 +187,15 @@ bool channel::wait_stored(std::uint32_t iterations, double timeout_seconds) noex
   return head()->stored.wait_for(iterations, timeout_seconds);
 }
 
-void channel::publish_complete(std::uint32_t iterations) noexcept {
-  head()->complete.publish(iterations);
+void channel::publish_ended(std::uint32_t client, std::uint32_t iterations) noexcept {
+  ring_of(client)->ended.store(iterations, std::memory_order_release);
 }
 
-bool channel::wait_complete(std::uint32_t iterations, double timeout_seconds) noexcept {
-  return head()->complete.wait_for(iterations, timeout_seconds);
+std::uint32_t channel::slowest_ended() const noexcept {
+  std::uint32_t slowest = UINT32_MAX;
+  for (std::uint32_t c = 0; c < client_count(); ++c)
+    slowest = std::min(slowest, ring_of(c)->ended.load(std::memory_order_acquire));
+  return slowest;
 }
 
 void channel::end_sleep() noexcept { head()->server_sleeping.store(0, std::memory_order_relaxed); }

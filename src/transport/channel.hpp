@@ -55,10 +55,10 @@ class channel {
   void publish_stored(std::uint32_t iterations) noexcept;
   // Client: waits until at least `iterations` are stored; false on timeout (<= 0: forever).
   bool wait_stored(std::uint32_t iterations, double timeout_seconds) noexcept;
-  // Server: iterations ended by all of its clients; clients running ahead wait on it.
-  void publish_complete(std::uint32_t iterations) noexcept;
-  // Client: waits until at least `iterations` are complete; false on timeout (<= 0: forever).
-  bool wait_complete(std::uint32_t iterations, double timeout_seconds) noexcept;
+  // Client: how many iterations it has ended (UINT32_MAX once it has stopped).
+  void publish_ended(std::uint32_t client, std::uint32_t iterations) noexcept;
+  // The fewest iterations any client of this channel has ended.
+  std::uint32_t slowest_ended() const noexcept;
 
  private:
   struct published_count;
