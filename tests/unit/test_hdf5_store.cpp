@@ -485,6 +485,22 @@ TEST_F(hdf5_store, file_per_core_master_file_shows_the_global_array) {
   EXPECT_TRUE(fs::exists(path("sim.xmf")));
 }
 
+TEST_F(hdf5_store, master_file_of_an_incomplete_iteration_says_so) {
+  const std::size_t t = add_variable("t", config::element_type::int32, 1);
+  const std::vector<std::int32_t> a = {1, 2};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, a.data(), 8, {2}, {0}, {4})};
+  iteration_data data;
+  data.variables = {blocks_of(t, blocks)};
+  data.incomplete = true;  // a client dropped its block under policy="skip"
+
+  make_store()->write_iteration(data);
+
+  const file_handle per_core = open_file(path("sim_It0_Pr0.h5"));
+  EXPECT_EQ(read_int_attribute(per_core.get(), "complete"), 0);
+  const file_handle master = open_file(path("sim_It0.h5"));
+  EXPECT_EQ(read_int_attribute(master.get(), "complete"), 0);
+}
+
 TEST_F(hdf5_store, virtual_view_and_xdmf_can_be_turned_off) {
   set_option("VirtualView", "false");
   const std::size_t t = add_variable("t", config::element_type::int32, 1);

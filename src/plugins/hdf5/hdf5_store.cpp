@@ -353,9 +353,14 @@ void hdf5_store::write_file_per_core(const iteration_data& data) {
     bool failed = false;
     std::vector<variable_record> records =
         gather_blocks(mine, data.iteration, failure != nullptr, m_context.comm, failed);
+    // The master file is complete when every writer's file is: written, and holding all of
+    // its clients' data.
+    int incomplete = data.incomplete ? 1 : 0;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &incomplete, 1, MPI_INT, MPI_MAX, m_context.comm),
+              "MPI_Allreduce");
     if (m_context.writer_index == 0) {
       try {
-        publish_file_per_core(data.iteration, std::move(records), !failed);
+        publish_file_per_core(data.iteration, std::move(records), !failed && !incomplete);
       } catch (...) {
         if (!failure) failure = std::current_exception();
       }
@@ -452,7 +457,8 @@ void hdf5_store::publish_file_per_core(std::int32_t iteration,
       [this](std::int32_t stored, std::int32_t writer) { return per_core_name(stored, writer); },
       complete);
   if (!written) return;
-  log::debug("HDF5 store: wrote ", master, complete ? "" : " (incomplete: a writer failed)");
+  log::debug("HDF5 store: wrote ", master,
+             complete ? "" : " (incomplete: a writer failed, or a client's data is missing)");
   if (!m_options.xdmf) return;
   xdmf_step step;
   step.iteration = iteration;
