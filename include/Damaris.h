@@ -85,7 +85,8 @@ typedef void (*signal_t)(const char*, int32_t, int32_t, const char*);
 int damaris_initialize(const char* configfile, MPI_Comm comm);
 
 /* Releases everything damaris_initialize() acquired (shared memory, communicators, files) and
- * prints the run's counters (dropped iterations, bytes stored). Collective over the comm given
+ * logs the run's counters (bytes stored at info level; dropped iterations and store failures as
+ * warnings and errors). Collective over the comm given
  * to damaris_initialize(). A client that did not call damaris_stop() is stopped here (with a
  * warning) so that its server can finish. Afterwards damaris_initialize() may be called again.
  * Returns DAMARIS_OK, DAMARIS_NOT_INITIALIZED, or DAMARIS_FINALIZE_ERROR (message says why). */
@@ -113,7 +114,10 @@ int damaris_write(const char* varname, const void* data);
  * Returns DAMARIS_OK (also when policy="skip" drops the block: drops are counted and reported
  * at finalize); DAMARIS_UNDEFINED_VARIABLE; DAMARIS_INVALID_BLOCK; DAMARIS_ARGUMENT_ERROR (NULL
  * name or data); DAMARIS_INVALID_DIMENSIONS (a dimension < 1, or more than 8 dimensions);
- * DAMARIS_ALLOCATION_ERROR (block larger than the whole buffer, or policy="wait" timed out);
+ * DAMARIS_INVALID_DIMENSIONS also when the block, without its ghost zones, does not lie inside
+ * the layout's global extents at its position; DAMARIS_ALLOCATION_ERROR (block larger than
+ * the whole buffer, block already written or allocated in this iteration, or policy="wait"
+ * timed out);
  * DAMARIS_CHANNEL_ERROR (the server stopped consuming messages); DAMARIS_CORE_IS_SERVER;
  * DAMARIS_NOT_INITIALIZED. */
 int damaris_write_block(const char* varname, int32_t block, const void* data);
@@ -147,8 +151,9 @@ int damaris_clear_block_iteration(const char* varname, int32_t block, int32_t it
 /* Client only: triggers the event named in the XML. Handled after every block this client
  * wrote before the call, and in the order signals were sent (see docs/design.md for scopes).
  * A failing remote action is logged, not returned (the client has gone on by then).
- * Returns DAMARIS_OK, DAMARIS_UNDEFINED_ACTION, DAMARIS_ARGUMENT_ERROR (NULL or name longer than
- * 63 characters), DAMARIS_CHANNEL_ERROR, DAMARIS_CORE_IS_SERVER, DAMARIS_NOT_INITIALIZED. */
+ * Returns DAMARIS_OK, DAMARIS_UNDEFINED_ACTION (also for any name longer than 63 characters,
+ * which no event may have), DAMARIS_ARGUMENT_ERROR (NULL name), DAMARIS_CHANNEL_ERROR,
+ * DAMARIS_CORE_IS_SERVER, DAMARIS_NOT_INITIALIZED. */
 int damaris_signal(const char* signal_name);
 
 /* Associates a function with an event name, in this process (call it on the servers too for
@@ -187,8 +192,11 @@ int damaris_client_comm_get(MPI_Comm* comm);
 
 /* Client only: ends the current iteration. With dedicated resources it only posts a message;
  * without, the stores run inside this call (collectively over the clients for Collective
- * output). Returns DAMARIS_OK, DAMARIS_CHANNEL_ERROR, a store's code (synchronous mode),
- * DAMARIS_CORE_IS_SERVER, DAMARIS_NOT_INITIALIZED. */
+ * output). With dedicated cores and policy="wait", a client more than 4 iterations ahead of
+ * the slowest client of its dedicated core waits here for it (at most the buffer's timeout).
+ * Returns DAMARIS_OK, DAMARIS_CHANNEL_ERROR (that wait timed out, or the server stopped
+ * consuming), a store's code (synchronous mode), DAMARIS_CORE_IS_SERVER,
+ * DAMARIS_NOT_INITIALIZED. */
 int damaris_end_iteration(void);
 
 /* The current iteration number (0 before the first damaris_end_iteration()). */
@@ -199,8 +207,10 @@ int damaris_get_iteration(int* iteration);
 /* A static, human-readable name for an error code ("DAMARIS_CONFIG_ERROR: ..."). Never NULL. */
 const char* damaris_error_string(int code);
 
-/* The message of the last failed call on this thread ("" if none). Valid until the next call
- * into the API from this thread. */
+/* The message of the last failed call on this thread ("" if none; a successful call does not
+ * clear it, as with errno). Valid until the next call into the API from this thread. Failed
+ * calls are also logged: the first failure of each function with each code at error level
+ * (configuration errors by the first rank only), later ones at debug level. */
 const char* damaris_last_error_message(void);
 
 /* Client only: returns once every iteration this client has ended is stored (written by its

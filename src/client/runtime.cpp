@@ -179,8 +179,13 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   // released buffers up to what the XML lets this process hold.
   buffer_pool::set_capacity(m_model.arch.buffer_size + m_model.arch.server_memory);
   log::set_identity(m_topo.world_rank, m_topo.is_server ? "server" : "client");
-  if (m_topo.world_rank == 0)
+  if (m_topo.world_rank == 0) {
     for (const std::string& w : m_model.warnings) log::warning(w);
+    const bool active_buffering = m_model.arch.server_memory > 0 || !m_model.arch.spill_directory.empty();
+    if (active_buffering && (!m_topo.has_servers || m_topo.remote_servers))
+      log::warning(m_model.file, ": <buffer server-memory=... spill-directory=...> (active buffering) "
+                   "applies to dedicated cores only; ignored in this mode");
+  }
   connect_channel();
   // Stores are opened now (output directories created, options checked), on every writer, so
   // that a store that cannot work fails damaris_initialize on every rank instead of leaving
