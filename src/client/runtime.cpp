@@ -216,7 +216,12 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   agree(m_topo.world.get(), code, message);
   if (m_topo.world_rank == 0)
     log::info("initialized from ", config_file, ": ", m_topo.client_count, " clients, ",
-              m_topo.server_count, " dedicated cores on ", m_topo.node_count, " node(s)");
+              m_topo.server_count,
+              m_topo.remote_servers ? " servers on dedicated nodes"
+              : m_topo.has_servers  ? " dedicated cores"
+              : m_model.arch.io_threads > 0 ? " dedicated cores (an I/O thread per client)"
+                                            : " dedicated cores (synchronous output)",
+              ", ", m_topo.node_count, " node(s)");
 }
 
 runtime::~runtime() {
