@@ -248,20 +248,23 @@ void client::check_placement(std::size_t variable, int block, const evaluated_la
   if (fits) return;
   std::vector<std::int64_t> interior(n);
   for (std::size_t d = 0; d < n; ++d) interior[d] = interior_of(d);
+  std::vector<std::int64_t> extents = shape.dims, global = shape.global_dims;
+  std::vector<std::int64_t> at(n, 0);
+  for (std::size_t d = 0; d < n && d < position.size(); ++d) at[d] = position[d];
+  // Shown in the order the program uses: fastest first for a Fortran layout.
+  if (m_model.layouts[m_model.variables[variable].layout_index].fortran_order)
+    for (auto* v : {&interior, &extents, &global, &at}) std::reverse(v->begin(), v->end());
   const auto text = [](const std::vector<std::int64_t>& v) {
     std::string t = "(";
     for (std::size_t i = 0; i < v.size(); ++i) t += (i ? "," : "") + std::to_string(v[i]);
     return t + ")";
   };
-  std::vector<std::int64_t> at(n, 0);
-  for (std::size_t d = 0; d < n && d < position.size(); ++d) at[d] = position[d];
   throw error(DAMARIS_INVALID_DIMENSIONS,
               "block " + std::to_string(block) + " of " + quoted(m_model.variables[variable].name) +
-                  ": interior extents " + text(interior) + " (extents " + text(shape.dims) +
+                  ": interior extents " + text(interior) + " (extents " + text(extents) +
                   " without ghost zones) at position " + text(at) +
-                  (shape.global_dims.empty() ? std::string(" leave no interior")
-                                             : " do not fit in the global extents " +
-                                                   text(shape.global_dims)) +
+                  (global.empty() ? std::string(" leave no interior")
+                                  : " do not fit in the global extents " + text(global)) +
                   "; check damaris_set_position and the layout's global= and ghosts=");
 }
 

@@ -105,6 +105,13 @@ std::uint64_t iteration_processor::rescue(active_buffer& target) {
     if (it->first <= m_next_iteration) break;
     freed += target.take(it->first, it->second.blocks, true);
   }
+  if (freed == 0) {
+    // Nothing younger is left in the shared buffer and writers still wait: the free space is
+    // there, but in pieces too small for their blocks, between the blocks of the open
+    // iteration. Moving those out too leaves the buffer in one piece.
+    auto open = m_pending.find(m_next_iteration);
+    if (open != m_pending.end()) freed += target.take(open->first, open->second.blocks, true);
+  }
   return freed;
 }
 

@@ -67,8 +67,9 @@ class iteration_processor {
   std::uint64_t evacuate(active_buffer& target, std::uint64_t wanted);
   // When writers wait for space that only the oldest open iteration's completion would free,
   // and that iteration still lacks blocks, moves the blocks of younger iterations out of the
-  // shared buffer (into server memory) so that the lagging clients can write. Returns bytes
-  // freed.
+  // shared buffer (into server memory) so that the lagging clients can write; when none is
+  // left there, the open iteration's own blocks (the free space is then in pieces too small).
+  // Returns bytes freed.
   std::uint64_t rescue(active_buffer& target);
   // No more input: stores what is left (iterations not ended by every source), marked
   // incomplete in the log. Collective over writers when a collective store is used.

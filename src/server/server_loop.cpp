@@ -71,8 +71,8 @@ void server_loop::rescue_waiting_writers() {
   if (m_channel.heap().waiters() == 0) return;
   std::uint64_t freed = m_processor.rescue(m_buffer);
   if (freed)
-    log::info("moved ", freed, " bytes of iterations after ", m_processor.open_iteration(),
-              " into server memory so that clients still writing iteration ",
+    log::info("moved ", freed, " bytes of iterations from ", m_processor.open_iteration(),
+              " on into server memory so that clients still writing iteration ",
               m_processor.open_iteration(), " get space");
 }
 

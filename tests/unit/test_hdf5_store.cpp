@@ -355,6 +355,7 @@ TEST_F(hdf5_store, two_stores_with_the_same_files_path_are_refused) {
   config::store other = m_model.stores[0];
   other.name = "twin";
   other.line = 20;
+  other.options = {{"FilesPath", m_directory + "//./"}};  // the same directory, spelled otherwise
   m_model.stores.push_back(other);
   add_variable("u", config::element_type::int32, 1);
   const std::string message = open_error();

@@ -834,14 +834,18 @@ store_options parse_options(const store_context& context) {
                            std::to_string(l.line) + "), or use FileMode FilePerCore");
     }
   }
-  // Two HDF5 stores writing the same file names would overwrite each other's files.
+  // Two HDF5 stores writing the same file names would overwrite each other's files, however
+  // their FilesPath is spelled ("out/", "./out", "out//", an absolute path).
+  const auto directory_of = [](const std::string& files_path) {
+    return (std::filesystem::absolute(files_path.empty() ? "." : files_path) / "").lexically_normal();
+  };
+  const std::filesystem::path mine = directory_of(options.files_path);
   for (const config::store& other : context.model->stores) {
     if (&other == context.settings || !equals_ignoring_case(other.type, "HDF5")) continue;
     std::string path;
     for (const auto& [key, value] : other.options)
       if (equals_ignoring_case(trimmed(key), "FilesPath")) path = trimmed(value);
-    if (!path.empty() && path.back() != '/') path += '/';
-    if (path == options.files_path)
+    if (directory_of(path) == mine)
       throw config_error(store_where(context) + " and store \"" + other.name + "\" (line " +
                          std::to_string(other.line) + ") write the same files (FilesPath \"" +
                          options.files_path + "\", simulation \"" + context.model->simulation_name +
