@@ -306,27 +306,32 @@ client::client::sink runtime::make_sink() {
   where.writers = m_topo.clients.get();
   if (m_model.arch.io_threads == 0) return where;
   // Thread mode: stores run on a background thread. Their MPI calls are only safe there with
-  // MPI_THREAD_MULTIPLE; otherwise each process writes alone (file per process).
+  // MPI_THREAD_MULTIPLE; otherwise each process writes alone (file per process), and
+  // collective output, which needs every process, is written synchronously instead.
+  int provided = MPI_THREAD_SINGLE;
+  check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
+  if (provided != MPI_THREAD_MULTIPLE) {
+    for (const config::store& st : m_model.stores) {
+      std::string mode = st.option("FileMode", "FilePerCore");
+      for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (mode != "collective") continue;
+      if (m_topo.client_index == 0)
+        log::warning(m_model.file, ":", st.line, ": store '", st.name,
+                     "' writes Collective output, which a background thread can only do when MPI "
+                     "is initialized with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...); this run "
+                     "stores synchronously, inside damaris_end_iteration, instead (same files)");
+      return where;
+    }
+  }
   where.background = true;
   check_node_memory(m_model, m_topo, "background thread", true);
   buffer_pool::reserve_arena(m_model.arch.buffer_size);
-  int provided = MPI_THREAD_SINGLE;
-  check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
   if (provided == MPI_THREAD_MULTIPLE) {
     MPI_Comm dup = MPI_COMM_NULL;
     check_mpi(MPI_Comm_dup(m_topo.clients.get(), &dup), "MPI_Comm_dup");
     m_thread_comm = communicator(dup);
     where.writers = m_thread_comm.get();
     return where;
-  }
-  for (const config::store& st : m_model.stores) {
-    std::string mode = st.option("FileMode", "FilePerCore");
-    for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (mode == "collective")
-      throw config_error(m_model.file + ":" + std::to_string(st.line) + ": store '" + st.name +
-                         "' writes Collective output from a background thread, which needs MPI "
-                         "initialized with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...); use "
-                         "FileMode FilePerCore, dedicated cores, or threads=\"0\"");
   }
   where.writers = MPI_COMM_SELF;
   where.writer_index = m_topo.client_index;
