@@ -98,7 +98,8 @@ SIDECORE_API int damaris_initialize(const char* configfile, MPI_Comm comm) {
       [&] {
         if (g_runtime) throw sidecore::error(DAMARIS_ALREADY_INITIALIZED, "already initialized");
         if (!mpi_ready)
-          throw sidecore::error(DAMARIS_MPI_ERROR, "MPI_Init must be called before damaris_initialize");
+          throw sidecore::error(DAMARIS_MPI_ERROR,
+                                "MPI_Init must be called before damaris_initialize");
         checked_name(configfile, "configfile");
         sidecore::log::set_identity(rank, "initializing");
         g_runtime = std::make_unique<sidecore::runtime>(configfile, comm);

@@ -30,8 +30,7 @@ background_writer::~background_writer() {
 }
 
 block_buffer background_writer::reserve(std::uint64_t bytes) {
-  if (bytes > m_budget)
-    throw block_never_fits(bytes, m_budget, "this process's buffer");
+  if (bytes > m_budget) throw block_never_fits(bytes, m_budget, "this process's buffer");
   std::unique_lock<std::mutex> lock(m_mutex);
   if (m_reserved + bytes > m_budget) {
     if (m_model.arch.policy == config::full_buffer_policy::skip) return nullptr;

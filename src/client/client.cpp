@@ -77,12 +77,14 @@ const std::vector<std::int64_t>& client::position_of(std::size_t variable, int b
 }
 
 void client::check_not_handed_over(std::size_t variable, int block) const {
-  if (m_handed_over[variable * static_cast<std::size_t>(m_model.arch.domains) + block] == m_iteration)
-    throw error(DAMARIS_ALLOCATION_ERROR,
-                "block " + std::to_string(block) + " of " + quoted(m_model.variables[variable].name) +
-                    " was already written or allocated in iteration " + std::to_string(m_iteration) +
-                    ": each block is handed over once per iteration (use another block id, "
-                    "<domains count=...>, or end the iteration first)");
+  if (m_handed_over[variable * static_cast<std::size_t>(m_model.arch.domains) + block] ==
+      m_iteration)
+    throw error(
+        DAMARIS_ALLOCATION_ERROR,
+        "block " + std::to_string(block) + " of " + quoted(m_model.variables[variable].name) +
+            " was already written or allocated in iteration " + std::to_string(m_iteration) +
+            ": each block is handed over once per iteration (use another block id, "
+            "<domains count=...>, or end the iteration first)");
 }
 
 void client::mark_handed_over(std::size_t variable, int block) {
@@ -242,7 +244,8 @@ void client::check_placement(std::size_t variable, int block, const evaluated_la
   for (std::size_t d = 0; d < n; ++d) {
     const std::int64_t inside = interior_of(d);
     const std::int64_t at = d < position.size() ? position[d] : 0;
-    if (inside < 1 || (!shape.global_dims.empty() && (at < 0 || at + inside > shape.global_dims[d])))
+    if (inside < 1 ||
+        (!shape.global_dims.empty() && (at < 0 || at + inside > shape.global_dims[d])))
       fits = false;
   }
   if (fits) return;
@@ -272,12 +275,14 @@ void client::check_fits(std::size_t variable, std::uint64_t bytes) const {
   // Every mode refuses a block its buffer could never hold, synchronous mode included (it
   // has no buffer to fill), so that a configuration behaves the same whichever mode the XML
   // selects.
-  const std::uint64_t capacity = m_channel ? m_channel->heap().capacity() : m_model.arch.buffer_size;
+  const std::uint64_t capacity =
+      m_channel ? m_channel->heap().capacity() : m_model.arch.buffer_size;
   if (bytes > capacity)
-    throw allocation_error("variable " + quoted(m_model.variables[variable].name) + ": " +
-                           block_never_fits(bytes, capacity, m_channel ? "a dedicated core's shared buffer"
-                                                                       : "the buffer")
-                               .what());
+    throw allocation_error(
+        "variable " + quoted(m_model.variables[variable].name) + ": " +
+        block_never_fits(bytes, capacity,
+                         m_channel ? "a dedicated core's shared buffer" : "the buffer")
+            .what());
 }
 
 const evaluated_layout& client::checked_shape(std::size_t variable) const {
@@ -441,7 +446,8 @@ void client::end_iteration() {
   }
   ++m_iteration;
   m_iteration_skipped = false;
-  if (m_channel && m_model.arch.policy == config::full_buffer_policy::wait) wait_for_slower_clients();
+  if (m_channel && m_model.arch.policy == config::full_buffer_policy::wait)
+    wait_for_slower_clients();
   if (m_local) {
     std::string failure = m_local->take_failure();
     if (!failure.empty()) throw storage_error(failure);
@@ -468,10 +474,13 @@ void client::wait_for_slower_clients() {
                   "iteration " + std::to_string(m_iteration) + " would be more than " +
                       std::to_string(max_iterations_ahead) +
                       " iterations ahead of the slowest client of this dedicated core, which "
-                      "did not end iteration " + std::to_string(needed - 1) + " within " +
-                      std::to_string(timeout) + " s (<buffer timeout=...>): is a client stuck?");
-    if (spin < 64) sched_yield();
-    else std::this_thread::sleep_for(std::chrono::microseconds(100));
+                      "did not end iteration " +
+                      std::to_string(needed - 1) + " within " + std::to_string(timeout) +
+                      " s (<buffer timeout=...>): is a client stuck?");
+    if (spin < 64)
+      sched_yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 }
 
@@ -481,7 +490,8 @@ void client::set_position(std::string_view name, int block, const std::int64_t* 
   if (!position) throw argument_error("damaris_set_position(" + quoted(name) + "): position is NULL");
   const config::layout& layout = m_model.layouts[m_model.variables[v].layout_index];
   const std::size_t n = layout.dimensions.size();
-  std::vector<std::int64_t>& stored = m_positions[v * static_cast<std::size_t>(m_model.arch.domains) + block];
+  std::vector<std::int64_t>& stored =
+      m_positions[v * static_cast<std::size_t>(m_model.arch.domains) + block];
   stored.assign(position, position + n);
   // Kept in C order, like the layout's dimensions.
   if (layout.fortran_order) std::reverse(stored.begin(), stored.end());
@@ -516,9 +526,8 @@ void client::sync() {
     if (!m_channel->wait_stored(static_cast<std::uint32_t>(m_iteration),
                                 m_model.arch.wait_timeout_seconds))
       throw error(DAMARIS_CHANNEL_ERROR,
-                  "the dedicated core did not store iteration " +
-                      std::to_string(m_iteration - 1) + " within " +
-                      std::to_string(m_model.arch.wait_timeout_seconds) + " s");
+                  "the dedicated core did not store iteration " + std::to_string(m_iteration - 1) +
+                      " within " + std::to_string(m_model.arch.wait_timeout_seconds) + " s");
   }
 }
 

@@ -6,20 +6,20 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cerrno>
-#include <cstdio>
 #include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 
-#include "transport/buffer_pool.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/units.hpp"
+#include "transport/buffer_pool.hpp"
 
 namespace sidecore {
 namespace {
@@ -58,8 +58,8 @@ std::uint64_t usable_memory() {
 // process of that size, so a size chosen for dedicated cores counts once per process. A total
 // the node cannot hold would get processes killed while the pages are touched: refuse it with
 // a clear error, and warn when it takes more than half of the memory.
-void check_node_memory(const config::model& model, const topology::layout& topo,
-                       const char* mode, bool per_process) {
+void check_node_memory(const config::model& model, const topology::layout& topo, const char* mode,
+                       bool per_process) {
   const std::uint64_t memory = usable_memory();
   const std::uint64_t size = model.arch.buffer_size;
   const std::uint64_t processes =
@@ -74,7 +74,8 @@ void check_node_memory(const config::model& model, const topology::layout& topo,
                   : "<buffer size> of " + readable_bytes(size) + " of shared memory per node (" +
                         mode + "), of " + readable_bytes(memory) + " of memory";
   if (total > memory / 10 * 9)
-    throw config_error(what + " in " + model.file + ": lower <buffer size=...> (it is per "
+    throw config_error(what + " in " + model.file +
+                       ": lower <buffer size=...> (it is per "
                        "node with dedicated cores, per process with a background thread or "
                        "dedicated nodes)");
   if (total > memory / 2 && topo.node_rank == 0)
@@ -172,8 +173,7 @@ config::model runtime::load_everywhere(const std::string& file, MPI_Comm comm) {
 }
 
 runtime::runtime(const std::string& config_file, MPI_Comm comm)
-    : m_model(load_everywhere(config_file, comm)),
-      m_topo(build_topology(m_model, comm)) {
+    : m_model(load_everywhere(config_file, comm)), m_topo(build_topology(m_model, comm)) {
   log::configure(to_log_level(m_model.log.level), log_file_of(m_model, m_topo.world_rank));
   // Blocks held in process memory (no dedicated core, dedicated nodes, active buffering) reuse
   // released buffers up to what the XML lets this process hold.
@@ -181,9 +181,11 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   log::set_identity(m_topo.world_rank, m_topo.is_server ? "server" : "client");
   if (m_topo.world_rank == 0) {
     for (const std::string& w : m_model.warnings) log::warning(w);
-    const bool active_buffering = m_model.arch.server_memory > 0 || !m_model.arch.spill_directory.empty();
+    const bool active_buffering =
+        m_model.arch.server_memory > 0 || !m_model.arch.spill_directory.empty();
     if (active_buffering && (!m_topo.has_servers || m_topo.remote_servers))
-      log::warning(m_model.file, ": <buffer server-memory=... spill-directory=...> (active buffering) "
+      log::warning(m_model.file,
+                   ": <buffer server-memory=... spill-directory=...> (active buffering) "
                    "applies to dedicated cores only; ignored in this mode");
   }
   connect_channel();
@@ -217,8 +219,8 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   if (m_topo.world_rank == 0)
     log::info("initialized from ", config_file, ": ", m_topo.client_count, " clients, ",
               m_topo.server_count,
-              m_topo.remote_servers ? " servers on dedicated nodes"
-              : m_topo.has_servers  ? " dedicated cores"
+              m_topo.remote_servers         ? " servers on dedicated nodes"
+              : m_topo.has_servers          ? " dedicated cores"
               : m_model.arch.io_threads > 0 ? " dedicated cores (an I/O thread per client)"
                                             : " dedicated cores (synchronous output)",
               ", ", m_topo.node_count, " node(s)");
@@ -355,10 +357,11 @@ bool runtime::start() {
     m_server->run();
   // Stores never stop the server (later iterations are still stored), but the simulation's
   // launcher should learn that some output is missing.
-  std::string failure = m_remote_server ? m_remote_server->take_failure() : m_server->take_failure();
+  std::string failure =
+      m_remote_server ? m_remote_server->take_failure() : m_server->take_failure();
   if (!failure.empty()) {
-    const std::uint64_t failures =
-        m_remote_server ? m_remote_server->counters().store_failures : m_server->counters().store_failures;
+    const std::uint64_t failures = m_remote_server ? m_remote_server->counters().store_failures
+                                                   : m_server->counters().store_failures;
     throw storage_error("server " + std::to_string(m_topo.server_index) + ": " +
                         std::to_string(failures) + " store call(s) failed; the first: " + failure);
   }
@@ -380,8 +383,9 @@ void runtime::finalize() {
     }
     if (m_topo.is_server && !m_started) {
       // The simulation never ran this server; serve its clients now so that nothing is lost.
-      log::warning("damaris_finalize on a dedicated core that never called damaris_start; "
-                   "running the server now");
+      log::warning(
+          "damaris_finalize on a dedicated core that never called damaris_start; "
+          "running the server now");
       start();
     }
   } catch (const error& e) {
@@ -403,8 +407,8 @@ void runtime::report() {
       const server::active_buffer_counters& b = m_server->buffer_counters();
       if (b.bytes_buffered || b.bytes_spilled)
         log::info("server ", m_topo.server_index, ": moved ", b.bytes_buffered,
-                  " bytes into server memory (at most ", b.memory_high_water, " bytes at once) and ",
-                  b.bytes_spilled, " bytes into ", b.spill_files,
+                  " bytes into server memory (at most ", b.memory_high_water,
+                  " bytes at once) and ", b.bytes_spilled, " bytes into ", b.spill_files,
                   " spill file(s) to relieve the shared buffer (active buffering, and iterations "
                   "set aside so that clients out of step could write)");
     }

@@ -1,15 +1,16 @@
 // Model helpers: element types, lookups by name, name suggestions and reading the file.
-#include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <cstring>
+#include "config/model.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+
 #include "common/error.hpp"
-#include "config/model.hpp"
 
 namespace sidecore::config {
 

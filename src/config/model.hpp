@@ -110,7 +110,7 @@ struct variable {
   std::string unit;
   std::string script;  // "" when none
   std::string kind = "scalar";  // Damaris variable "type": scalar, vector, ...
-  int vector_length = 1;  // Damaris "vectorlength": components per element, for visualisation
+  int vector_length = 1;        // Damaris "vectorlength": components per element, for visualisation
   int line = 0;
 
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);

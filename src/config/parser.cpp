@@ -415,9 +415,8 @@ class builder {
         if (text.empty()) continue;
         if (text.size() > 40) text = text.substr(0, 37) + "...";
         m_model.warnings.push_back(m_file + ":" + std::to_string(line_of(child)) + ": text '" +
-                                   text + "' inside " + describe(n) +
-                                   " is ignored; <" + name_of(n) +
-                                   "> takes no text, its settings are attributes");
+                                   text + "' inside " + describe(n) + " is ignored; <" +
+                                   name_of(n) + "> takes no text, its settings are attributes");
       }
     }
   }
@@ -647,8 +646,8 @@ class builder {
   // Sizes may be expressions ("64*1024*1024") over parameters, so they wait for <data>.
   void evaluate_architecture_sizes() {
     const auto size_of = [this](const std::pair<xml, std::string>& source,
-                                const char* attribute_name, const char* what,
-                                std::int64_t minimum, bool bytes) {
+                                const char* attribute_name, const char* what, std::int64_t minimum,
+                                bool bytes) {
       const std::string at = place(source.first, attribute_name);
       const std::string text = trim(source.second);
       if (const std::string meant = size_with_unit(text); bytes && !meant.empty()) {
@@ -660,8 +659,8 @@ class builder {
           integer_expression(source.first, source.second, m_parameter_names, what, at);
       const std::int64_t value = e.evaluate(parameter_values());
       if (value < minimum) {
-        fail(source.first, std::string(what) + " '" + source.second + "' is " +
-                               std::to_string(value),
+        fail(source.first,
+             std::string(what) + " '" + source.second + "' is " + std::to_string(value),
              "the " + std::string(what) + " must be at least " + std::to_string(minimum));
       }
       return static_cast<std::uint64_t>(value);
@@ -773,14 +772,14 @@ class builder {
     if (!is_none(global)) {
       const auto extents = split(global, ',');
       if (extents.size() != l.dimensions.size()) {
-        fail(n, context + " has " + std::to_string(l.dimensions.size()) +
-                    " dimensions but global='" + global + "' has " +
-                    std::to_string(extents.size()),
+        fail(n,
+             context + " has " + std::to_string(l.dimensions.size()) + " dimensions but global='" +
+                 global + "' has " + std::to_string(extents.size()),
              "give one global extent per dimension");
       }
       for (std::size_t d = 0; d < extents.size(); ++d) {
-        l.global_dimensions.push_back(integer_expression(n, extents[d], m_parameter_names,
-                                                         context, place(n, "global", d + 1)));
+        l.global_dimensions.push_back(integer_expression(n, extents[d], m_parameter_names, context,
+                                                         place(n, "global", d + 1)));
       }
     }
     const std::string ghosts = trim(attribute(n, "ghosts"));
@@ -833,8 +832,9 @@ class builder {
       for (std::size_t d = 0; d < count; ++d) {
         const std::int64_t extent = l.dimensions[d].evaluate(values);
         if (extent < 1) {
-          fail(n, context + " has dimension '" + l.dimensions[d].text() + "' = " +
-                      std::to_string(extent) + " with the initial parameter values",
+          fail(n,
+               context + " has dimension '" + l.dimensions[d].text() +
+                   "' = " + std::to_string(extent) + " with the initial parameter values",
                "every dimension must be at least 1");
         }
         extents.push_back(extent);
@@ -847,18 +847,19 @@ class builder {
           const expression& e = side == 0 ? before : after;
           widths[side] = e.evaluate(values);
           if (widths[side] < 0) {
-            fail(n, context + " has ghost width '" + e.text() + "' = " +
-                        std::to_string(widths[side]),
+            fail(n,
+                 context + " has ghost width '" + e.text() + "' = " + std::to_string(widths[side]),
                  "ghost widths must be at least 0");
           }
         }
         interior[d] = extents[d] - widths[0] - widths[1];
         if (interior[d] < 1) {
-          fail(n, context + " has ghosts " + std::to_string(widths[0]) + ":" +
-                      std::to_string(widths[1]) + " (" + entry(d) + " of ghosts: '" +
-                      before.text() + ":" + after.text() + "') on dimension '" +
-                      l.dimensions[d].text() + "' = " + std::to_string(extents[d]) +
-                      " with the initial parameter values, which leaves no interior",
+          fail(n,
+               context + " has ghosts " + std::to_string(widths[0]) + ":" +
+                   std::to_string(widths[1]) + " (" + entry(d) + " of ghosts: '" + before.text() +
+                   ":" + after.text() + "') on dimension '" + l.dimensions[d].text() +
+                   "' = " + std::to_string(extents[d]) +
+                   " with the initial parameter values, which leaves no interior",
                "the two ghost widths of a dimension must add up to less than the dimension");
         }
       }
@@ -866,21 +867,22 @@ class builder {
         const expression& g = l.global_dimensions[d];
         const std::int64_t extent = g.evaluate(values);
         if (extent < 1) {
-          fail(n, context + " has global extent '" + g.text() + "' = " +
-                      std::to_string(extent) + " with the initial parameter values",
+          fail(n,
+               context + " has global extent '" + g.text() + "' = " + std::to_string(extent) +
+                   " with the initial parameter values",
                "every global extent must be at least 1");
         }
         if (extent < interior[d]) {
-          const std::string local = l.ghosts.empty()
-                                        ? "dimension '" + l.dimensions[d].text() + "' = " +
-                                              std::to_string(extents[d])
-                                        : "interior " + std::to_string(interior[d]) +
-                                              " (dimension '" + l.dimensions[d].text() +
-                                              "' = " + std::to_string(extents[d]) +
-                                              " minus ghosts)";
-          fail(n, context + " has global extent '" + g.text() + "' = " + std::to_string(extent) +
-                      " (" + entry(d) + " of global) smaller than its local " + local +
-                      " with the initial parameter values",
+          const std::string local =
+              l.ghosts.empty()
+                  ? "dimension '" + l.dimensions[d].text() + "' = " + std::to_string(extents[d])
+                  : "interior " + std::to_string(interior[d]) + " (dimension '" +
+                        l.dimensions[d].text() + "' = " + std::to_string(extents[d]) +
+                        " minus ghosts)";
+          fail(n,
+               context + " has global extent '" + g.text() + "' = " + std::to_string(extent) +
+                   " (" + entry(d) + " of global) smaller than its local " + local +
+                   " with the initial parameter values",
                "a global extent must hold at least one block: give global >= dimensions "
                "minus ghosts in every dimension");
         }
@@ -936,8 +938,8 @@ class builder {
         throw config_error(m_file + ":" + std::to_string(std::max(v.line, group->second)) +
                            ": variable '" + v.name + "' (line " + std::to_string(v.line) +
                            ") has the full name of group '" + v.name + "' (line " +
-                           std::to_string(group->second) + ") that holds variable '" +
-                           inner.name + "' (line " + std::to_string(inner.line) +
+                           std::to_string(group->second) + ") that holds variable '" + inner.name +
+                           "' (line " + std::to_string(inner.line) +
                            "); an HDF5 file cannot hold a dataset and a group of one name: " +
                            "rename the variable or the group");
       }

@@ -129,17 +129,17 @@ layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes) {
   check_mpi(MPI_Allreduce(&t.node_size, &smallest, 1, MPI_INT, MPI_MIN, t.world.get()),
             "MPI_Allreduce");
   if (dedicated_cores > 0 && smallest < 2 * dedicated_cores)
-    throw config_error(
-                 "<dedicated cores=\"" + std::to_string(dedicated_cores) + "\"/> on a node of " +
-                     std::to_string(smallest) + " ranks leaves " +
-                     (smallest > dedicated_cores
-                          ? std::to_string(smallest - dedicated_cores) + " client(s) for " +
-                                std::to_string(dedicated_cores) + " dedicated cores"
-                          : std::string("no client")) +
-                     "; each dedicated core needs at least one client of its node, so every "
-                     "node needs at least " + std::to_string(2 * dedicated_cores) +
-                     " ranks (set SIDECORE_RANKS_PER_NODE, start more ranks per node, or lower "
-                     "cores=)");
+    throw config_error("<dedicated cores=\"" + std::to_string(dedicated_cores) +
+                       "\"/> on a node of " + std::to_string(smallest) + " ranks leaves " +
+                       (smallest > dedicated_cores
+                            ? std::to_string(smallest - dedicated_cores) + " client(s) for " +
+                                  std::to_string(dedicated_cores) + " dedicated cores"
+                            : std::string("no client")) +
+                       "; each dedicated core needs at least one client of its node, so every "
+                       "node needs at least " +
+                       std::to_string(2 * dedicated_cores) +
+                       " ranks (set SIDECORE_RANKS_PER_NODE, start more ranks per node, or lower "
+                       "cores=)");
 
   t.has_servers = dedicated_cores > 0;
   int clients_on_node = t.node_size - dedicated_cores;

@@ -181,7 +181,9 @@ void channel::sleep(std::uint32_t token, int timeout_ms) noexcept {
   futex(&head()->wake_word, FUTEX_WAIT, token, &timeout);
 }
 
-void channel::publish_stored(std::uint32_t iterations) noexcept { head()->stored.publish(iterations); }
+void channel::publish_stored(std::uint32_t iterations) noexcept {
+  head()->stored.publish(iterations);
+}
 
 bool channel::wait_stored(std::uint32_t iterations, double timeout_seconds) noexcept {
   return head()->stored.wait_for(iterations, timeout_seconds);

@@ -42,8 +42,7 @@ void mpi_sender::progress() {
 }
 
 block_buffer mpi_sender::reserve(std::uint64_t bytes) {
-  if (bytes > m_budget)
-    throw block_never_fits(bytes, m_budget, "this process's buffer");
+  if (bytes > m_budget) throw block_never_fits(bytes, m_budget, "this process's buffer");
   if (bytes > static_cast<std::uint64_t>(INT_MAX))
     throw allocation_error("a block of " + readable_bytes(bytes) +
                            " is larger than 2 GiB, the largest block sent to dedicated nodes");

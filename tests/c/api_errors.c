@@ -230,7 +230,8 @@ static void alloc_commit_clear(int iteration, int source) {
   void* again = NULL;
   EXPECT_OK(damaris_alloc("field", (void**)&p));
   if (!EXPECT(p != NULL)) return;
-  EXPECT_RC(damaris_alloc("field", &again), DAMARIS_ALLOCATION_ERROR, "'field'", "already written or allocated");
+  EXPECT_RC(damaris_alloc("field", &again), DAMARIS_ALLOCATION_ERROR, "'field'",
+            "already written or allocated");
   values_field(p, iteration, source, 0);
   EXPECT_RC(damaris_clear_iteration("field", iteration - 1), DAMARIS_BLOCK_NOT_FOUND, "'field'", NULL);
   EXPECT_OK(damaris_commit("field"));
@@ -275,7 +276,8 @@ static void blocks_that_cannot_be_stored(void) {
   double tile[VALUES_NX * VALUES_NY] = {0};
   int64_t inside[2] = {0, VALUES_NX}, outside[2] = {0, VALUES_NX + 1}, negative[2] = {-1, 0};
   EXPECT_OK(damaris_set_position("tile", outside));
-  EXPECT_RC(damaris_write("tile", tile), DAMARIS_INVALID_DIMENSIONS, "'tile'", "global extents (3,8)");
+  EXPECT_RC(damaris_write("tile", tile), DAMARIS_INVALID_DIMENSIONS, "'tile'",
+            "global extents (3,8)");
   EXPECT_OK(damaris_set_position("tile", negative));
   EXPECT_RC(damaris_write("tile", tile), DAMARIS_INVALID_DIMENSIONS, "position (-1,0)", NULL);
   EXPECT_OK(damaris_set_position("tile", inside)); /* fits, but is not written */

@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
   snprintf(tag, sizeof tag, "sidecore rank %d ", rank);
   if (!EXPECT(strstr(text, tag) != NULL)) fprintf(stderr, "    %s lacks \"%s\"\n", path, tag);
   if (is_client == 0 || cores == 0)
-    if (!EXPECT(strstr(text, "H5Fcreate") != NULL)) fprintf(stderr, "    %s lacks the failure\n", path);
+    if (!EXPECT(strstr(text, "H5Fcreate") != NULL))
+      fprintf(stderr, "    %s lacks the failure\n", path);
   int status = check_finish("store_failure");
   MPI_Finalize();
   return status;

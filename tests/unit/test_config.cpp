@@ -212,11 +212,13 @@ TEST(config, prefixed_namespace_groups_and_extensions) {
   ASSERT_EQ(m.warnings.size(), 4u);
   EXPECT_TRUE(contains(m.warnings[0], "groups_and_meshes.xml:46: <python> is not supported"))
       << m.warnings[0];
-  EXPECT_TRUE(contains(m.warnings[1], "groups_and_meshes.xml:24: script=\"analyse\" on "
-                                      "<variable 'temperature'> is accepted but not run"))
+  EXPECT_TRUE(contains(m.warnings[1],
+                       "groups_and_meshes.xml:24: script=\"analyse\" on "
+                       "<variable 'temperature'> is accepted but not run"))
       << m.warnings[1];
-  EXPECT_TRUE(contains(m.warnings[2], "groups_and_meshes.xml:40: <script 'analyse'> is accepted "
-                                      "but not run"))
+  EXPECT_TRUE(contains(m.warnings[2],
+                       "groups_and_meshes.xml:40: <script 'analyse'> is accepted "
+                       "but not run"))
       << m.warnings[2];
   EXPECT_TRUE(contains(m.warnings[3], "groups_and_meshes.xml:44: <pyscript 'dask'> is accepted"))
       << m.warnings[3];
@@ -351,25 +353,30 @@ TEST(config, buffer_policy_and_timeout_are_checked) {
 }
 
 TEST(config, sizes_with_a_unit_suggest_the_expression_in_bytes) {
-  expect_error("<simulation name=\"t\">\n<architecture>\n"
-               "<buffer name=\"b\" size=\"64MB\"/>\n</architecture>\n</simulation>",
-               3, {"<buffer name=\"b\"> size: the buffer size '64MB' has a unit",
-                   "e.g. 64*1024*1024"});
-  expect_error("<simulation name=\"t\">\n<architecture>\n"
-               "<buffer name=\"b\" size=\"2 GiB\"/>\n</architecture>\n</simulation>",
-               3, {"e.g. 2*1024*1024*1024"});
-  expect_error("<simulation name=\"t\">\n<architecture>\n"
-               "<buffer name=\"b\" size=\"1\" server-memory=\"512k\"/>\n</architecture>\n"
-               "</simulation>",
-               3, {"<buffer name=\"b\"> server-memory: the server-memory size '512k' has a unit",
-                   "e.g. 512*1024"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n"
+      "<buffer name=\"b\" size=\"64MB\"/>\n</architecture>\n</simulation>",
+      3, {"<buffer name=\"b\"> size: the buffer size '64MB' has a unit", "e.g. 64*1024*1024"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n"
+      "<buffer name=\"b\" size=\"2 GiB\"/>\n</architecture>\n</simulation>",
+      3, {"e.g. 2*1024*1024*1024"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n"
+      "<buffer name=\"b\" size=\"1\" server-memory=\"512k\"/>\n</architecture>\n"
+      "</simulation>",
+      3,
+      {"<buffer name=\"b\"> server-memory: the server-memory size '512k' has a unit",
+       "e.g. 512*1024"});
   // Other mistakes in a size say which size it is.
-  expect_error("<simulation name=\"t\">\n<architecture>\n"
-               "<buffer name=\"b\" size=\"SIZE*2\"/>\n</architecture>\n</simulation>",
-               3, {"bad.xml:3: <buffer name=\"b\"> size: unknown parameter 'SIZE'"});
-  expect_error("<simulation name=\"t\">\n<architecture>\n"
-               "<queue name=\"q\" size=\"10*\"/>\n</architecture>\n</simulation>",
-               3, {"bad.xml:3: <queue name=\"q\"> size: syntax error in expression '10*'"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n"
+      "<buffer name=\"b\" size=\"SIZE*2\"/>\n</architecture>\n</simulation>",
+      3, {"bad.xml:3: <buffer name=\"b\"> size: unknown parameter 'SIZE'"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n"
+      "<queue name=\"q\" size=\"10*\"/>\n</architecture>\n</simulation>",
+      3, {"bad.xml:3: <queue name=\"q\"> size: syntax error in expression '10*'"});
 }
 
 TEST(config, repeated_architecture_element_is_an_error) {
@@ -473,8 +480,9 @@ TEST(config, expression_with_undefined_parameter_is_an_error) {
 TEST(config, parameter_read_before_its_declaration_says_so) {
   expect_error(with_data("<parameter name=\"A\" type=\"int\" value=\"B*2\"/>\n"
                          "<parameter name=\"B\" type=\"int\" value=\"4\"/>\n"),
-               3, {"bad.xml:3: <parameter name=\"A\"> value: parameter 'B' is declared later, "
-                   "at line 4; a value may only use parameters declared before it"});
+               3,
+               {"bad.xml:3: <parameter name=\"A\"> value: parameter 'B' is declared later, "
+                "at line 4; a value may only use parameters declared before it"});
   expect_error(with_data("<parameter name=\"A\" type=\"int\" value=\"1\"/>\n"
                          "<parameter name=\"B\" type=\"int\" value=\"B+A\"/>\n"),
                4, {"parameter 'B' refers to itself; a value may only use parameters declared"});
@@ -494,10 +502,10 @@ TEST(config, expression_errors_name_element_attribute_and_entry) {
                          "ghosts=\"0:0,1:(\"/>\n"),
                3, {"bad.xml:3: <layout name=\"grid\"> ghosts, entry 2, after: syntax error"});
   // The place is kept for errors met when parameters change after load.
-  const cfg::model m = cfg::parse_model(
-      with_data("<parameter name=\"N\" type=\"int\" value=\"2\"/>\n"
-                "<layout name=\"grid\" type=\"int\" dimensions=\"4,8/N\"/>\n"),
-      "sim.xml");
+  const cfg::model m =
+      cfg::parse_model(with_data("<parameter name=\"N\" type=\"int\" value=\"2\"/>\n"
+                                 "<layout name=\"grid\" type=\"int\" dimensions=\"4,8/N\"/>\n"),
+                       "sim.xml");
   try {
     m.layouts[0].dimensions[1].evaluate({0});
     ADD_FAILURE() << "no error";
@@ -634,8 +642,9 @@ TEST(config, harmless_dangling_references_only_warn) {
           "",
       "warn.xml");
   ASSERT_EQ(m.warnings.size(), 4u);
-  EXPECT_TRUE(contains(m.warnings[0], "warn.xml:4: script=\"nothing\" on <variable 'v'> is "
-                                      "accepted but not run"))
+  EXPECT_TRUE(contains(m.warnings[0],
+                       "warn.xml:4: script=\"nothing\" on <variable 'v'> is "
+                       "accepted but not run"))
       << m.warnings[0];
   EXPECT_TRUE(contains(m.warnings[1], "warn.xml:4: variable 'v' names undeclared mesh 'nowhere'"))
       << m.warnings[1];
@@ -679,8 +688,9 @@ TEST(config, ghosts_must_leave_an_interior) {
   expect_error(with_data("<parameter name=\"N\" type=\"int\" value=\"6\"/>\n"
                          "<layout name=\"l\" type=\"int\" dimensions=\"4,N\" "
                          "ghosts=\"1:1,N/2:3\"/>\n"),
-               4, {"layout 'l' has ghosts 3:3 (entry 2 of ghosts: 'N/2:3') on dimension 'N' = 6",
-                   "leaves no interior", "add up to less than the dimension"});
+               4,
+               {"layout 'l' has ghosts 3:3 (entry 2 of ghosts: 'N/2:3') on dimension 'N' = 6",
+                "leaves no interior", "add up to less than the dimension"});
   expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"4,5\" "
                          "ghosts=\"0:5,0:0\"/>\n"),
                3, {"ghosts 0:5 (entry 1 of ghosts", "leaves no interior"});
@@ -697,9 +707,10 @@ TEST(config, ghosts_must_leave_an_interior) {
 TEST(config, global_extents_must_hold_the_local_interior) {
   expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"10,10\" "
                          "global=\"20,5\"/>\n"),
-               3, {"layout 'l' has global extent '5' = 5 (entry 2 of global) smaller than its "
-                   "local dimension '10' = 10",
-                   "global >= dimensions minus ghosts"});
+               3,
+               {"layout 'l' has global extent '5' = 5 (entry 2 of global) smaller than its "
+                "local dimension '10' = 10",
+                "global >= dimensions minus ghosts"});
   expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"10,10\" global=\"7,8\" "
                          "ghosts=\"1:1,1:1\"/>\n"),
                3, {"global extent '7' = 7 (entry 1 of global) smaller than its local interior 8"});
@@ -715,8 +726,8 @@ TEST(config, global_extents_must_hold_the_local_interior) {
 }
 
 TEST(config, at_most_eight_dimensions) {
-  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"1,2,1,2,1,2,1,2,1\"/>\n"),
-               3, {"layout 'l' has 9 dimensions", "at most 8 dimensions"});
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"1,2,1,2,1,2,1,2,1\"/>\n"), 3,
+               {"layout 'l' has 9 dimensions", "at most 8 dimensions"});
   const cfg::model m = cfg::parse_model(
       with_data("<layout name=\"l\" type=\"int\" dimensions=\"1,2,1,2,1,2,1,2\"/>\n"),
       "inline.xml");
@@ -726,13 +737,15 @@ TEST(config, at_most_eight_dimensions) {
 TEST(config, attribute_given_twice_is_an_xml_error) {
   expect_error(with_data("<layout name=\"l\" type=\"int\"\n"
                          "        dimensions=\"A\"\n        dimensions=\"B\"/>\n"),
-               5, {"XML error: attribute 'dimensions' is given twice on <layout 'l'> (first at "
-                   "line 4)",
-                   "give each attribute once"});
+               5,
+               {"XML error: attribute 'dimensions' is given twice on <layout 'l'> (first at "
+                "line 4)",
+                "give each attribute once"});
   // Anywhere in the document, even in sections that are otherwise ignored.
-  expect_error("<simulation name=\"t\">\n<visit>\n<path a='1' b=\"2\" a=\"3\"/>\n</visit>\n"
-               "</simulation>",
-               3, {"attribute 'a' is given twice on <path>"});
+  expect_error(
+      "<simulation name=\"t\">\n<visit>\n<path a='1' b=\"2\" a=\"3\"/>\n</visit>\n"
+      "</simulation>",
+      3, {"attribute 'a' is given twice on <path>"});
 }
 
 TEST(config, comment_is_accepted_on_every_element) {
@@ -781,8 +794,9 @@ TEST(config, text_inside_elements_that_take_none_warns) {
       "<visit><path>/opt/visit</path></visit>\n</simulation>",
       "text.xml");
   ASSERT_EQ(m.warnings.size(), 3u);  // not the option's value nor <visit>'s content
-  EXPECT_EQ(m.warnings[0], "text.xml:3: text '2' inside <domains> is ignored; <domains> takes no "
-                           "text, its settings are attributes");
+  EXPECT_EQ(m.warnings[0],
+            "text.xml:3: text '2' inside <domains> is ignored; <domains> takes no "
+            "text, its settings are attributes");
   EXPECT_TRUE(contains(m.warnings[1], "text.xml:6: text '4, 4' inside <layout 'l'> is ignored"))
       << m.warnings[1];
   EXPECT_TRUE(contains(m.warnings[2], "<visit> is not supported")) << m.warnings[2];
@@ -795,9 +809,9 @@ TEST(config, variable_and_group_names_are_single_path_components) {
                {"variable name 'a/b' contains '/'", "nest <group> elements"});
   expect_error(with_data(layout + "<group name=\"g/h\">\n</group>\n"), 4,
                {"group name 'g/h' contains '/'"});
-  expect_error(with_data(layout +
-                         "<group name=\"g\"><variable name=\"..\" layout=\"l\"/></group>\n"),
-               4, {"variable name '..' is reserved"});
+  expect_error(
+      with_data(layout + "<group name=\"g\"><variable name=\"..\" layout=\"l\"/></group>\n"), 4,
+      {"variable name '..' is reserved"});
   expect_error(with_data(layout + "<group name=\".\"/>\n"), 4, {"group name '.' is reserved"});
   expect_error(with_data(layout + "<variable name=\" \" layout=\"l\"/>\n"), 4,
                {"empty 'name' on <variable>"});
@@ -810,14 +824,16 @@ TEST(config, variable_named_like_a_group_of_variables_is_an_error) {
   expect_error(with_data(layout + "<variable name=\"coord\" layout=\"l\"/>\n"
                                   "<group name=\"coord\">\n<variable name=\"x\" layout=\"l\"/>\n"
                                   "</group>\n"),
-               5, {"variable 'coord' (line 4) has the full name of group 'coord' (line 5)",
-                   "holds variable 'coord/x' (line 6)", "rename the variable or the group"});
+               5,
+               {"variable 'coord' (line 4) has the full name of group 'coord' (line 5)",
+                "holds variable 'coord/x' (line 6)", "rename the variable or the group"});
   // Nested, group first.
   expect_error(with_data(layout + "<group name=\"a\">\n<group name=\"b\">\n"
                                   "<group name=\"c\"><variable name=\"x\" layout=\"l\"/></group>\n"
                                   "</group>\n<variable name=\"b\" layout=\"l\"/>\n</group>\n"),
-               8, {"variable 'a/b' (line 8) has the full name of group 'a/b' (line 5)",
-                   "holds variable 'a/b/c/x' (line 6)"});
+               8,
+               {"variable 'a/b' (line 8) has the full name of group 'a/b' (line 5)",
+                "holds variable 'a/b/c/x' (line 6)"});
   // A group holding no variable becomes no HDF5 group: no clash.
   const cfg::model m = cfg::parse_model(
       with_data(layout + "<variable name=\"coord\" layout=\"l\"/>\n"
@@ -835,20 +851,20 @@ TEST(config, event_and_script_names_fit_in_a_signal) {
   expect_error("<simulation name=\"t\">\n<scripts>\n<pyscript name=\"" + longest +
                    "x\" file=\"a.py\"/>\n</scripts>\n</simulation>",
                3, {"<pyscript '" + longest + "x'> has a name of 64 characters"});
-  const cfg::model m = cfg::parse_model("<simulation name=\"t\"><actions><event name=\"" +
-                                            longest + "\" action=\"f\"/></actions></simulation>",
+  const cfg::model m = cfg::parse_model("<simulation name=\"t\"><actions><event name=\"" + longest +
+                                            "\" action=\"f\"/></actions></simulation>",
                                         "inline.xml");
   EXPECT_EQ(m.events[0].name.size(), 63u);
 }
 
 TEST(config, python_scripts_are_accepted_but_not_run) {
-  const cfg::model m = cfg::parse_model(
-      with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
-                "<variable name=\"a\" layout=\"l\" script=\"s1\"/>\n"
-                "<variable name=\"b\" layout=\"l\" script=\"s1\"/>\n"
-                "<variable name=\"c\" layout=\"l\" script=\"#\"/>\n") +
-          "",
-      "py.xml");
+  const cfg::model m =
+      cfg::parse_model(with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
+                                 "<variable name=\"a\" layout=\"l\" script=\"s1\"/>\n"
+                                 "<variable name=\"b\" layout=\"l\" script=\"s1\"/>\n"
+                                 "<variable name=\"c\" layout=\"l\" script=\"#\"/>\n") +
+                           "",
+                       "py.xml");
   ASSERT_EQ(m.warnings.size(), 3u);
   EXPECT_EQ(m.warnings[0],
             "py.xml:4: script=\"s1\" on <variable 'a'> (and on 1 other variables) is accepted but "
@@ -860,9 +876,10 @@ TEST(config, python_scripts_are_accepted_but_not_run) {
       "<scripts>\n<pyscript name=\"p\" file=\"d.py\"/>\n</scripts>\n</simulation>",
       "py.xml");
   ASSERT_EQ(actions.warnings.size(), 2u);
-  EXPECT_TRUE(contains(actions.warnings[0], "py.xml:3: <script 's1'> (and 2 other <script> "
-                                            "elements) is accepted but not run: Sidecore does "
-                                            "not run Python scripts; use an <event> action"))
+  EXPECT_TRUE(contains(actions.warnings[0],
+                       "py.xml:3: <script 's1'> (and 2 other <script> "
+                       "elements) is accepted but not run: Sidecore does "
+                       "not run Python scripts; use an <event> action"))
       << actions.warnings[0];
   EXPECT_TRUE(contains(actions.warnings[1], "py.xml:8: <pyscript 'p'> is accepted but not run"))
       << actions.warnings[1];

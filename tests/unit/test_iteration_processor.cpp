@@ -1,11 +1,10 @@
 // The server's iteration processor: when writers wait for space, the blocks of open
 // iterations move out of the shared buffer, younger ones first, then the oldest open one.
+#include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cstdint>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "config/model.hpp"
 #include "server/active_buffer.hpp"

@@ -124,18 +124,18 @@ property_list_handle make_dataset_properties(const compression& c,
     case filter_kind::blosc: {
       // Slots 0-3 are filled by the filter; then level, shuffle (done above), compressor 0.
       const unsigned values[7] = {0, 0, 0, 0, static_cast<unsigned>(c.level), 0, 0};
-      check_status(H5Pset_filter(dcpl.get(), f.id, H5Z_FLAG_OPTIONAL, 7, values),
-                   "H5Pset_filter", site);
+      check_status(H5Pset_filter(dcpl.get(), f.id, H5Z_FLAG_OPTIONAL, 7, values), "H5Pset_filter",
+                   site);
       break;
     }
     case filter_kind::lz4:
-      check_status(H5Pset_filter(dcpl.get(), f.id, H5Z_FLAG_OPTIONAL, 0, nullptr),
-                   "H5Pset_filter", site);
+      check_status(H5Pset_filter(dcpl.get(), f.id, H5Z_FLAG_OPTIONAL, 0, nullptr), "H5Pset_filter",
+                   site);
       break;
     default: {
       const unsigned level = static_cast<unsigned>(c.level);
-      check_status(H5Pset_filter(dcpl.get(), f.id, H5Z_FLAG_OPTIONAL, 1, &level),
-                   "H5Pset_filter", site);
+      check_status(H5Pset_filter(dcpl.get(), f.id, H5Z_FLAG_OPTIONAL, 1, &level), "H5Pset_filter",
+                   site);
       break;
     }
   }

@@ -170,8 +170,9 @@ void write_ratio_attributes(hid_t file, const byte_counts& counts, const std::st
 void log_written(const std::string& path, const byte_counts& counts, bool speaker) {
   if (!speaker) return;
   const log::level lvl = counts.stored != counts.raw ? log::level::info : log::level::debug;
-  log::emit(lvl, "HDF5 store: wrote ", path, ": ", readable_bytes(counts.raw), " of data stored in ",
-            readable_bytes(counts.stored), " (compression ratio ", counts.ratio(), ')');
+  log::emit(lvl, "HDF5 store: wrote ", path, ": ", readable_bytes(counts.raw),
+            " of data stored in ", readable_bytes(counts.stored), " (compression ratio ",
+            counts.ratio(), ')');
 }
 
 std::uint64_t element_total(const std::vector<std::int64_t>& dims) {
@@ -823,13 +824,16 @@ store_options parse_options(const store_context& context) {
     // One global dataset per variable: its extents must be known (agreed here, at
     // initialization, rather than failing every iteration later).
     for (const config::variable& v : context.model->variables) {
-      if (v.store_index != static_cast<std::size_t>(context.settings - context.model->stores.data()))
+      if (v.store_index !=
+          static_cast<std::size_t>(context.settings - context.model->stores.data()))
         continue;
       const config::layout& l = context.model->layouts[v.layout_index];
       if (l.global_dimensions.empty())
-        throw config_error(store_where(context) + ": FileMode Collective writes one global dataset "
-                           "per variable, but variable \"" + v.name + "\" (line " +
-                           std::to_string(v.line) + ") has layout \"" + l.name +
+        throw config_error(store_where(context) +
+                           ": FileMode Collective writes one global dataset "
+                           "per variable, but variable \"" +
+                           v.name + "\" (line " + std::to_string(v.line) + ") has layout \"" +
+                           l.name +
                            "\" without global dimensions: add global=\"...\" to the layout (line " +
                            std::to_string(l.line) + "), or use FileMode FilePerCore");
     }
@@ -837,7 +841,8 @@ store_options parse_options(const store_context& context) {
   // Two HDF5 stores writing the same file names would overwrite each other's files, however
   // their FilesPath is spelled ("out/", "./out", "out//", an absolute path).
   const auto directory_of = [](const std::string& files_path) {
-    return (std::filesystem::absolute(files_path.empty() ? "." : files_path) / "").lexically_normal();
+    return (std::filesystem::absolute(files_path.empty() ? "." : files_path) / "")
+        .lexically_normal();
   };
   const std::filesystem::path mine = directory_of(options.files_path);
   for (const config::store& other : context.model->stores) {
