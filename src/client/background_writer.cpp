@@ -12,10 +12,10 @@
 namespace sidecore::client {
 
 background_writer::background_writer(const config::model& model, MPI_Comm writers,
-                                     int writer_index, int writer_count)
+                                     MPI_Comm finish_comm, int writer_index, int writer_count)
     : m_model(model),
-      m_processor(std::make_unique<server::iteration_processor>(model, writers, 1, nullptr,
-                                                                writer_index, writer_count)),
+      m_processor(std::make_unique<server::iteration_processor>(
+          model, writers, 1, nullptr, writer_index, writer_count, finish_comm)),
       m_budget(model.arch.buffer_size) {
   m_thread = std::thread([this] { run(); });
 }

@@ -22,9 +22,11 @@ namespace sidecore::client {
 class background_writer {
  public:
   // writers: communicator the stores use from the I/O thread (MPI_COMM_SELF unless MPI
-  // provides MPI_THREAD_MULTIPLE); writer_index/count: this process among all writers.
-  background_writer(const config::model& model, MPI_Comm writers, int writer_index,
-                    int writer_count);
+  // provides MPI_THREAD_MULTIPLE); finish_comm: all writers, for the stores' finish() on the
+  // calling thread when writers is MPI_COMM_SELF (else MPI_COMM_NULL); writer_index/count:
+  // this process among all writers.
+  background_writer(const config::model& model, MPI_Comm writers, MPI_Comm finish_comm,
+                    int writer_index, int writer_count);
   ~background_writer();
   background_writer(const background_writer&) = delete;
   background_writer& operator=(const background_writer&) = delete;

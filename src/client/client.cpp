@@ -46,8 +46,8 @@ client::client(const config::model& model, int client_index, const sink& where)
     return;
   }
   if (where.background)
-    m_background = std::make_unique<background_writer>(model, where.writers, where.writer_index,
-                                                       where.writer_count);
+    m_background = std::make_unique<background_writer>(
+        model, where.writers, where.finish_comm, where.writer_index, where.writer_count);
   else
     m_local = std::make_unique<server::iteration_processor>(model, where.writers, 1, nullptr);
 }

@@ -43,6 +43,7 @@ class client {
     bool background = false;
     int writer_index = -1;  // background thread only, when writers is MPI_COMM_SELF
     int writer_count = -1;
+    MPI_Comm finish_comm = MPI_COMM_NULL;  // then: all writers, for the stores' last step
     MPI_Comm link = MPI_COMM_NULL;  // dedicated nodes: messages go to server_rank in link
     int server_rank = -1;
   };

@@ -338,6 +338,7 @@ client::client::sink runtime::make_sink() {
   where.writers = MPI_COMM_SELF;
   where.writer_index = m_topo.client_index;
   where.writer_count = m_topo.client_count;
+  where.finish_comm = m_topo.clients.get();
   return where;
 }
 

@@ -50,6 +50,10 @@ struct store_context {
   MPI_Comm comm = MPI_COMM_NULL;
   int writer_index = 0;  // rank in comm; the "Pr" number of file-per-core output
   int writer_count = 1;
+  // When writers store on threads that may not call MPI (background I/O threads without
+  // MPI_THREAD_MULTIPLE), comm is MPI_COMM_SELF and this is the communicator of all writers,
+  // usable only from finish(); MPI_COMM_NULL otherwise.
+  MPI_Comm finish_comm = MPI_COMM_NULL;
 };
 
 class store {
@@ -58,6 +62,9 @@ class store {
   // Called once per iteration, in iteration order, on every writer of comm (also when the
   // writer holds no block). Throws storage_error on failure.
   virtual void write_iteration(const iteration_data& data) = 0;
+  // Called once after the last iteration, on every writer, from the thread that created the
+  // store (collective over finish_comm when it is set). Throws storage_error on failure.
+  virtual void finish() {}
 };
 
 // Builds the store named by settings->type ("HDF5", "null"). Throws config_error for an

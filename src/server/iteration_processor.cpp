@@ -15,7 +15,8 @@ namespace sidecore::server {
 
 iteration_processor::iteration_processor(const config::model& model, MPI_Comm writers,
                                          int sources, release_function release,
-                                         int writer_index, int writer_count)
+                                         int writer_index, int writer_count,
+                                         MPI_Comm finish_comm)
     : m_model(model), m_sources(sources), m_release(std::move(release)) {
   int rank = 0, size = 1;
   MPI_Comm_rank(writers, &rank);
@@ -33,6 +34,7 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
     context.comm = writers;
     context.writer_index = rank;
     context.writer_count = size;
+    context.finish_comm = finish_comm;
     m_stores[s] = plugins::make_store(context);
   }
 }
@@ -130,6 +132,17 @@ void iteration_processor::finish() {
     m_next_iteration = std::max(m_next_iteration, it->first + 1);
     m_stored_iterations = m_next_iteration;
     m_pending.erase(it);
+  }
+  for (std::size_t s = 0; s < m_stores.size(); ++s) {
+    if (!m_stores[s]) continue;
+    try {
+      m_stores[s]->finish();
+    } catch (const std::exception& e) {
+      ++m_counters.store_failures;
+      std::string message = "store '" + m_model.stores[s].name + "' at the end of the run: " + e.what();
+      log::error(message);
+      if (m_failure.empty()) m_failure = message;
+    }
   }
 }
 

@@ -48,8 +48,10 @@ class iteration_processor {
   // writer_index/writer_count default to the rank/size in writers; they differ when writers is
   // MPI_COMM_SELF but the process is one of several (background threads without
   // MPI_THREAD_MULTIPLE).
+  // finish_comm: see plugins::store_context::finish_comm.
   iteration_processor(const config::model& model, MPI_Comm writers, int sources,
-                      release_function release, int writer_index = -1, int writer_count = -1);
+                      release_function release, int writer_index = -1, int writer_count = -1,
+                      MPI_Comm finish_comm = MPI_COMM_NULL);
   ~iteration_processor();
 
   void add_block(stored_block block);
@@ -72,7 +74,8 @@ class iteration_processor {
   // Returns bytes freed.
   std::uint64_t rescue(active_buffer& target);
   // No more input: stores what is left (iterations not ended by every source), marked
-  // incomplete in the log. Collective over writers when a collective store is used.
+  // incomplete in the log, then lets every store finish. Collective over writers when a
+  // collective store is used (and over finish_comm when it is set).
   void finish();
 
   const processor_counters& counters() const noexcept { return m_counters; }

@@ -169,17 +169,25 @@ def main():
         if args.spill and os.listdir(os.path.join(out, "spill")):
             fail("spill files left behind: " + str(os.listdir(os.path.join(out, "spill"))))
 
+        # The XDMF file lists every iteration, in every mode.
+        xmf = os.path.join(out, "e2e.xmf")
+        if not os.path.exists(xmf):
+            fail(f"missing {xmf}")
+        times = set(int(t) for t in re.findall(r'<Time Value="(\d+)"', open(xmf).read()))
+        if times != set(range(args.iterations)):
+            fail(f"{xmf} lists iterations {sorted(times)}, expected 0..{args.iterations - 1}")
         for it in range(args.iterations):
-            if args.filemode == "Collective":
-                name = os.path.join(out, f"e2e_It{it}.h5")
-                if not os.path.exists(name):
-                    fail(f"missing {name}; have {sorted(os.listdir(out))}")
-                check_equal(f"It{it} temperature", read(name, "temperature"),
-                            expected_temperature(it, clients))
-                check_equal(f"It{it} fluid/pressure", read(name, "fluid/pressure"),
-                            expected_pressure(it, clients))
-                check_equal(f"It{it} ids", read(name, "ids"), expected_ids(it, clients))
-            else:
+            # The global view: the collective file, or the master file of virtual datasets
+            # over the per-core files (every mode writes one, the same name either way).
+            name = os.path.join(out, f"e2e_It{it}.h5")
+            if not os.path.exists(name):
+                fail(f"missing {name}; have {sorted(os.listdir(out))}")
+            check_equal(f"It{it} temperature", read(name, "temperature"),
+                        expected_temperature(it, clients))
+            check_equal(f"It{it} fluid/pressure", read(name, "fluid/pressure"),
+                        expected_pressure(it, clients))
+            check_equal(f"It{it} ids", read(name, "ids"), expected_ids(it, clients))
+            if args.filemode != "Collective":
                 files = sorted(glob.glob(os.path.join(out, f"e2e_It{it}_Pr*.h5")))
                 if len(files) != writers:
                     fail(f"iteration {it}: {len(files)} files, expected one per writer ({writers})")

@@ -190,7 +190,15 @@ class hdf5_store final : public store {
     // master file or an XDMF that would only show one writer's blocks.
     int size = 1;
     MPI_Comm_size(context.comm, &size);
-    if (size < context.writer_count && (m_options.virtual_view || m_options.xdmf)) {
+    if (size < context.writer_count && (m_options.virtual_view || m_options.xdmf) &&
+        context.finish_comm != MPI_COMM_NULL) {
+      // They can at the end of the run: each keeps its blocks' metadata until then.
+      m_deferred_view = true;
+      if (context.writer_index == 0)
+        log::info("store '", context.settings->name,
+                  "': the master files and the XDMF are written at the end of the run (the I/O "
+                  "threads cannot exchange block metadata without MPI_THREAD_MULTIPLE)");
+    } else if (size < context.writer_count && (m_options.virtual_view || m_options.xdmf)) {
       m_options.virtual_view = false;
       m_options.xdmf = false;
       if (context.writer_index == 0)
@@ -200,6 +208,8 @@ class hdf5_store final : public store {
                      "each process's files stand alone");
     }
   }
+
+  void finish() override;
 
   void write_iteration(const iteration_data& data) override {
     const int frequency = m_context.settings->frequency;
@@ -261,8 +271,21 @@ class hdf5_store final : public store {
   void write_collective(const iteration_data& data);
   void add_xdmf_step(xdmf_step step);
 
+  // Thread mode without MPI_THREAD_MULTIPLE: this writer's blocks of each stored iteration,
+  // gathered in finish() to write the master files and the XDMF.
+  struct deferred_step {
+    std::int32_t iteration = 0;
+    std::vector<local_blocks> blocks;
+    std::vector<std::vector<std::int64_t>> global_dims;  // what blocks[i].global_dims points to
+    bool failed = false;
+    bool incomplete = false;
+  };
+
   store_context m_context;
   store_options m_options;
+  bool m_deferred_view = false;
+  std::vector<deferred_step> m_deferred;
+  bool m_xdmf_held = false;  // finish(): the XDMF file is written once, after the last step
   std::vector<ghost_widths> m_ghosts;  // per layout
   // time-varying="false" variables already stored, and the iteration that holds them; the
   // same on every writer since it is decided from agreed data.
@@ -350,7 +373,19 @@ void hdf5_store::write_file_per_core(const iteration_data& data) {
       }
     }
   }
-  if (gather) {
+  if (gather && m_deferred_view) {
+    deferred_step step;
+    step.iteration = data.iteration;
+    step.failed = failure != nullptr;
+    step.incomplete = data.incomplete;
+    step.global_dims.reserve(mine.size());
+    for (local_blocks& b : mine) {
+      step.global_dims.push_back(b.global_dims ? *b.global_dims : std::vector<std::int64_t>{});
+      b.global_dims = &step.global_dims.back();  // the block's memory goes back after this call
+    }
+    step.blocks = std::move(mine);
+    m_deferred.push_back(std::move(step));
+  } else if (gather) {
     bool failed = false;
     std::vector<variable_record> records =
         gather_blocks(mine, data.iteration, failure != nullptr, m_context.comm, failed);
@@ -478,8 +513,43 @@ void hdf5_store::publish_file_per_core(std::int32_t iteration,
 
 void hdf5_store::add_xdmf_step(xdmf_step step) {
   m_steps.push_back(std::move(step));
+  if (m_xdmf_held) return;
   const std::string path = m_options.files_path + m_context.model->simulation_name + ".xmf";
   write_file_atomically(path, render_xdmf(*m_context.model, m_steps));
+}
+
+void hdf5_store::finish() {
+  if (!m_deferred_view) return;
+  const error_print_guard quiet;
+  const MPI_Comm comm = m_context.finish_comm;
+  // Every writer stored the same iterations; agree anyway, so that no writer waits for a step
+  // another one never had.
+  int steps = static_cast<int>(m_deferred.size());
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &steps, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  m_xdmf_held = true;
+  std::exception_ptr failure;
+  for (int i = 0; i < steps; ++i) {
+    const deferred_step& step = m_deferred[static_cast<std::size_t>(i)];
+    bool failed = false;
+    std::vector<variable_record> records =
+        gather_blocks(step.blocks, step.iteration, step.failed, comm, failed);
+    int incomplete = step.incomplete ? 1 : 0;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &incomplete, 1, MPI_INT, MPI_MAX, comm),
+              "MPI_Allreduce");
+    if (m_context.writer_index != 0 || failure) continue;
+    try {
+      publish_file_per_core(step.iteration, std::move(records), !failed && !incomplete);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  m_deferred.clear();
+  m_xdmf_held = false;
+  if (m_context.writer_index == 0 && !failure && !m_steps.empty()) {
+    const std::string path = m_options.files_path + m_context.model->simulation_name + ".xmf";
+    write_file_atomically(path, render_xdmf(*m_context.model, m_steps));
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 void hdf5_store::write_collective(const iteration_data& data) {
