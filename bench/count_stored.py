@@ -3,7 +3,7 @@
 usage: count_stored.py OUTPUT_DIR SIMULATION BYTES ITERATIONS RESULT_LINE [STDERR_FILE]
 
 An iteration counts as stored when the file <SIMULATION>_It<i>_Pr0.h5 holds the dataset
-field/P0/B0 of BYTES bytes whose first 8 bytes hold i (the client stamps every block with its
+field/P0 (one domain per client, Damaris's name) of BYTES bytes whose first 8 bytes hold i (the client stamps every block with its
 iteration). STDERR_FILE, if given, is searched for the finalize summaries of the server and the
 client. Prints RESULT_LINE (JSON) with a "stored" object added.
 """
@@ -24,7 +24,7 @@ def check_files(directory, simulation, size, iterations):
         if not os.path.exists(path):
             continue
         with h5py.File(path, "r") as f:
-            dataset = f.get("field/P0/B0")
+            dataset = f.get("field/P0")
             if dataset is None:
                 empty.append(i)  # the file of an iteration whose block was dropped
                 continue

@@ -648,7 +648,7 @@ if stream_rows:
     add(f"{sr['iterations_written']} iterations of {size(sr['bytes'])} written back to back (no "
         f"compute phase), shared buffer `bytes*5/2` (2.5 iterations), HDF5 FilePerCore into "
         f"`{meta['stream_dir']}` (local disk). Stored = iterations whose file holds "
-        f"`field/P0/B0` with the right size and the iteration's stamp (checked with h5py). "
+        f"`field/P0` with the right size and the iteration's stamp (checked with h5py). "
         f"Active buffering: `server-memory=\"{meta['server_memory']}\"` "
         f"({meta['server_memory'] >> 20} MiB). Times are medians over {sr['runs']} runs. "
         "`client total` is the loop (writes + end_iteration); `drain` is the damaris_sync after "

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -117,6 +118,20 @@ std::string job_token(MPI_Comm comm) {
   return text;
 }
 
+// SIDECORE_STRICT=1 (true, yes, on) makes every configuration warning an error.
+int strict_from_environment() {
+  const char* env = std::getenv("SIDECORE_STRICT");
+  if (!env) return 0;
+  std::string value(env);
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (value == "1" || value == "true" || value == "yes" || value == "on") return 1;
+  if (!(value.empty() || value == "0" || value == "false" || value == "no" || value == "off"))
+    log::warning("SIDECORE_STRICT='", env,
+                 "' is not a boolean (1, true, yes, on or 0, false, no, off); strict checking "
+                 "stays off");
+  return 0;
+}
+
 // Why this process cannot read the configuration file at `file` ("" when it can).
 std::string unreadable(const std::string& file) {
   struct stat info {};
@@ -155,21 +170,30 @@ topology::layout build_topology(const config::model& model, MPI_Comm comm) {
 config::model runtime::load_everywhere(const std::string& file, MPI_Comm comm) {
   int rank = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  // Rank 0 reads the file for everyone, but every rank checks the path it was given: a job
-  // whose ranks see different file systems must not run on a file some of them lack.
+  // Rank 0 reads the file for everyone, as Damaris does: the other ranks never open it, so a
+  // program whose rank 0 writes the file just before damaris_initialize works, and so does a
+  // job whose other nodes cannot see the file at all.
   std::string text;
-  std::string failure = unreadable(file);
-  if (rank == 0 && failure.empty()) {
-    try {
-      text = config::read_configuration_file(file);
-    } catch (const config_error& e) {
-      failure = e.what();
+  std::string failure;
+  if (rank == 0) {
+    failure = unreadable(file);
+    if (failure.empty()) {
+      try {
+        text = config::read_configuration_file(file);
+      } catch (const config_error& e) {
+        failure = e.what();
+      }
     }
   }
   agree(comm, failure.empty() ? DAMARIS_OK : DAMARIS_CONFIG_ERROR, failure);
   text = broadcast_string(text, comm);
-  // Every rank parses the same text, so every rank reaches the same verdict.
-  return config::parse_model(text, file);
+  // Every rank parses the same text with rank 0's options, so every rank reaches the same
+  // verdict.
+  int strict = rank == 0 ? strict_from_environment() : 0;
+  check_mpi(MPI_Bcast(&strict, 1, MPI_INT, 0, comm), "MPI_Bcast");
+  config::parse_options options;
+  options.strict = strict != 0;
+  return config::parse_model(text, file, options);
 }
 
 runtime::runtime(const std::string& config_file, MPI_Comm comm)

@@ -227,9 +227,16 @@ std::string suggest(std::string_view given, const std::vector<std::string>& vali
                     std::string_view noun);
 }  // namespace detail
 
+struct parse_options {
+  // Every warning is an error (also asked for by strict="true" on <simulation>): for users who
+  // want a typo in an attribute name to stop the run rather than be ignored as Damaris does.
+  bool strict = false;
+};
+
 // Builds a model from XML text. file_name is used only in messages.
 // Throws config_error (file, line, what is wrong, what would be valid) on the first error.
-model parse_model(std::string_view xml_text, const std::string& file_name);
+model parse_model(std::string_view xml_text, const std::string& file_name,
+                  const parse_options& options = {});
 
 // Reads a whole configuration file. Throws config_error naming the path when it cannot be
 // read (missing, unreadable, a directory). Every reader of a configuration file goes through

@@ -37,7 +37,7 @@ const rule_map& all_rules() {
   static const rule_map rules = [] {
     rule_map r = {
         {"simulation",
-         {{"name", "language"},
+         {{"name", "language", "strict"},
           {"name"},
           {"architecture", "data", "storage", "actions", "scripts", "log", "python", "visit",
            "paraview"}}},
@@ -222,7 +222,8 @@ const std::vector<choice<language>> script_language_choices = {{"python", langua
 
 class builder {
  public:
-  builder(std::string_view text, const std::string& file) : m_text(text), m_file(file) {
+  builder(std::string_view text, const std::string& file, const parse_options& options)
+      : m_text(text), m_file(file), m_options(options) {
     for (std::size_t i = 0; i < text.size(); ++i) {
       if (text[i] == '\n') m_newlines.push_back(i);
     }
@@ -309,6 +310,7 @@ class builder {
     check_references();
     check_layout_values();
     evaluate_architecture_sizes();
+    if (m_options.strict || flag(root, "strict", false)) refuse_warnings(root);
     return std::move(m_model);
   }
 
@@ -323,11 +325,28 @@ class builder {
   int line_of(xml n) const { return line_at(n.offset_debug()); }
   std::string where(xml n) const { return m_file + ":" + std::to_string(line_of(n)); }
 
+  // Strict checking: every warning of the file is an error, reported with the first of them.
+  void refuse_warnings(xml root) const {
+    if (m_model.warnings.empty()) return;
+    std::string message = m_model.warnings.front() +
+                          " [an error: strict checking is on (" +
+                          (m_options.strict ? "SIDECORE_STRICT" : "strict=\"true\" on " + describe(root)) +
+                          "), which makes every configuration warning an error]";
+    const std::size_t shown = std::min<std::size_t>(m_model.warnings.size(), 11);
+    for (std::size_t i = 1; i < shown; ++i) message += "\n  also: " + m_model.warnings[i];
+    if (m_model.warnings.size() > shown)
+      message += "\n  and " + std::to_string(m_model.warnings.size() - shown) + " more";
+    throw config_error(message);
+  }
+
   [[noreturn]] void fail(xml n, const std::string& what, const std::string& hint) const {
     throw config_error(where(n) + ": " + what + "; " + hint);
   }
   void warn(xml n, const std::string& message) {
     m_model.warnings.push_back(where(n) + ": " + message);
+  }
+  void warn_at(int line, const std::string& message) {
+    m_model.warnings.push_back(m_file + ":" + std::to_string(line) + ": " + message);
   }
 
   static std::string name_of(xml n) { return std::string(local_name(n.name())); }
@@ -421,8 +440,9 @@ class builder {
     }
   }
 
-  // Unknown attributes and children, missing required attributes.
-  void check_element(xml n) const {
+  // Unknown attributes (a warning: Damaris ignores them, and its own example files carry some),
+  // unknown children and missing required attributes (errors).
+  void check_element(xml n) {
     const element_rules& rules = rules_for(name_of(n));
     std::set<std::string, std::less<>> seen;
     for (pugi::xml_attribute a : n.attributes()) {
@@ -432,9 +452,12 @@ class builder {
       if (rules.any_attribute) continue;
       if (std::find(rules.attributes.begin(), rules.attributes.end(), name) ==
           rules.attributes.end()) {
-        fail(n, "unknown attribute '" + std::string(name) + "' on " + describe(n),
-             rules.attributes.empty() ? std::string("<" + name_of(n) + "> takes no attributes")
-                                      : detail::suggest(name, rules.attributes, "attributes"));
+        warn_at(attribute_line(n, a.name(), 1),
+                "unknown attribute '" + std::string(name) + "' on " + describe(n) +
+                    " is ignored, as Damaris ignores it; " +
+                    (rules.attributes.empty()
+                         ? std::string("<" + name_of(n) + "> takes no attributes")
+                         : detail::suggest(name, rules.attributes, "attributes")));
       }
     }
     for (const auto& required : rules.required) {
@@ -961,12 +984,15 @@ class builder {
     }
     const std::string layout_name = trim(attribute(n, "layout"));
     v.layout_index = m_model.find_layout(layout_name);
+    if (v.layout_index == model::npos) v.layout_index = basic_type_layout(n, layout_name);
     if (v.layout_index == model::npos) {
       std::vector<std::string> known;
       for (const auto& l : m_model.layouts) known.push_back(l.name);
+      for (const auto& c : type_choices) {
+        if (std::find(known.begin(), known.end(), c.name) == known.end()) known.push_back(c.name);
+      }
       fail(n, "variable '" + v.name + "' refers to undefined layout '" + layout_name + "'",
-           known.empty() ? std::string("no layout is defined; declare one with <layout>")
-                         : detail::suggest(layout_name, known, "layouts"));
+           detail::suggest(layout_name, known, "layouts (declared, or a basic type for a scalar)"));
     }
     v.kind = pick(n, "type", variable_kind_choices, std::string("scalar"));
     v.center = pick(n, "centering", centering_choices, centering::zonal);
@@ -985,6 +1011,23 @@ class builder {
     m_variable_stores.push_back(is_none(store_name) ? std::string() : store_name);
     m_variable_nodes.push_back(n);
     m_model.variables.push_back(std::move(v));
+  }
+
+  // Damaris predefines a scalar layout for each basic type, named after it: a variable may say
+  // layout="int" without declaring it. Made on first use, unless the file declares a layout of
+  // that name itself. Returns its index, or npos when name is no basic type.
+  std::size_t basic_type_layout(xml variable_node, const std::string& name) {
+    const auto found = std::find_if(type_choices.begin(), type_choices.end(),
+                                    [&](const auto& c) { return name == c.name; });
+    if (found == type_choices.end()) return model::npos;
+    layout l;
+    l.name = name;
+    l.type = found->value;
+    l.line = line_of(variable_node);
+    l.dimensions.push_back(parse_expression("1", {}, place(variable_node, "layout")));
+    m_layout_nodes.push_back(variable_node);
+    m_model.layouts.push_back(std::move(l));
+    return m_model.layouts.size() - 1;
   }
 
   void read_mesh(xml n) {
@@ -1184,6 +1227,7 @@ class builder {
 
   std::string_view m_text;
   const std::string& m_file;
+  parse_options m_options;
   std::vector<std::size_t> m_newlines;
   pugi::xml_document m_document;
   model m_model;
@@ -1206,8 +1250,9 @@ class builder {
 
 }  // namespace
 
-model parse_model(std::string_view xml_text, const std::string& file_name) {
-  return builder(xml_text, file_name).build();
+model parse_model(std::string_view xml_text, const std::string& file_name,
+                  const parse_options& options) {
+  return builder(xml_text, file_name, options).build();
 }
 
 }  // namespace sidecore::config

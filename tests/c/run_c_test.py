@@ -145,7 +145,7 @@ def data_iterations(out, iterations, clients):
     for it in range(iterations):
         found = stored_blocks(out, "full", it)
         for path, filename in found.items():
-            m = re.fullmatch(r"data/P(\d+)/B0", path)
+            m = re.fullmatch(r"data/P(\d+)", path)
             if not m:
                 fail(f"iteration {it}: unexpected dataset {path}")
             src = int(m.group(1))

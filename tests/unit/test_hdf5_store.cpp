@@ -218,6 +218,7 @@ class hdf5_store : public ::testing::Test {
 };
 
 TEST_F(hdf5_store, file_per_core_writes_every_value_and_attribute) {
+  m_model.arch.domains = 3;  // several domains per client: blocks are named .../P<source>/B<block>
   const std::size_t temperature = add_variable("temperature", config::element_type::int32, 2);
   const std::size_t pressure = add_variable("pressure", config::element_type::float64, 1, "Pa");
   const std::vector<std::int32_t> t0 = {1, 2, 3, 4, 5, 6};
@@ -261,6 +262,25 @@ TEST_F(hdf5_store, file_per_core_writes_every_value_and_attribute) {
   EXPECT_EQ(read_string_attribute(p_set.get(), "unit"), "Pa");
 }
 
+// Damaris's rule: with one domain per client a block is <variable>/P<source>, with no B level.
+TEST_F(hdf5_store, file_per_core_names_blocks_by_source_only_with_one_domain) {
+  const std::size_t t = add_variable("t", config::element_type::int32, 1);
+  const std::vector<std::int32_t> a = {1, 2}, b = {3, 4};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, a.data(), 8, {2}),
+                                          make_block(5, 0, 0, b.data(), 8, {2})};
+  iteration_data data;
+  data.variables = {blocks_of(t, blocks)};
+
+  make_store()->write_iteration(data);
+
+  const file_handle file = open_file(path("sim_It0_Pr0.h5"));
+  ASSERT_TRUE(file.valid());
+  EXPECT_EQ(read_dataset<std::int32_t>(file.get(), "t/P0", H5T_NATIVE_INT32), a);
+  EXPECT_EQ(read_dataset<std::int32_t>(file.get(), "t/P5", H5T_NATIVE_INT32), b);
+  // A dataset, not a group holding B0.
+  EXPECT_EQ(dataset_dims(file.get(), "t/P0"), (std::vector<hsize_t>{2}));
+}
+
 TEST_F(hdf5_store, file_per_core_variable_groups_become_nested_groups) {
   const std::size_t x = add_variable("coordinates/mesh/x", config::element_type::float32, 1);
   const std::vector<float> values = {1.5f, 2.5f, 3.5f};
@@ -274,7 +294,7 @@ TEST_F(hdf5_store, file_per_core_variable_groups_become_nested_groups) {
   ASSERT_TRUE(file.valid());
   group_handle group(H5Gopen2(file.get(), "coordinates/mesh", H5P_DEFAULT));
   EXPECT_TRUE(group.valid());
-  EXPECT_EQ(read_dataset<float>(file.get(), "coordinates/mesh/x/P0/B0", H5T_NATIVE_FLOAT), values);
+  EXPECT_EQ(read_dataset<float>(file.get(), "coordinates/mesh/x/P0", H5T_NATIVE_FLOAT), values);
 }
 
 TEST_F(hdf5_store, file_per_core_creates_the_file_of_a_writer_without_blocks) {
@@ -405,7 +425,7 @@ TEST_F(hdf5_store, files_path_directories_are_created) {
 
   const file_handle file = open_file(nested + "/sim_It1_Pr0.h5");
   ASSERT_TRUE(file.valid());
-  EXPECT_EQ(read_dataset<std::int16_t>(file.get(), "v/P0/B0", H5T_NATIVE_INT16), values);
+  EXPECT_EQ(read_dataset<std::int16_t>(file.get(), "v/P0", H5T_NATIVE_INT16), values);
 }
 
 TEST_F(hdf5_store, files_path_that_cannot_be_created_is_a_storage_error) {
@@ -512,7 +532,7 @@ TEST_F(hdf5_store, ghost_zones_are_not_stored) {
   make_store()->write_iteration(data);
 
   const file_handle file = open_file(path("sim_It0_Pr0.h5"));
-  EXPECT_EQ(read_dataset<double>(file.get(), "t/P0/B0", H5T_NATIVE_DOUBLE),
+  EXPECT_EQ(read_dataset<double>(file.get(), "t/P0", H5T_NATIVE_DOUBLE),
             (std::vector<double>{1, 2, 3, 4}));
   const file_handle master = open_file(path("sim_It0.h5"));
   EXPECT_EQ(read_dataset<double>(master.get(), "t", H5T_NATIVE_DOUBLE),
@@ -568,7 +588,7 @@ TEST_F(hdf5_store, compression_is_lossless_and_reports_its_ratio) {
   make_store()->write_iteration(data);
 
   const file_handle file = open_file(path("sim_It0_Pr0.h5"));
-  EXPECT_EQ(read_dataset<double>(file.get(), "t/P0/B0", H5T_NATIVE_DOUBLE), values);
+  EXPECT_EQ(read_dataset<double>(file.get(), "t/P0", H5T_NATIVE_DOUBLE), values);
   attribute_handle ratio(H5Aopen(file.get(), "compression_ratio", H5P_DEFAULT));
   double value = 0;
   ASSERT_GE(H5Aread(ratio.get(), H5T_NATIVE_DOUBLE, &value), 0);
@@ -586,7 +606,7 @@ TEST_F(hdf5_store, half_precision_is_read_back_within_its_precision) {
   make_store()->write_iteration(data);
 
   const file_handle file = open_file(path("sim_It0_Pr0.h5"));
-  dataset_handle dataset(H5Dopen2(file.get(), "t/P0/B0", H5P_DEFAULT));
+  dataset_handle dataset(H5Dopen2(file.get(), "t/P0", H5P_DEFAULT));
   datatype_handle type(H5Dget_type(dataset.get()));
   EXPECT_EQ(H5Tget_size(type.get()), 2u);
   std::vector<float> back(values.size());

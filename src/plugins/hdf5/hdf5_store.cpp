@@ -423,7 +423,8 @@ byte_counts hdf5_store::write_file_per_core_contents(
     const stored_hdf5_type file_type(type);
     for (const prepared_block& p : prepared[i]) {
       const block_view* block = p.view;
-      const std::string name = block_dataset_name(vb.var->name, block->source, block->block_id);
+      const std::string name = block_dataset_name(vb.var->name, block->source, block->block_id,
+                                                   m_context.model->arch.domains);
       const call_site site{path, name};
       const std::vector<hsize_t> extents = to_hsize(p.dims);
       const dataspace_handle space = make_simple_space(extents, site);

@@ -33,8 +33,10 @@ constexpr std::size_t fixed_fields = 6;
 }  // namespace
 
 std::string block_dataset_name(const std::string& variable, std::int32_t source,
-                               std::int32_t block) {
-  return variable + "/P" + std::to_string(source) + "/B" + std::to_string(block);
+                               std::int32_t block, int domains) {
+  std::string name = variable + "/P" + std::to_string(source);
+  if (domains != 1) name += "/B" + std::to_string(block);
+  return name;
 }
 
 std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine,
@@ -165,7 +167,7 @@ bool write_master(const std::string& path, const config::model& model, std::int3
       }
       if (empty) continue;
       if (!fits) {
-        log::warning("HDF5 store: ", block_dataset_name(name, block.source, block.block),
+        log::warning("HDF5 store: ", block_dataset_name(name, block.source, block.block, model.arch.domains),
                      " of iteration ", record.stored_iteration,
                      " lies outside the global dimensions; left out of ", path);
         continue;
@@ -178,7 +180,7 @@ bool write_master(const std::string& path, const config::model& model, std::int3
                    "H5Sselect_hyperslab", site);
       const dataspace_handle source_space = make_simple_space(count, site);
       const std::string source_name = source_file(record.stored_iteration, block.writer);
-      const std::string dataset_name = block_dataset_name(name, block.source, block.block);
+      const std::string dataset_name = block_dataset_name(name, block.source, block.block, model.arch.domains);
       check_status(H5Pset_virtual(dcpl.get(), virtual_space.get(), source_name.c_str(),
                                   dataset_name.c_str(), source_space.get()),
                    "H5Pset_virtual", site);

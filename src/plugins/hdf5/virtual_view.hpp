@@ -59,8 +59,10 @@ bool write_master(const std::string& path, const config::model& model, std::int3
                   const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
                   bool complete);
 
-// "<variable>/P<source>/B<block>": the dataset of a block in a file-per-core file.
+// The dataset of a block in a file-per-core file, named as Damaris names it:
+// "<variable>/P<source>" when the simulation declares one domain per client (<domains
+// count="1"/>, the default), "<variable>/P<source>/B<block>" when it declares more.
 std::string block_dataset_name(const std::string& variable, std::int32_t source,
-                               std::int32_t block);
+                               std::int32_t block, int domains);
 
 }  // namespace sidecore::plugins::hdf5
