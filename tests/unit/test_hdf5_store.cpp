@@ -362,13 +362,32 @@ TEST_F(hdf5_store, collective_rejects_a_block_outside_the_global_dimensions) {
   EXPECT_FALSE(fs::exists(path("sim_It0.h5")));
 }
 
-TEST_F(hdf5_store, collective_without_global_dimensions_is_refused_when_the_store_opens) {
+// Damaris accepts a Collective store holding a variable without global extents (a per-client
+// scalar): each of its blocks is its own dataset, named as in file-per-core files, beside the
+// global datasets of the other variables.
+TEST_F(hdf5_store, collective_stores_variables_without_global_dimensions_per_block) {
   set_option("FileMode", "Collective");
-  add_variable("u", config::element_type::int32, 1);
-  const std::string message = open_error();
-  EXPECT_NE(message.find("global=\"...\""), std::string::npos) << message;
-  EXPECT_NE(message.find("u_layout"), std::string::npos) << message;
-  EXPECT_NE(message.find("line 7"), std::string::npos) << message;
+  const std::size_t n = add_variable("stats/n", config::element_type::int32, 1);
+  const std::size_t u = add_variable("u", config::element_type::int32, 1, {}, true);
+  const std::vector<std::int32_t> n0 = {7, 8}, n2 = {9, 10};
+  const std::vector<std::int32_t> u0 = {1, 2};
+  const std::vector<block_view> n_blocks = {make_block(2, 0, 4, n2.data(), 8, {2}),
+                                            make_block(0, 0, 4, n0.data(), 8, {2})};
+  const std::vector<block_view> u_blocks = {make_block(0, 0, 4, u0.data(), 8, {2}, {0}, {2})};
+  iteration_data data;
+  data.iteration = 4;
+  data.variables = {blocks_of(n, n_blocks), blocks_of(u, u_blocks)};
+
+  make_store()->write_iteration(data);
+
+  const file_handle file = open_file(path("sim_It4.h5"));
+  ASSERT_TRUE(file.valid());
+  EXPECT_EQ(read_dataset<std::int32_t>(file.get(), "stats/n/P0", H5T_NATIVE_INT32), n0);
+  EXPECT_EQ(read_dataset<std::int32_t>(file.get(), "stats/n/P2", H5T_NATIVE_INT32), n2);
+  dataset_handle p2(H5Dopen2(file.get(), "stats/n/P2", H5P_DEFAULT));
+  EXPECT_EQ(read_int_attribute(p2.get(), "source"), 2);
+  EXPECT_EQ(read_int_attribute(p2.get(), "iteration"), 4);
+  EXPECT_EQ(read_dataset<std::int32_t>(file.get(), "u", H5T_NATIVE_INT32), u0);
 }
 
 TEST_F(hdf5_store, two_stores_with_the_same_files_path_are_refused) {

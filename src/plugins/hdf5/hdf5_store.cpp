@@ -269,6 +269,9 @@ class hdf5_store final : public store {
   void publish_file_per_core(std::int32_t iteration, std::vector<variable_record> records,
                              bool complete);
   void write_collective(const iteration_data& data);
+  void write_collective_per_block(const iteration_data& data, const variable_blocks& vb,
+                                  const std::vector<prepared_block>& mine, hid_t file, hid_t lcpl,
+                                  hid_t dxpl, const std::string& path, byte_counts& counts) const;
   void add_xdmf_step(xdmf_step step);
 
   // Thread mode without MPI_THREAD_MULTIPLE: this writer's blocks of each stored iteration,
@@ -553,6 +556,95 @@ void hdf5_store::finish() {
   if (failure) std::rethrow_exception(failure);
 }
 
+// A variable without global extents in a collective file: every block of every writer becomes
+// its own dataset, <variable>/P<source>[/B<block>] as in file-per-core files. Creating datasets
+// is collective in parallel HDF5, so the writers first learn every block's source, id and
+// extents; each block is then written by its holder, the others taking part with empty
+// selections.
+void hdf5_store::write_collective_per_block(const iteration_data& data, const variable_blocks& vb,
+                                            const std::vector<prepared_block>& mine, hid_t file,
+                                            hid_t lcpl, hid_t dxpl, const std::string& path,
+                                            byte_counts& counts) const {
+  const std::size_t ndims = vb.layout->dimensions.size();
+  const std::size_t fields = 2 + ndims;  // source, block, extents
+  std::vector<std::int64_t> packed;
+  for (const prepared_block& p : mine) {
+    packed.push_back(p.view->source);
+    packed.push_back(p.view->block_id);
+    packed.insert(packed.end(), p.dims.begin(), p.dims.end());
+  }
+  int size = 1;
+  check_mpi(MPI_Comm_size(m_context.comm, &size), "MPI_Comm_size");
+  int count = static_cast<int>(packed.size());
+  std::vector<int> sizes(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  check_mpi(MPI_Allgather(&count, 1, MPI_INT, sizes.data(), 1, MPI_INT, m_context.comm),
+            "MPI_Allgather");
+  for (std::size_t w = 1; w < sizes.size(); ++w) offsets[w] = offsets[w - 1] + sizes[w - 1];
+  std::vector<std::int64_t> all(static_cast<std::size_t>(offsets.back() + sizes.back()));
+  check_mpi(MPI_Allgatherv(packed.data(), count, MPI_INT64_T, all.data(), sizes.data(),
+                           offsets.data(), MPI_INT64_T, m_context.comm),
+            "MPI_Allgatherv");
+
+  struct entry {
+    std::int64_t source, block;
+    std::vector<std::int64_t> dims;
+    const prepared_block* local;  // this writer's block, or nullptr
+  };
+  std::vector<entry> blocks;
+  for (std::size_t w = 0; w < sizes.size(); ++w) {
+    const bool is_mine = static_cast<int>(w) == m_context.writer_index;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(sizes[w]) / fields; ++k) {
+      const std::int64_t* p = all.data() + offsets[w] + k * fields;
+      blocks.push_back({p[0], p[1], std::vector<std::int64_t>(p + 2, p + 2 + ndims),
+                        is_mine ? &mine[k] : nullptr});
+    }
+  }
+  std::sort(blocks.begin(), blocks.end(), [](const entry& a, const entry& b) {
+    return std::tie(a.source, a.block) < std::tie(b.source, b.block);
+  });
+
+  const output_settings& settings = settings_of(index_of(vb.var));
+  const stored_type type = stored_type_of(vb.layout->type, settings.precision);
+  const stored_hdf5_type file_type(type);
+  static const char no_data = 0;
+  for (const entry& b : blocks) {
+    const std::string name =
+        block_dataset_name(vb.var->name, static_cast<std::int32_t>(b.source),
+                           static_cast<std::int32_t>(b.block), m_context.model->arch.domains);
+    const call_site site{path, name};
+    const std::vector<hsize_t> extents = to_hsize(b.dims);
+    const bool has_data = element_total(b.dims) > 0;
+    const dataspace_handle space = make_simple_space(extents, site);
+    const property_list_handle dcpl = make_dataset_properties(
+        settings.compression, has_data ? extents : std::vector<hsize_t>{}, stored_size(type),
+        site);
+    dataset_handle dataset(check_id(
+        H5Dcreate2(file, name.c_str(), file_type.get(), space.get(), lcpl, dcpl.get(), H5P_DEFAULT),
+        "H5Dcreate2", site));
+    write_int_attribute(dataset.get(), name, "iteration", data.iteration, path);
+    write_int_attribute(dataset.get(), name, "source", static_cast<std::int32_t>(b.source), path);
+    write_int_attribute(dataset.get(), name, "block", static_cast<std::int32_t>(b.block), path);
+    write_string_attribute(dataset.get(), name, "layout", vb.layout->name, path);
+    if (!vb.var->unit.empty()) write_string_attribute(dataset.get(), name, "unit", vb.var->unit, path);
+    if (has_data) {
+      dataspace_handle file_space(check_id(H5Scopy(space.get()), "H5Scopy", site));
+      dataspace_handle memory_space(check_id(H5Scopy(space.get()), "H5Scopy", site));
+      const void* buffer = &no_data;
+      if (b.local != nullptr) {
+        buffer = b.local->data;
+      } else {
+        check_status(H5Sselect_none(memory_space.get()), "H5Sselect_none", site);
+        check_status(H5Sselect_none(file_space.get()), "H5Sselect_none", site);
+      }
+      check_status(H5Dwrite(dataset.get(), file_type.get(), memory_space.get(), file_space.get(),
+                            dxpl, buffer),
+                   "H5Dwrite", site);
+    }
+    add_dataset_bytes(counts, dataset.get(), element_total(b.dims), vb.layout->type);
+    check_status(dataset.close(), "H5Dclose", site);
+  }
+}
+
 void hdf5_store::write_collective(const iteration_data& data) {
   const std::vector<const variable_blocks*> selected = select(data);
   const std::size_t variable_count = selected.size();
@@ -615,7 +707,7 @@ void hdf5_store::write_collective(const iteration_data& data) {
     const variable_blocks& vb = *selected[i];
     const std::size_t ndims = vb.layout->dimensions.size();
     const std::int64_t* entry = agreed.data() + offsets[i];
-    if (entry[ndims + 1] != 0 && entry[ndims] == 0) {
+    if (entry[ndims + 1] != 0 && entry[ndims] == 0 && !vb.layout->global_dimensions.empty()) {
       throw storage_error("HDF5 store: Collective mode needs the global dimensions of variable \"" +
                           vb.var->name + "\": add global=\"...\" to layout \"" +
                           vb.layout->name + "\" (" + config_file(m_context.model) + ':' +
@@ -626,7 +718,7 @@ void hdf5_store::write_collective(const iteration_data& data) {
     const variable_blocks& vb = *selected[i];
     const std::size_t ndims = vb.layout->dimensions.size();
     const std::int64_t* entry = agreed.data() + offsets[i];
-    if (entry[ndims + 1] == 0) continue;
+    if (entry[ndims + 1] == 0 || vb.layout->global_dimensions.empty()) continue;
     const std::vector<std::int64_t> global(entry, entry + ndims);
     for (const prepared_block& p : prepared[i]) {
       const block_view& block = *p.view;
@@ -690,6 +782,11 @@ void hdf5_store::write_collective(const iteration_data& data) {
     const std::int64_t write_count = entry[ndims + 1];
     // Nobody holds a block: a dataset of fill values would pass for real data.
     if (write_count == 0) continue;
+    if (vb.layout->global_dimensions.empty()) {
+      write_collective_per_block(data, vb, prepared[i], file.get(), lcpl.get(), dxpl.get(), path,
+                                 counts);
+      continue;
+    }
 
     const std::string& name = vb.var->name;
     const call_site site{path, name};
@@ -891,22 +988,23 @@ store_options parse_options(const store_context& context) {
       entry->second.precision = parse_precision(value, key, context);
     }
   }
-  if (options.mode == file_mode::collective) {
-    // One global dataset per variable: its extents must be known (agreed here, at
-    // initialization, rather than failing every iteration later).
+  if (options.mode == file_mode::collective && context.writer_index == 0) {
+    // A variable without global extents (a per-client scalar, say) has no place in a global
+    // dataset: its blocks are stored one dataset each, named as in FilePerCore files. Damaris
+    // accepts such files (and writes every block over the others), so this is a warning.
     for (const config::variable& v : context.model->variables) {
       if (v.store_index !=
           static_cast<std::size_t>(context.settings - context.model->stores.data()))
         continue;
       const config::layout& l = context.model->layouts[v.layout_index];
       if (l.global_dimensions.empty())
-        throw config_error(store_where(context) +
-                           ": FileMode Collective writes one global dataset "
-                           "per variable, but variable \"" +
-                           v.name + "\" (line " + std::to_string(v.line) + ") has layout \"" +
-                           l.name +
-                           "\" without global dimensions: add global=\"...\" to the layout (line " +
-                           std::to_string(l.line) + "), or use FileMode FilePerCore");
+        log::warning(store_where(context), ": FileMode Collective: variable \"", v.name,
+                     "\" (line ", v.line, ") has layout \"", l.name,
+                     "\" without global dimensions, so each of its blocks is stored as its own "
+                     "dataset \"", v.name, "/P<source>",
+                     context.model->arch.domains != 1 ? "/B<block>" : "",
+                     "\" in the collective file; add global=\"...\" to the layout (line ", l.line,
+                     ") for one global dataset");
     }
   }
   // Two HDF5 stores writing the same file names would overwrite each other's files, however
