@@ -58,8 +58,10 @@ struct options {
 /* Written through so that no copy under test can be optimized away. */
 static volatile unsigned char g_sink;
 
+/* DAMARIS_NO_SERVER is what damaris_start and damaris_stop return, as in Damaris, when the
+ * configuration has no dedicated cores or nodes: every process is then a client. */
 static void check(int rc, const char* call) {
-  if (rc != DAMARIS_OK) {
+  if (rc != DAMARIS_OK && rc != DAMARIS_NO_SERVER) {
     fprintf(stderr, "micro_write: %s failed: %s\n  %s\n", call, damaris_error_string(rc),
             damaris_last_error_message());
     MPI_Abort(MPI_COMM_WORLD, 2);

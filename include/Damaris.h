@@ -33,6 +33,13 @@
 #define DAMARIS_VERSION_PATCH 0
 #define DAMARIS_VERSION "1.7.0"
 
+/* What this build has, as Damaris's configured header says it (test with #ifdef or #if):
+ * HDF5 storage always; no VisIt, ParaView (Catalyst) or Python plugins. */
+#define HAVE_HDF5_ENABLED 1
+/* #undef HAVE_VISIT_ENABLED */
+/* #undef HAVE_PARAVIEW_ENABLED */
+/* #undef HAVE_PYTHON_ENABLED */
+
 /* The Sidecore release that provides it. */
 #define SIDECORE_VERSION_MAJOR 0
 #define SIDECORE_VERSION_MINOR 1
@@ -71,6 +78,35 @@ enum {
   DAMARIS_BIND_ERROR = 21,        /* damaris_bind() failed */
   DAMARIS_ERROR_UNKNOWN = 22      /* anything else, including storage failures */
 };
+
+/* The element type of a variable's layout, as damaris_get_type() reports it. The names are
+ * those of Damaris 1.7; the values are Sidecore's own (compile against this header). The XML
+ * types map as: short -> SHORT; int, integer -> INT; long -> LONG; float, real -> FLOAT;
+ * double -> DOUBLE; char, character -> CHAR; string -> STRING; label -> LABEL. The unsigned
+ * types have no XML spelling and are never reported. */
+typedef enum {
+  DAMARIS_TYPE_UNDEFINED = 0,
+  DAMARIS_TYPE_SHORT = 1,
+  DAMARIS_TYPE_INT = 2,
+  DAMARIS_TYPE_LONG = 3,
+  DAMARIS_TYPE_FLOAT = 4,
+  DAMARIS_TYPE_DOUBLE = 5,
+  DAMARIS_TYPE_CHAR = 6,
+  DAMARIS_TYPE_USHORT = 7,
+  DAMARIS_TYPE_UINT = 8,
+  DAMARIS_TYPE_ULONG = 9,
+  DAMARIS_TYPE_UCHAR = 10,
+  DAMARIS_TYPE_STRING = 11,
+  DAMARIS_TYPE_LABEL = 12
+} DAMARIS_TYPE_STR;
+
+/* The optional plugins damaris_has_plugin() asks about. */
+typedef enum {
+  DAMARIS_PLUGIN_HDF5 = 1,     /* HDF5 storage (always present in Sidecore) */
+  DAMARIS_PLUGIN_PYTHON = 2,   /* Python scripts on the dedicated resources */
+  DAMARIS_PLUGIN_PARAVIEW = 3, /* ParaView Catalyst in situ visualisation */
+  DAMARIS_PLUGIN_VISIT = 4     /* VisIt libsim in situ visualisation */
+} DAMARIS_PLUGIN_TYPE;
 
 /* A function run for an event: (event name, source client, iteration, argument string). */
 typedef void (*signal_t)(const char*, int32_t, int32_t, const char*);
@@ -201,6 +237,15 @@ int damaris_end_iteration(void);
 
 /* The current iteration number (0 before the first damaris_end_iteration()). */
 int damaris_get_iteration(int* iteration);
+
+/* Stores in *vartype the element type of a variable's layout (see DAMARIS_TYPE_STR). Works on
+ * clients and servers. Returns DAMARIS_OK, DAMARIS_UNDEFINED_VARIABLE (*vartype is then
+ * DAMARIS_TYPE_UNDEFINED), DAMARIS_ARGUMENT_ERROR (NULL argument), DAMARIS_NOT_INITIALIZED. */
+int damaris_get_type(const char* variable_name, DAMARIS_TYPE_STR* vartype);
+
+/* 1 when this build has the plugin, 0 otherwise (also for a value outside the enum). May be
+ * called at any time, before damaris_initialize() too. */
+int damaris_has_plugin(DAMARIS_PLUGIN_TYPE plugin);
 
 /* Sidecore extensions. */
 

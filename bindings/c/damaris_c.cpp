@@ -6,6 +6,7 @@
 #include <new>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "Damaris.h"
@@ -39,12 +40,28 @@ void log_failure(const char* function, int code) {
     sidecore::log::debug(t_last_error);
 }
 
+// A code a call returns without having failed (DAMARIS_NO_SERVER from damaris_start without
+// dedicated resources, which Damaris programs expect): the message is kept, logged at debug.
+struct notice {
+  int code;
+  std::string message;
+};
+
 template <typename Body>
 int guarded(const char* function, Body&& body, bool quiet_config_errors = false) noexcept {
   int code = DAMARIS_OK;
   try {
-    body();
-    return DAMARIS_OK;
+    if constexpr (std::is_same_v<decltype(body()), notice>) {
+      notice n = body();
+      if (n.code != DAMARIS_OK) {
+        t_last_error = std::string(function) + ": " + n.message;
+        sidecore::log::debug(t_last_error);
+      }
+      return n.code;
+    } else {
+      body();
+      return DAMARIS_OK;
+    }
   } catch (const sidecore::error& e) {
     t_last_error = std::string(function) + ": " + e.what();
     code = e.code();
@@ -120,17 +137,32 @@ SIDECORE_API int damaris_finalize(void) {
   });
 }
 
+// Without dedicated cores or nodes, damaris_start and damaris_stop return DAMARIS_NO_SERVER
+// after doing their work, as Damaris does (every process is then a client).
+const char* const no_dedicated_resources =
+    "no dedicated cores or nodes in this configuration: every process is a client";
+
 SIDECORE_API int damaris_start(int* is_client) {
-  return guarded("damaris_start", [&] {
+  return guarded("damaris_start", [&]() -> notice {
     sidecore::runtime& rt = current("damaris_start");
     if (!is_client) throw sidecore::argument_error("is_client is NULL");
     *is_client = rt.is_server() ? 0 : 1;
     *is_client = rt.start() ? 1 : 0;
+    if (!rt.has_dedicated_resources()) return {DAMARIS_NO_SERVER, no_dedicated_resources};
+    return {DAMARIS_OK, {}};
   });
 }
 
 SIDECORE_API int damaris_stop(void) {
-  return guarded("damaris_stop", [&] { current("damaris_stop").stop(); });
+  return guarded("damaris_stop", [&]() -> notice {
+    sidecore::runtime& rt = current("damaris_stop");
+    if (rt.is_server())
+      return {DAMARIS_NO_SERVER,
+              "called on a dedicated core or node, which stops when its clients have stopped"};
+    rt.stop();
+    if (!rt.has_dedicated_resources()) return {DAMARIS_NO_SERVER, no_dedicated_resources};
+    return {DAMARIS_OK, {}};
+  });
 }
 
 SIDECORE_API int damaris_write(const char* varname, const void* data) {
@@ -279,6 +311,32 @@ SIDECORE_API int damaris_get_iteration(int* iteration) {
     if (!iteration) throw sidecore::argument_error("iteration is NULL");
     *iteration = c.iteration();
   });
+}
+
+SIDECORE_API int damaris_get_type(const char* variable_name, DAMARIS_TYPE_STR* vartype) {
+  return guarded("damaris_get_type", [&] {
+    const sidecore::config::model& model = current("damaris_get_type").model();
+    if (!vartype) throw sidecore::argument_error("vartype is NULL");
+    *vartype = DAMARIS_TYPE_UNDEFINED;
+    const std::string name = checked_name(variable_name, "variable_name");
+    const std::size_t v = model.find_variable(name);
+    if (v == sidecore::config::model::npos)
+      throw sidecore::error(DAMARIS_UNDEFINED_VARIABLE, "no variable named '" + name + "'");
+    const std::string& type = model.layouts[model.variables[v].layout_index].type_name;
+    static const std::pair<const char*, DAMARIS_TYPE_STR> types[] = {
+        {"short", DAMARIS_TYPE_SHORT},   {"int", DAMARIS_TYPE_INT},
+        {"integer", DAMARIS_TYPE_INT},   {"long", DAMARIS_TYPE_LONG},
+        {"float", DAMARIS_TYPE_FLOAT},   {"real", DAMARIS_TYPE_FLOAT},
+        {"double", DAMARIS_TYPE_DOUBLE}, {"char", DAMARIS_TYPE_CHAR},
+        {"character", DAMARIS_TYPE_CHAR}, {"string", DAMARIS_TYPE_STRING},
+        {"label", DAMARIS_TYPE_LABEL}};
+    for (const auto& [spelling, value] : types)
+      if (type == spelling) *vartype = value;
+  });
+}
+
+SIDECORE_API int damaris_has_plugin(DAMARIS_PLUGIN_TYPE plugin) {
+  return plugin == DAMARIS_PLUGIN_HDF5 ? 1 : 0;
 }
 
 SIDECORE_API const char* damaris_error_string(int code) {

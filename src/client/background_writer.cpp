@@ -155,6 +155,15 @@ void background_writer::sync(double timeout_seconds) {
   rethrow_failure();
 }
 
+void background_writer::resume() {
+  if (m_thread.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stopping = false;
+  }
+  m_thread = std::thread([this] { run(); });
+}
+
 void background_writer::finish() {
   sync(0);
   {

@@ -48,6 +48,8 @@ class background_writer {
   void sync(double timeout_seconds);
   // Stores what is left and joins the thread. Rethrows the first store failure.
   void finish();
+  // After finish(): starts the I/O thread again (a second damaris_start after damaris_stop).
+  void resume();
 
  private:
   struct task {

@@ -517,6 +517,13 @@ void client::stop() {
   }
 }
 
+void client::resume() {
+  if (!m_stopped) return;
+  m_stopped = false;
+  if (m_channel) m_channel->publish_ended(m_slot, static_cast<std::uint32_t>(m_iteration));
+  if (m_background) m_background->resume();
+}
+
 void client::sync() {
   if (m_remote) {
     m_remote->wait_stored(m_iteration);

@@ -63,6 +63,8 @@ class client {
 
   // No more data: tells the server (dedicated) or stores what is left (synchronous).
   void stop();
+  // A second damaris_start after damaris_stop: accepts data again, iterations carrying on.
+  void resume();
   bool stopped() const noexcept { return m_stopped; }
   // Returns once every iteration this client has ended is stored (damaris_sync).
   void sync();

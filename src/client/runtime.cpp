@@ -373,13 +373,29 @@ client::client& runtime::as_client(const char* call) {
 }
 
 bool runtime::start() {
-  if (m_started) throw error(DAMARIS_ALREADY_INITIALIZED, "damaris_start called twice");
+  if (m_started) {
+    // Damaris lets a program stop its servers and start them again (its C++ example does);
+    // like Damaris's, that second damaris_start is collective over every process.
+    const bool stopped = m_client ? m_client->stopped() : m_server_runs_done;
+    if (!stopped)
+      throw error(DAMARIS_ALREADY_INITIALIZED,
+                  m_client ? "damaris_start called again before damaris_stop; to start again, "
+                             "call damaris_stop first (then damaris_start on every process)"
+                           : "damaris_start called again while this dedicated core serves");
+    check_mpi(MPI_Barrier(m_topo.world.get()), "MPI_Barrier");
+    if (m_client) {
+      m_client->resume();
+      log::debug("damaris_start again: accepting data from iteration ", m_client->iteration());
+    }
+  }
   m_started = true;
   if (!m_topo.is_server) return true;
+  m_server_runs_done = false;
   if (m_remote_server)
     m_remote_server->run();
   else
     m_server->run();
+  m_server_runs_done = true;
   // Stores never stop the server (later iterations are still stored), but the simulation's
   // launcher should learn that some output is missing.
   std::string failure =

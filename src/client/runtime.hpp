@@ -26,6 +26,8 @@ class runtime {
   runtime& operator=(const runtime&) = delete;
 
   bool is_server() const noexcept { return m_topo.is_server; }
+  // Dedicated cores or nodes (false in synchronous and background-thread modes).
+  bool has_dedicated_resources() const noexcept { return m_topo.has_servers; }
   const config::model& model() const noexcept { return m_model; }
   // Throws error(DAMARIS_CORE_IS_SERVER) on a server.
   client::client& as_client(const char* call);
@@ -58,6 +60,7 @@ class runtime {
   std::unique_ptr<server::remote_server_loop> m_remote_server;
   std::unique_ptr<client::parameters> m_server_parameters;
   bool m_started = false;
+  bool m_server_runs_done = false;  // a server: its loop returned (all clients stopped)
   bool m_finalized = false;
 };
 

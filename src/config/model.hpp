@@ -83,6 +83,7 @@ enum class language { unknown, c, cpp, fortran, python };
 struct layout {
   std::string name;
   element_type type = element_type::int32;
+  std::string type_name = "int";  // as the XML names it, lower case: "integer", "label", ...
   // Local dimensions as written in the XML (comma separated).
   std::vector<expression> dimensions;
   // Global dimensions; empty when the XML gives none.

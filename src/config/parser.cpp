@@ -780,6 +780,7 @@ class builder {
            "give each layout a unique name");
     }
     l.type = pick(n, "type", type_choices, element_type::int32);
+    l.type_name = lowercase(trim(attribute(n, "type", "int")));
     l.lang = pick(n, "language", language_choices, language::unknown);
     const std::string context = "layout '" + l.name + "'";
     const auto dimensions = split(attribute(n, "dimensions"), ',');
@@ -920,11 +921,17 @@ class builder {
       const std::string name = name_of(n);
       if (name == "group") {
         check_element(n);
+        // name="a/b" is the same as <group name="a"><group name="b">, as in Damaris.
         const std::string group_name = name_attribute(n);
-        check_path_component(n, "group", group_name);
-        m_group_lines.emplace(path + group_name, line_of(n));
+        std::string prefix = path;
+        for (const std::string& part : split(group_name, '/')) {
+          check_path_component(n, "group", part, group_name);
+          prefix += part;
+          m_group_lines.emplace(prefix, line_of(n));
+          prefix += '/';
+        }
         const std::string store_name = trim(attribute(n, "store", group_store));
-        read_data_objects(n, path + group_name + "/", enabled && flag(n, "enabled", true),
+        read_data_objects(n, prefix, enabled && flag(n, "enabled", true),
                           is_none(store_name) ? std::string() : store_name);
       } else if (name == "variable") {
         read_variable(n, path, enabled, group_store);
@@ -936,14 +943,22 @@ class builder {
     }
   }
 
-  // Group and variable names become HDF5 path components: one name each, no separator.
-  void check_path_component(xml n, const char* what, const std::string& name) const {
+  // Group and variable names become HDF5 path components: one name each, no separator (a
+  // group name may hold several, split before this check; whole is the name as written).
+  void check_path_component(xml n, const char* what, const std::string& name,
+                            const std::string& whole = {}) const {
+    const std::string written = whole.empty() ? name : whole;
+    if (name.empty()) {
+      fail(n, std::string(what) + " name '" + written + "' has an empty part",
+           "separate group names with a single '/', without one at either end");
+    }
     if (name.find('/') != std::string::npos) {
       fail(n, std::string(what) + " name '" + name + "' contains '/'",
-           "nest <group> elements instead: a full name joins the group names with '/'");
+           "put the variable in a <group> (whose name may be a path such as 'a/b'): a full "
+           "name joins the group names with '/'");
     }
     if (name == "." || name == "..") {
-      fail(n, std::string(what) + " name '" + name + "' is reserved",
+      fail(n, std::string(what) + " name '" + written + "' uses the reserved name '" + name + "'",
            "'.' and '..' name the current and parent group in a path; choose another name");
     }
   }
@@ -1023,6 +1038,7 @@ class builder {
     layout l;
     l.name = name;
     l.type = found->value;
+    l.type_name = name;
     l.line = line_of(variable_node);
     l.dimensions.push_back(parse_expression("1", {}, place(variable_node, "layout")));
     m_layout_nodes.push_back(variable_node);

@@ -34,6 +34,8 @@ bool remote_server_loop::finished() const {
 }
 
 void remote_server_loop::run() {
+  // A second run (damaris_start again after the clients stopped) waits for them to stop again.
+  for (client_state& c : m_clients) c.stopped = false;
   auto pause = std::chrono::microseconds(0);
   while (!finished()) {
     bool progress = receive_announcements();

@@ -37,6 +37,9 @@ server_loop::server_loop(const config::model& model, const topology::layout& top
 std::uint64_t server_loop::heap_high_water() const { return m_channel.heap().high_water(); }
 
 void server_loop::run() {
+  // A second run (damaris_start again after the clients stopped) waits for them to stop again.
+  std::fill(m_stopped.begin(), m_stopped.end(), 0);
+  m_stopped_count = 0;
   int idle = 0;
   while (m_stopped_count < m_channel.client_count()) {
     bool progress = drain();

@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -126,11 +127,15 @@ static void check_calls_without_runtime(const char* phase) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   check_begin();
-  if (argc < 2) {
-    fprintf(stderr, "usage: api_lifecycle <xml>\n");
+  if (argc < 3) {
+    fprintf(stderr, "usage: api_lifecycle <xml> <dedicated cores: 0|1>\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   const char* xml = argv[1];
+  /* As in Damaris: without dedicated resources damaris_start and damaris_stop do their work and
+   * return DAMARIS_NO_SERVER (every process is a client); damaris_stop on a server returns it too. */
+  const int dedicated = atoi(argv[2]) != 0;
+  const int started = dedicated ? DAMARIS_OK : DAMARIS_NO_SERVER;
 
   EXPECT(damaris_last_error_message() != NULL && damaris_last_error_message()[0] == '\0');
   EXPECT(strcmp(sidecore_version(), SIDECORE_VERSION_STRING) == 0);
@@ -159,11 +164,16 @@ int main(int argc, char** argv) {
 
   EXPECT_RC(damaris_start(NULL), DAMARIS_ARGUMENT_ERROR, "damaris_start", "is_client");
   int is_client = -1;
-  EXPECT_OK(damaris_start(&is_client));
+  EXPECT_RC(damaris_start(&is_client), started, "damaris_start", "every process is a client");
   EXPECT(is_client == 0 || is_client == 1);
+  if (!dedicated) EXPECT(is_client == 1);
+  if (is_client == 0) {
+    EXPECT_RC(damaris_stop(), DAMARIS_NO_SERVER, "damaris_stop", "dedicated core");
+  }
   if (is_client == 1) {
     int again = -1;
-    EXPECT_RC(damaris_start(&again), DAMARIS_ALREADY_INITIALIZED, "damaris_start", "twice");
+    EXPECT_RC(damaris_start(&again), DAMARIS_ALREADY_INITIALIZED, "damaris_start",
+              "before damaris_stop");
     MPI_Comm comm;
     int source = -1, iteration = -1;
     EXPECT_OK(damaris_client_comm_get(&comm));
@@ -179,8 +189,8 @@ int main(int argc, char** argv) {
     EXPECT_OK(damaris_end_iteration());
     EXPECT_OK(damaris_get_iteration(&iteration));
     EXPECT(iteration == 1);
-    EXPECT_OK(damaris_stop());
-    EXPECT_OK(damaris_stop()); /* harmless */
+    EXPECT_RC(damaris_stop(), started, "damaris_stop", "every process is a client");
+    EXPECT_RC(damaris_stop(), started, "damaris_stop", "every process is a client"); /* harmless */
   }
   EXPECT_OK(damaris_finalize());
   EXPECT_RC(damaris_finalize(), DAMARIS_NOT_INITIALIZED, "damaris_finalize",
@@ -190,8 +200,8 @@ int main(int argc, char** argv) {
   /* A finalized job may initialize again (and store nothing this time). */
   if (EXPECT_OK(damaris_initialize(xml, MPI_COMM_WORLD))) {
     is_client = -1;
-    EXPECT_OK(damaris_start(&is_client));
-    if (is_client == 1) EXPECT_OK(damaris_stop());
+    EXPECT_RC(damaris_start(&is_client), started, "damaris_start", "every process is a client");
+    if (is_client == 1) EXPECT_RC(damaris_stop(), started, "damaris_stop", "every process");
     EXPECT_OK(damaris_finalize());
   }
   EXPECT_RC(damaris_stop(), DAMARIS_NOT_INITIALIZED, "damaris_stop", NULL);

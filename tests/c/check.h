@@ -55,6 +55,14 @@ static inline int check_rc_at(const char* file, int line, const char* call, int 
   return ok;
 }
 
+/* damaris_start and damaris_stop on a client: DAMARIS_OK with dedicated cores or nodes,
+ * DAMARIS_NO_SERVER (as in Damaris) without them. */
+static inline int check_started_at(const char* file, int line, const char* call, int rc) {
+  if (rc == DAMARIS_NO_SERVER) return 1;
+  return check_rc_at(file, line, call, rc, DAMARIS_OK, NULL, NULL);
+}
+#define EXPECT_STARTED(call) check_started_at(__FILE__, __LINE__, #call, (call))
+
 static inline int check_true_at(const char* file, int line, const char* condition, int value) {
   if (value) return 1;
   fprintf(stderr, "[rank %d] %s:%d: FAIL %s\n", check_rank, file, line, condition);

@@ -45,10 +45,10 @@ int main(int argc, char** argv) {
   if (good) {
     /* The job can recover: fix the file and initialize again. */
     if (EXPECT_OK(damaris_initialize(good, MPI_COMM_WORLD))) {
-      EXPECT_OK(damaris_start(&is_client));
+      EXPECT_STARTED(damaris_start(&is_client));
       if (is_client == 1) {
         EXPECT_OK(damaris_end_iteration());
-        EXPECT_OK(damaris_stop());
+        EXPECT_STARTED(damaris_stop());
       }
       EXPECT_OK(damaris_finalize());
     }

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   record("hello", "none", -1, -1);
 
   int is_client = -1;
-  EXPECT_OK(damaris_start(&is_client));
+  EXPECT_STARTED(damaris_start(&is_client));
   if (is_client == 1) {
     int source = -1, clients = 1;
     MPI_Comm_rank(comm, &source);
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
       if (it % clients == source) EXPECT_OK(damaris_signal("bcast_ev"));
       EXPECT_OK(damaris_end_iteration());
     }
-    EXPECT_OK(damaris_stop());
+    EXPECT_STARTED(damaris_stop());
   }
   EXPECT_OK(damaris_finalize());
   int status = check_finish("events");

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   int is_client = -1;
   int rc = damaris_start(&is_client);
   if (is_client == 1) {
-    EXPECT_OK(rc);
+    EXPECT_STARTED(rc);
     double field[12];
     for (int i = 0; i < 12; ++i) field[i] = i;
     EXPECT_OK(damaris_write("field", field));
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
       EXPECT_RC(damaris_end_iteration(), DAMARIS_ERROR_UNKNOWN, "H5Fcreate", NULL);
     else
       EXPECT_OK(damaris_end_iteration());
-    EXPECT_OK(damaris_stop());
+    EXPECT_STARTED(damaris_stop());
   } else {
     EXPECT(is_client == 0);
     EXPECT_RC(rc, DAMARIS_ERROR_UNKNOWN, "store call(s) failed", "H5Fcreate");

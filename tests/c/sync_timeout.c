@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   }
   if (!EXPECT_OK(damaris_initialize(argv[1], MPI_COMM_WORLD))) MPI_Abort(MPI_COMM_WORLD, 2);
   int is_client = -1;
-  EXPECT_OK(damaris_start(&is_client));
+  EXPECT_STARTED(damaris_start(&is_client));
   if (is_client == 1) {
     double field[12] = {0};
     EXPECT_OK(damaris_write("field", field));
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
     EXPECT_RC(damaris_sync(), DAMARIS_CHANNEL_ERROR, "within", NULL);
     const double waited = check_now() - start;
     if (!EXPECT(waited < 1.5)) fprintf(stderr, "    damaris_sync waited %.2f s\n", waited);
-    EXPECT_OK(damaris_stop());
+    EXPECT_STARTED(damaris_stop());
   }
   EXPECT_OK(damaris_finalize());
   int status = check_finish("sync_timeout");

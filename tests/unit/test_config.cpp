@@ -907,16 +907,33 @@ TEST(config, text_inside_elements_that_take_none_warns) {
   EXPECT_EQ(m.arch.domains, 1);
 }
 
-TEST(config, variable_and_group_names_are_single_path_components) {
+TEST(config, variable_names_are_single_path_components_group_names_may_be_paths) {
   const std::string layout = "<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n";
   expect_error(with_data(layout + "<variable name=\"a/b\" layout=\"l\"/>\n"), 4,
-               {"variable name 'a/b' contains '/'", "nest <group> elements"});
-  expect_error(with_data(layout + "<group name=\"g/h\">\n</group>\n"), 4,
-               {"group name 'g/h' contains '/'"});
+               {"variable name 'a/b' contains '/'", "put the variable in a <group>"});
+  expect_error(with_data(layout + "<group name=\"g//h\">\n</group>\n"), 4,
+               {"group name 'g//h' has an empty part"});
+  expect_error(with_data(layout + "<group name=\"/g\">\n</group>\n"), 4,
+               {"group name '/g' has an empty part"});
   expect_error(
       with_data(layout + "<group name=\"g\"><variable name=\"..\" layout=\"l\"/></group>\n"), 4,
-      {"variable name '..' is reserved"});
-  expect_error(with_data(layout + "<group name=\".\"/>\n"), 4, {"group name '.' is reserved"});
+      {"variable name '..' uses the reserved name '..'"});
+  expect_error(with_data(layout + "<group name=\".\"/>\n"), 4, {"group name '.' uses the reserved"});
+  expect_error(with_data(layout + "<group name=\"a/../b\"/>\n"), 4,
+               {"group name 'a/../b' uses the reserved name '..'"});
+  // name="a/b" is <group name="a"><group name="b">, as in Damaris.
+  const cfg::model m = cfg::parse_model(
+      with_data(layout + "<group name=\"fluid/cells\">\n<variable name=\"p\" layout=\"l\"/>\n"
+                         "</group>\n<group name=\"fluid\">\n<variable name=\"t\" layout=\"l\"/>\n"
+                         "</group>\n"),
+      "t.xml");
+  EXPECT_NE(m.find_variable("fluid/cells/p"), cfg::model::npos);
+  EXPECT_NE(m.find_variable("fluid/t"), cfg::model::npos);
+  // Its parts are groups: a variable may not take the name of one.
+  expect_error(with_data(layout + "<variable name=\"a\" layout=\"l\"/>\n"
+                                  "<group name=\"a/b\">\n<variable name=\"x\" layout=\"l\"/>\n"
+                                  "</group>\n"),
+               5, {"variable 'a' (line 4) has the full name of group 'a' (line 5)"});
   expect_error(with_data(layout + "<variable name=\" \" layout=\"l\"/>\n"), 4,
                {"empty 'name' on <variable>"});
   expect_error(with_data(layout + "<group name=\"\"/>\n"), 4, {"empty 'name' on <group>"});
