@@ -145,11 +145,13 @@ std::string unreadable(const std::string& file) {
   return {};
 }
 
-// <log FileName="log/sim"/>: each process appends to log/sim_<rank>.log (the directory is
+// <log FileName="log/sim"/>: each process appends to log/sim_P<rank>_0.log, the name Damaris
+// gives the first file of its log (rank in the communicator given to damaris_initialize; the
+// directory is
 // created); without FileName, lines go to stderr.
 std::string log_file_of(const config::model& model, int world_rank) {
   if (model.log.file_name.empty()) return {};
-  const std::string path = model.log.file_name + "_" + std::to_string(world_rank) + ".log";
+  const std::string path = model.log.file_name + "_P" + std::to_string(world_rank) + "_0.log";
   std::error_code ignored;
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ignored);

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   /* The log folder is a sibling of the output directory (now a file: no path goes through it). */
   const char* slash = strrchr(dir, '/');
   const int parent = slash ? (int)(slash - dir) : 0;
-  snprintf(path, sizeof path, "%.*s/log/fail_%d.log", parent, dir, rank);
+  snprintf(path, sizeof path, "%.*s/log/fail_P%d_0.log", parent, dir, rank);
   FILE* log = fopen(path, "r");
   if (EXPECT(log != NULL)) {
     size_t n = fread(text, 1, sizeof text - 1, log);
