@@ -123,11 +123,24 @@ struct coordinate {
   std::string label;
 };
 
+// A variable holding one piece of an unstructured mesh: its vertex global ids
+// (<vertex_global_id>, with an offset added to every id and index), VTK cell type per section
+// (<section_types>), elements per section (<section_sizes>), the sections' vertex indices
+// (<section_connectivity>), element offsets (<element_offsets>) or polyhedral faces
+// (<polyhedral_*>). role is the element's name.
+struct mesh_part {
+  std::string role;
+  std::string variable;  // full name, resolved from the mesh's group outwards as Damaris does
+  std::int64_t offset = 0;
+  int line = 0;
+};
+
 struct mesh {
-  std::string name;
+  std::string name;  // as written (variables name their mesh so, wherever it is declared)
   std::string type;  // rectilinear, curvilinear, unstructured, point, ...
   int topology = 2;
   std::vector<coordinate> coordinates;
+  std::vector<mesh_part> parts;  // unstructured meshes; in XML order
   int line = 0;
 };
 

@@ -67,17 +67,21 @@ const rule_map& all_rules() {
          {{"name", "enabled", "store", "comment"},
           {"name"},
           {"layout", "variable", "group", "mesh", "curve"}}},
-        // Unstructured meshes of recent Damaris versions name their connectivity variables in
-        // extra children; they are accepted and left to the visualisation side.
+        // Unstructured meshes name the variables holding their pieces in extra children
+        // (mesh_part in the model); <polyhedral_*> children are accepted whatever follows the
+        // prefix, since Damaris versions name them differently.
         {"mesh",
          {{"name", "type", "topology", "time-varying", "comment"},
           {"name", "type"},
-          {"coord", "vertex_global_id", "section_types", "section_sizes", "section_connectivity"}}},
+          {"coord", "vertex_global_id", "section_types", "section_sizes", "section_connectivity",
+           "element_offsets"}}},
         {"coord", {{"name", "unit", "label", "comment"}, {"name"}, {}}},
-        {"vertex_global_id", {{}, {}, {}, true, false}},
-        {"section_types", {{}, {}, {}, true, false}},
-        {"section_sizes", {{}, {}, {}, true, false}},
-        {"section_connectivity", {{}, {}, {}, true, false}},
+        {"vertex_global_id", {{"name", "offset"}, {"name"}, {}}},
+        {"section_types", {{"name"}, {"name"}, {}}},
+        {"section_sizes", {{"name"}, {"name"}, {}}},
+        {"section_connectivity", {{"name"}, {"name"}, {}}},
+        {"element_offsets", {{"name"}, {"name"}, {}}},
+        {"polyhedral_*", {{"name", "offset"}, {"name"}, {}}},
         {"curve", {{}, {}, {}, true, true}},
         {"storage", {{"basename"}, {}, {"store"}}},
         {"store", {{"name", "type", "frequency", "comment"}, {"name", "type"}, {"option"}}},
@@ -112,11 +116,18 @@ const rule_map& all_rules() {
   return rules;
 }
 
+bool is_polyhedral_part(std::string_view element) {
+  return element.size() > 11 && element.rfind("polyhedral_", 0) == 0;
+}
+
 // Elements outside the vocabulary (the content of <visit>, <python>...) accept anything.
-bool is_known_element(std::string_view element) { return all_rules().count(element) > 0; }
+bool is_known_element(std::string_view element) {
+  return all_rules().count(element) > 0 || is_polyhedral_part(element);
+}
 
 const element_rules& rules_for(std::string_view element) {
   static const element_rules anything{{}, {}, {}, true, true, true};
+  if (is_polyhedral_part(element)) return all_rules().find("polyhedral_*")->second;
   const auto found = all_rules().find(element);
   return found == all_rules().end() ? anything : found->second;
 }
@@ -471,6 +482,7 @@ class builder {
     if (rules.any_children) return;
     for (xml child : elements(n)) {
       const std::string child_name = name_of(child);
+      if (name_of(n) == "mesh" && is_polyhedral_part(child_name)) continue;
       if (std::find(rules.children.begin(), rules.children.end(), child_name) ==
           rules.children.end()) {
         fail(child, "unknown element <" + child_name + "> in <" + name_of(n) + ">",
@@ -936,7 +948,7 @@ class builder {
       } else if (name == "variable") {
         read_variable(n, path, enabled, group_store);
       } else if (name == "mesh") {
-        read_mesh(n);
+        read_mesh(n, path);
       } else if (name == "curve") {
         check_element(n);
       }
@@ -1046,7 +1058,7 @@ class builder {
     return m_model.layouts.size() - 1;
   }
 
-  void read_mesh(xml n) {
+  void read_mesh(xml n, const std::string& path) {
     check_element(n);
     mesh m;
     m.name = name_attribute(n);
@@ -1062,7 +1074,16 @@ class builder {
     flag(n, "time-varying", true);
     for (xml child : elements(n)) {
       check_element(child);
-      if (name_of(child) != "coord") continue;
+      if (name_of(child) != "coord") {
+        mesh_part part;
+        part.role = name_of(child);
+        part.variable = name_attribute(child);
+        part.offset = integer(child, "offset", 0, std::numeric_limits<std::int64_t>::min());
+        part.line = line_of(child);
+        m_part_groups.push_back(path);
+        m.parts.push_back(std::move(part));
+        continue;
+      }
       coordinate c;
       c.name = name_attribute(child);
       const std::string unit = attribute(child, "unit");
@@ -1233,6 +1254,41 @@ class builder {
                                       v.script + "'; it is ignored (declare it with <script>)");
       }
     }
+    // Pieces of unstructured meshes name variables relative to the mesh's group, then each
+    // group outwards, as Damaris looks them up; a name with '/' is a full name.
+    std::size_t part_index = 0;
+    for (mesh& m : m_model.meshes) {
+      for (mesh_part& part : m.parts) {
+        std::string group = m_part_groups[part_index++];
+        std::string found;
+        if (part.variable.find('/') == std::string::npos) {
+          for (;;) {
+            if (m_model.find_variable(group + part.variable) != model::npos) {
+              found = group + part.variable;
+              break;
+            }
+            if (group.empty()) break;
+            group.pop_back();  // the trailing '/'
+            const auto slash = group.rfind('/');
+            group = slash == std::string::npos ? std::string() : group.substr(0, slash + 1);
+          }
+        } else if (m_model.find_variable(part.variable) != model::npos) {
+          found = part.variable;
+        }
+        if (found.empty()) {
+          m_model.warnings.push_back(m_file + ":" + std::to_string(part.line) + ": <" + part.role +
+                                     "> of mesh '" + m.name + "' names '" + part.variable +
+                                     "', which is not a declared variable; it is ignored");
+        } else {
+          part.variable = found;
+        }
+      }
+      m.parts.erase(std::remove_if(m.parts.begin(), m.parts.end(),
+                                   [&](const mesh_part& p) {
+                                     return m_model.find_variable(p.variable) == model::npos;
+                                   }),
+                    m.parts.end());
+    }
     for (const auto& [n, name] : m_coordinate_nodes) {
       if (m_model.find_variable(name) == model::npos) {
         warn(n, "mesh coordinate '" + name + "' is not a declared variable; coordinates " +
@@ -1256,6 +1312,7 @@ class builder {
   std::map<std::string, int, std::less<>> m_group_lines;
   std::vector<std::string> m_variable_stores;
   std::vector<std::pair<xml, std::string>> m_coordinate_nodes;
+  std::vector<std::string> m_part_groups;  // group path of each mesh part, in reading order
   std::map<std::string, int, std::less<>> m_action_lines;
   // "script", "pyscript", "variable" (script=): the first element and how many there are.
   std::map<std::string, std::pair<xml, int>> m_python_uses;

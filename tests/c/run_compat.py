@@ -16,6 +16,7 @@ Damaris's rules, as its HDF5 store applies them:
 """
 import argparse
 import glob
+import json
 import os
 import signal
 import subprocess
@@ -67,6 +68,22 @@ def datasets(filename):
     return names
 
 
+MESHES = {"fluid_mesh": {"type": "unstructured", "topology": 3, "coordinates": ["umesh_vars/xyz"],
+                         "vertex_global_id": {"variable": "umesh_vars/gid", "offset": -1},
+                         "section_connectivity": {"variable": "step", "offset": 0}}}
+
+
+def expect_meshes(filename):
+    """The unstructured mesh of damaris_style.c, described in the file's "meshes" attribute."""
+    with h5py.File(filename, "r") as h5:
+        text = h5.attrs.get("meshes")
+    if text is None:
+        fail(f"{filename}: no 'meshes' attribute")
+    got = json.loads(text.decode() if isinstance(text, bytes) else text)
+    if got != MESHES:
+        fail(f"{filename}: meshes {got}, expected {MESHES}")
+
+
 def block_path(variable, source, block, domains):
     return f"{variable}/P{source}" if domains == 1 else f"{variable}/P{source}/B{block}"
 
@@ -101,6 +118,7 @@ def check_style(out, args, clients, writers):
                 fail(f"iteration {it}: files {files}, expected {want_files}")
             found = {}
             for name in files:
+                expect_meshes(name)
                 for path, value in datasets(name).items():
                     if path in found:
                         fail(f"iteration {it}: {path} stored twice")
@@ -116,6 +134,7 @@ def check_style(out, args, clients, writers):
             if not os.path.exists(name):
                 fail(f"missing {name}; have {sorted(os.listdir(out))}")
             found = datasets(name)
+            expect_meshes(name)
             glob_cells = np.concatenate(
                 [cells(it, src, b, d) for src in range(clients) for b in range(d)], axis=1)
             want = {"fluid/cells/p": glob_cells}

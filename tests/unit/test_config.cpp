@@ -1020,3 +1020,59 @@ TEST(config, unsupported_sections_do_not_point_at_scripts) {
 }
 
 }  // namespace
+
+// Unstructured meshes (Damaris's code_saturne example has this shape): the pieces are variables
+// named relative to the mesh's group, then each group outwards; polyhedral_* parts are kept too.
+TEST(config, unstructured_mesh_parts_name_variables_from_the_mesh_group_outwards) {
+  const cfg::model m = cfg::parse_model(
+      with_data("<layout name=\"xyz\" type=\"double\" dimensions=\"3,8\"/>\n"
+                "<variable name=\"conn\" layout=\"long\"/>\n"
+                "<group name=\"umesh_vars\">\n"
+                "  <variable name=\"xyz\" layout=\"xyz\"/>\n"
+                "  <variable name=\"gid\" layout=\"long\"/>\n"
+                "  <variable name=\"types\" layout=\"int\"/>\n"
+                "  <variable name=\"sizes\" layout=\"int\"/>\n"
+                "  <mesh name=\"umesh\" type=\"unstructured\" topology=\"3\">\n"
+                "    <coord name=\"umesh_vars/xyz\" unit=\"m\"/>\n"
+                "    <vertex_global_id name=\"gid\" offset=\"-1\"/>\n"
+                "    <section_types name=\"types\"/>\n"
+                "    <section_sizes name=\"umesh_vars/sizes\"/>\n"
+                "    <section_connectivity name=\"conn\"/>\n"
+                "    <element_offsets name=\"sizes\"/>\n"
+                "    <polyhedral_face_offsets name=\"types\" offset=\"2\"/>\n"
+                "  </mesh>\n"
+                "</group>\n"),
+      "t.xml");
+  ASSERT_EQ(m.meshes.size(), 1u);
+  const cfg::mesh& mesh = m.meshes[0];
+  EXPECT_EQ(mesh.name, "umesh");
+  EXPECT_EQ(mesh.type, "unstructured");
+  EXPECT_EQ(mesh.topology, 3);
+  ASSERT_EQ(mesh.coordinates.size(), 1u);
+  EXPECT_EQ(mesh.coordinates[0].name, "umesh_vars/xyz");
+  const std::vector<std::tuple<std::string, std::string, std::int64_t>> expected = {
+      {"vertex_global_id", "umesh_vars/gid", -1},  {"section_types", "umesh_vars/types", 0},
+      {"section_sizes", "umesh_vars/sizes", 0},    {"section_connectivity", "conn", 0},
+      {"element_offsets", "umesh_vars/sizes", 0},  {"polyhedral_face_offsets", "umesh_vars/types", 2}};
+  ASSERT_EQ(mesh.parts.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(mesh.parts[i].role, std::get<0>(expected[i]));
+    EXPECT_EQ(mesh.parts[i].variable, std::get<1>(expected[i]));
+    EXPECT_EQ(mesh.parts[i].offset, std::get<2>(expected[i]));
+  }
+  // An unknown child is refused (a mesh piece left out would be misread), with the valid names;
+  // a piece naming no variable is a warning and is left out.
+  expect_error(with_data("<mesh name=\"u\" type=\"unstructured\">\n<coord name=\"x\"/>\n"
+                         "<section_vertices name=\"x\"/>\n</mesh>\n"),
+               5, {"unknown element <section_vertices> in <mesh>", "element_offsets"});
+  const cfg::model dangling = cfg::parse_model(
+      with_data("<variable name=\"x\" layout=\"double\"/>\n"
+                "<mesh name=\"u\" type=\"unstructured\">\n<coord name=\"x\"/>\n"
+                "<section_types name=\"nowhere\"/>\n</mesh>\n"),
+      "t.xml");
+  EXPECT_TRUE(dangling.meshes[0].parts.empty());
+  ASSERT_EQ(dangling.warnings.size(), 1u);
+  EXPECT_TRUE(contains(dangling.warnings[0], "t.xml:6: <section_types> of mesh 'u' names "
+                                             "'nowhere', which is not a declared variable"))
+      << dangling.warnings[0];
+}

@@ -679,3 +679,30 @@ TEST_F(hdf5_store, per_variable_option_for_an_unknown_variable_suggests_one) {
   const std::string message = open_error();
   EXPECT_NE(message.find("temperature"), std::string::npos) << message;
 }
+
+// Meshes travel with the data: a reader rebuilds an unstructured mesh from the "meshes" JSON
+// attribute of the file's root and the datasets it names.
+TEST_F(hdf5_store, files_describe_the_meshes_of_the_configuration) {
+  const std::size_t x = add_variable("g/xyz", config::element_type::float64, 1);
+  config::mesh mesh;
+  mesh.name = "umesh";
+  mesh.type = "unstructured";
+  mesh.topology = 3;
+  mesh.coordinates.push_back({"g/xyz", "m", ""});
+  mesh.parts.push_back({"vertex_global_id", "g/gid", -1, 0});
+  mesh.parts.push_back({"section_types", "g/\"t\"", 0, 0});
+  m_model.meshes.push_back(mesh);
+  const std::vector<double> values = {1, 2, 3};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, values.data(), 24, {3})};
+  iteration_data data;
+  data.variables = {blocks_of(x, blocks)};
+
+  make_store()->write_iteration(data);
+
+  const file_handle file = open_file(path("sim_It0_Pr0.h5"));
+  ASSERT_TRUE(file.valid());
+  EXPECT_EQ(read_string_attribute(file.get(), "meshes"),
+            "{\"umesh\": {\"type\": \"unstructured\", \"topology\": 3, \"coordinates\": "
+            "[\"g/xyz\"], \"vertex_global_id\": {\"variable\": \"g/gid\", \"offset\": -1}, "
+            "\"section_types\": {\"variable\": \"g/\\\"t\\\"\", \"offset\": 0}}}");
+}

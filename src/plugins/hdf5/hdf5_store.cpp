@@ -1,6 +1,7 @@
 // Writes completed iterations to HDF5 files laid out as Damaris writes them, so that existing
 // readers keep working: one file per writer and iteration, or one shared file per iteration.
 #include "plugins/hdf5/hdf5_store.hpp"
+#include "plugins/hdf5/mesh_description.hpp"
 
 #include <hdf5.h>
 #include <mpi.h>
@@ -416,6 +417,7 @@ byte_counts hdf5_store::write_file_per_core_contents(
                             "H5Fcreate", file_site));
   write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
   write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
+  write_mesh_description(file.get(), *m_context.model, path);
   const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);
   byte_counts counts;
 
@@ -763,6 +765,7 @@ void hdf5_store::write_collective(const iteration_data& data) {
   }
   write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
   write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
+  write_mesh_description(file.get(), *m_context.model, path);
   const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);
   property_list_handle dxpl(check_id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", file_site));
   // Collective transfers are also what parallel HDF5 requires to write filtered datasets;

@@ -13,6 +13,7 @@
 #include "common/log.hpp"
 #include "plugins/hdf5/hdf5_attributes.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
+#include "plugins/hdf5/mesh_description.hpp"
 
 namespace sidecore::plugins::hdf5 {
 
@@ -143,6 +144,7 @@ bool write_master(const std::string& path, const config::model& model, std::int3
                             "H5Fcreate", file_site));
   write_int_attribute(file.get(), "/", "iteration", iteration, path);
   write_int_attribute(file.get(), "/", "complete", complete ? 1 : 0, path);
+  write_mesh_description(file.get(), model, path);
   const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);
 
   for (const variable_record& record : records) {
