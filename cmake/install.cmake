@@ -1,4 +1,5 @@
-# Installation: Damaris.h, libsidecore, a CMake package (find_package(Sidecore)) and sidecore.pc.
+# Installation: Damaris.h, libsidecore, a CMake package (find_package(Sidecore)), sidecore.pc
+# and, with SIDECORE_BUILD_FORTRAN, the damaris Fortran module and sidecore-fortran.pc.
 include(CMakePackageConfigHelpers)
 
 install(TARGETS sidecore EXPORT SidecoreTargets
@@ -23,3 +24,17 @@ file(RELATIVE_PATH _sidecore_pc_up "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/r
 set(SIDECORE_PC_PREFIX "\${pcfiledir}/${_sidecore_pc_up}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/sidecore.pc.in ${PROJECT_BINARY_DIR}/sidecore.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/sidecore.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# Fortran: the damaris module (its .mod, usable by the compiler that built it), the interface
+# target sidecore::fortran and sidecore-fortran.pc:
+#   mpif90 sim.f90 $(pkg-config --cflags --libs sidecore-fortran)
+if(SIDECORE_BUILD_FORTRAN)
+  install(TARGETS sidecore_fortran EXPORT SidecoreTargets)
+  get_target_property(_sidecore_module_dir sidecore_fortran_module Fortran_MODULE_DIRECTORY)
+  install(FILES ${_sidecore_module_dir}/damaris.mod
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sidecore/fortran)
+  configure_file(${PROJECT_SOURCE_DIR}/bindings/fortran/sidecore-fortran.pc.in
+    ${PROJECT_BINARY_DIR}/sidecore-fortran.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/sidecore-fortran.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

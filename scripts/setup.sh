@@ -8,7 +8,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
 shift $(($# > 0 ? 1 : 0))
 
-packages=(build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin
+packages=(build-essential cmake ninja-build pkg-config gfortran libopenmpi-dev openmpi-bin
           libhdf5-openmpi-dev hdf5-tools libpugixml-dev libgtest-dev python3-venv)
 missing=()
 for p in "${packages[@]}"; do
