@@ -58,7 +58,7 @@ enum {
   DAMARIS_INIT_ERROR = 1,         /* initialization failed (see the message) */
   DAMARIS_FINALIZE_ERROR = 2,     /* finalization failed */
   DAMARIS_CORE_IS_SERVER = 3,     /* client-only call made on a server process */
-  DAMARIS_NO_SERVER = 4,          /* server-only call made without dedicated resources */
+  DAMARIS_NO_SERVER = 4,          /* no dedicated core or node (damaris_start/stop): not a failure */
   DAMARIS_ALLOCATION_ERROR = 5,   /* the buffer cannot hold the request (or wait timed out) */
   DAMARIS_CONFIG_ERROR = 6,       /* invalid XML configuration */
   DAMARIS_ARGUMENT_ERROR = 7,     /* invalid argument (null pointer, wrong size...) */
@@ -111,7 +111,8 @@ typedef enum {
 /* A function run for an event: (event name, source client, iteration, argument string). */
 typedef void (*signal_t)(const char*, int32_t, int32_t, const char*);
 
-/* Reads the XML file (on the first rank of comm, then broadcast), splits comm into clients
+/* Reads the XML file (on the first rank of comm only, then broadcast: the other ranks never
+ * open it, so rank 0 may write it just before the call), splits comm into clients
  * and servers and maps the shared memory. Collective over comm; MPI must be initialized.
  * configfile is only read during the call.
  * Returns DAMARIS_OK; DAMARIS_CONFIG_ERROR for a missing or invalid file (the same on every
@@ -130,13 +131,22 @@ int damaris_finalize(void);
 
 /* On a client, sets *is_client to 1 and returns at once. On a server, runs the server loop
  * until every client has called damaris_stop(), then sets *is_client to 0. Without dedicated
- * resources every process is a client.
- * Returns DAMARIS_OK, DAMARIS_NOT_INITIALIZED, DAMARIS_ARGUMENT_ERROR (NULL is_client),
- * DAMARIS_ALREADY_INITIALIZED (called twice), or the code of a store failure on a server. */
+ * cores or nodes every process is a client: *is_client is 1 and the call returns
+ * DAMARIS_NO_SERVER, as in Damaris (test `err == DAMARIS_OK || err == DAMARIS_NO_SERVER`).
+ * After damaris_stop(), damaris_start() may be called again to start the servers again (as
+ * Damaris's C++ example does): that second call is collective over every process of the
+ * communicator given to damaris_initialize(), and iterations carry on where they were.
+ * Returns DAMARIS_OK, DAMARIS_NO_SERVER, DAMARIS_NOT_INITIALIZED, DAMARIS_ARGUMENT_ERROR (NULL
+ * is_client), DAMARIS_ALREADY_INITIALIZED (called again before damaris_stop), or the code of a
+ * store failure on a server. */
 int damaris_start(int* is_client);
 
-/* Client only: tells the servers this client will send nothing more. Further calls are
- * harmless. Returns DAMARIS_OK, DAMARIS_NOT_INITIALIZED, DAMARIS_CORE_IS_SERVER. */
+/* Client only: tells the servers this client will send nothing more (until a new
+ * damaris_start()). Further calls are harmless. Without dedicated cores or nodes it finishes
+ * the client's pending output and returns DAMARIS_NO_SERVER, as in Damaris; on a server it
+ * does nothing and returns DAMARIS_NO_SERVER too.
+ * Returns DAMARIS_OK, DAMARIS_NO_SERVER, DAMARIS_NOT_INITIALIZED, or a store's code (without
+ * dedicated resources, when storing what was left fails). */
 int damaris_stop(void);
 
 /* Client only: copies the data of block 0 of a variable for the current iteration. Returns

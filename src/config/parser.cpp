@@ -302,7 +302,7 @@ class builder {
       }
     }
     for (xml n : section("data")) read_parameters(n);
-    for (xml n : section("data")) read_layouts(n);
+    for (xml n : section("data")) read_layouts(n, "");
     for (xml n : section("data")) read_data_objects(n, "", true, "");
     check_variable_group_clashes();
     for (xml n : section("storage")) read_storage(n);
@@ -770,21 +770,30 @@ class builder {
     }
   }
 
-  void read_layouts(xml parent) {
+  // Layouts declared in a group are named by their full path ("coordinates/rmeshX"), as in
+  // Damaris; group names are checked when variables are read.
+  void read_layouts(xml parent, const std::string& path) {
     for (xml n : elements(parent)) {
       const std::string name = name_of(n);
       if (name == "group") {
-        read_layouts(n);
+        std::string prefix = path;
+        for (const std::string& part : split(trim(attribute(n, "name")), '/')) prefix += part + "/";
+        read_layouts(n, prefix);
       } else if (name == "layout") {
-        read_layout(n);
+        read_layout(n, path);
       }
     }
   }
 
-  void read_layout(xml n) {
+  void read_layout(xml n, const std::string& path) {
     check_element(n);
     layout l;
-    l.name = name_attribute(n);
+    const std::string own_name = name_attribute(n);
+    if (own_name.find('/') != std::string::npos) {
+      fail(n, "layout name '" + own_name + "' contains '/'",
+           "declare the layout inside a <group> to give it a path");
+    }
+    l.name = path + own_name;
     l.line = line_of(n);
     if (const auto previous = m_model.find_layout(l.name); previous != model::npos) {
       fail(n, "layout '" + l.name + "' is already defined at line " +
@@ -1010,7 +1019,7 @@ class builder {
            "give each variable a unique name within its group");
     }
     const std::string layout_name = trim(attribute(n, "layout"));
-    v.layout_index = m_model.find_layout(layout_name);
+    v.layout_index = resolve_layout(path, layout_name);
     if (v.layout_index == model::npos) v.layout_index = basic_type_layout(n, layout_name);
     if (v.layout_index == model::npos) {
       std::vector<std::string> known;
@@ -1038,6 +1047,28 @@ class builder {
     m_variable_stores.push_back(is_none(store_name) ? std::string() : store_name);
     m_variable_nodes.push_back(n);
     m_model.variables.push_back(std::move(v));
+  }
+
+  // A variable's layout, looked up as Damaris does: a name with '/' is a full name; otherwise
+  // the variable's group, then each enclosing group, then the top level. Files written for
+  // earlier Sidecore versions name a layout declared in a group by its own name from anywhere:
+  // that still works when no other lookup succeeds. npos when nothing matches.
+  std::size_t resolve_layout(std::string group, const std::string& name) const {
+    if (name.find('/') != std::string::npos) return m_model.find_layout(name);
+    for (;;) {
+      if (const auto found = m_model.find_layout(group + name); found != model::npos) return found;
+      if (group.empty()) break;
+      group.pop_back();
+      const auto slash = group.rfind('/');
+      group = slash == std::string::npos ? std::string() : group.substr(0, slash + 1);
+    }
+    for (std::size_t i = 0; i < m_model.layouts.size(); ++i) {
+      const std::string& full = m_model.layouts[i].name;
+      const auto slash = full.rfind('/');
+      if (slash != std::string::npos && full.compare(slash + 1, std::string::npos, name) == 0)
+        return i;
+    }
+    return model::npos;
   }
 
   // Damaris predefines a scalar layout for each basic type, named after it: a variable may say

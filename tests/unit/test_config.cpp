@@ -1076,3 +1076,30 @@ TEST(config, unstructured_mesh_parts_name_variables_from_the_mesh_group_outwards
                                              "'nowhere', which is not a declared variable"))
       << dangling.warnings[0];
 }
+
+// Layouts declared in a group are named by their path, as in Damaris; a variable finds its
+// layout by full name, or from its own group outwards (Damaris's example.xml does both).
+TEST(config, layouts_in_groups_are_found_from_the_variable_group_outwards) {
+  const cfg::model m = cfg::parse_model(
+      with_data("<layout name=\"row\" type=\"float\" dimensions=\"4\"/>\n"
+                "<group name=\"coordinates\">\n"
+                "  <layout name=\"row\" type=\"double\" dimensions=\"2\"/>\n"
+                "  <layout name=\"rmeshX\" type=\"int\" dimensions=\"3\"/>\n"
+                "  <variable name=\"x2d\" layout=\"coordinates/rmeshX\"/>\n"
+                "  <variable name=\"y2d\" layout=\"row\"/>\n"
+                "  <group name=\"inner\"><variable name=\"z\" layout=\"rmeshX\"/></group>\n"
+                "</group>\n"
+                "<variable name=\"top\" layout=\"row\"/>\n"
+                "<variable name=\"legacy\" layout=\"rmeshX\"/>\n"),
+      "t.xml");
+  const auto layout_of = [&](const char* variable) {
+    return m.layouts[m.variables[m.find_variable(variable)].layout_index].name;
+  };
+  EXPECT_EQ(layout_of("coordinates/x2d"), "coordinates/rmeshX");
+  EXPECT_EQ(layout_of("coordinates/y2d"), "coordinates/row");    // the group's own first
+  EXPECT_EQ(layout_of("coordinates/inner/z"), "coordinates/rmeshX");  // then outwards
+  EXPECT_EQ(layout_of("top"), "row");
+  EXPECT_EQ(layout_of("legacy"), "coordinates/rmeshX");  // by its own name, from anywhere
+  expect_error(with_data("<layout name=\"a/b\" type=\"int\" dimensions=\"1\"/>\n"), 3,
+               {"layout name 'a/b' contains '/'", "inside a <group>"});
+}
