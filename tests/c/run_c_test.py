@@ -14,22 +14,17 @@ import argparse
 import glob
 import os
 import re
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from mpi_job import expect_array, expect_no_leaked_segments, fail, job_segments, mpi_env, run_job  # noqa: E402
+
 NX, NY, N = 4, 3, 5  # tests/c/values.h
 DATA_N = 8192
-
-
-def fail(message):
-    print("FAIL: " + message)
-    sys.exit(1)
 
 
 class Topology:
@@ -64,12 +59,6 @@ class Topology:
         self.cores = cores
 
 
-def job_segments():
-    """Shared-memory segments of Sidecore jobs (/dev/shm/sidecore-<token>-<server>)."""
-    pattern = re.compile(r"sidecore-[0-9a-f]{16}-[0-9]+$")
-    return {n for n in os.listdir("/dev/shm") if pattern.match(n)}
-
-
 def stored_blocks(out, simulation, iteration):
     """Maps dataset path -> file over the FilePerCore files of one iteration."""
     found = {}
@@ -87,14 +76,6 @@ def stored_blocks(out, simulation, iteration):
 def read(filename, path):
     with h5py.File(filename, "r") as h5:
         return h5[path][...]
-
-
-def expect_array(what, got, want):
-    if got.shape != want.shape or got.dtype != want.dtype:
-        fail(f"{what}: {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}")
-    if not np.array_equal(got, want):
-        bad = tuple(np.argwhere(got != want)[0])
-        fail(f"{what}: value at {bad} is {got[bad]}, expected {want[bad]}")
 
 
 def field_values(iteration, source, block):
@@ -320,27 +301,11 @@ def main():
                 word = word.replace(f"@{key}@", value)
             argv.append(word)
 
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   OMPI_MCA_rmaps_base_oversubscribe="1")
-        env.pop("SIDECORE_RANKS_PER_NODE", None)
-        if args.ranks_per_node:
-            env["SIDECORE_RANKS_PER_NODE"] = str(args.ranks_per_node)
-        cmd = ["mpirun", "--oversubscribe", "-np", str(args.np)] + argv
-        print("running: " + " ".join(cmd), flush=True)
-        # A session of its own, so that a hung job can be killed as a whole.
-        proc = subprocess.Popen(cmd, env=env, cwd=out, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        try:
-            output, _ = proc.communicate(timeout=args.timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            output, _ = proc.communicate()
-            sys.stdout.write(output)
-            fail(f"the job did not finish within {args.timeout:g} s (hang?)")
-        sys.stdout.write(output)
-        if proc.returncode != 0:
+        env = mpi_env(args.ranks_per_node)
+        returncode, output = run_job(args.np, argv, env, args.timeout, cwd=out)
+        if returncode != 0:
             # The job ended: check its output anyway, so one run reports every problem.
-            print(f"mpirun exited with {proc.returncode}; checking what the job left anyway")
+            print(f"mpirun exited with {returncode}; checking what the job left anyway")
 
         if args.check == "api_errors":
             check_api(out, topo, args.iterations, with_counts=True, with_ticks=True)
@@ -352,19 +317,10 @@ def main():
             check_events(out, topo, args.iterations)
         elif args.check != "none":
             fail(f"unknown check {args.check}")
-        if proc.returncode != 0:
-            fail(f"mpirun exited with {proc.returncode}")
+        if returncode != 0:
+            fail(f"mpirun exited with {returncode}")
 
-    leaked = job_segments() - shm_before
-    # Jobs of other tests running at the same time own a segment for a moment (between
-    # creating it and unlinking it once mapped): only one that stays is a leak.
-    for _ in range(3):
-        if not leaked:
-            break
-        time.sleep(1)
-        leaked &= job_segments()
-    if leaked:
-        fail(f"shared memory left behind: {sorted(leaked)}")
+    expect_no_leaked_segments(shm_before)
     print("OK")
 
 

@@ -18,44 +18,23 @@ import argparse
 import glob
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from mpi_job import block_dataset, expect_array, expect_no_leaked_segments, fail, job_segments, mpi_env, run_job  # noqa: E402
+
 NX, NY, ITERATIONS = 4, 3, 3          # tests/c/damaris_style.c
 NROW, NCOL, LIFE_ITERATIONS = 6, 5, 10  # tests/c/damaris_example.cpp, xml/life.xml.in
 
 
-def fail(message):
-    print("FAIL: " + message, flush=True)
-    sys.exit(1)
-
-
-def run(cmd, env, timeout):
-    print("running: " + " ".join(cmd), flush=True)
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
-    try:
-        rc = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        fail(f"mpirun did not finish within {timeout} s (hang)")
-    if rc != 0:
-        fail(f"the program exited with status {rc}")
-
-
-def mpi_env(ranks_per_node):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    env.pop("SIDECORE_RANKS_PER_NODE", None)
-    env.pop("SIDECORE_STRICT", None)
-    if ranks_per_node:
-        env["SIDECORE_RANKS_PER_NODE"] = str(ranks_per_node)
-    return env
+def run(np_, argv, env, timeout):
+    status, _ = run_job(np_, argv, env, timeout)
+    if status != 0:
+        fail(f"the program exited with status {status}")
 
 
 def datasets(filename):
@@ -82,18 +61,6 @@ def expect_meshes(filename):
     got = json.loads(text.decode() if isinstance(text, bytes) else text)
     if got != MESHES:
         fail(f"{filename}: meshes {got}, expected {MESHES}")
-
-
-def block_path(variable, source, block, domains):
-    return f"{variable}/P{source}" if domains == 1 else f"{variable}/P{source}/B{block}"
-
-
-def expect_equal(what, got, want):
-    if got.shape != want.shape or got.dtype != want.dtype:
-        fail(f"{what}: {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}")
-    if not np.array_equal(got, want):
-        bad = tuple(np.argwhere(got != want)[0])
-        fail(f"{what}: value at {bad} is {got[bad]}, expected {want[bad]}")
 
 
 def expect_logs(prefix, ranks):
@@ -126,9 +93,9 @@ def check_style(out, args, clients, writers):
             want = {}
             for src in range(clients):
                 for b in range(d):
-                    want[block_path("fluid/cells/p", src, b, d)] = cells(it, src, b, d)
-                want[block_path("step", src, 0, d)] = np.array([it * 10 + src], dtype=np.int32)
-                want[block_path("dt", src, 0, d)] = np.array([0.5 * it + src])
+                    want[block_dataset("fluid/cells/p", src, b, d)] = cells(it, src, b, d)
+                want[block_dataset("step", src, 0, d)] = np.array([it * 10 + src], dtype=np.int32)
+                want[block_dataset("dt", src, 0, d)] = np.array([0.5 * it + src])
         else:
             name = os.path.join(out, f"compat_It{it}.h5")
             if not os.path.exists(name):
@@ -140,12 +107,12 @@ def check_style(out, args, clients, writers):
             want = {"fluid/cells/p": glob_cells}
             for src in range(clients):
                 # Without global extents: one dataset per block, named as in FilePerCore.
-                want[block_path("step", src, 0, d)] = np.array([it * 10 + src], dtype=np.int32)
-                want[block_path("dt", src, 0, d)] = np.array([0.5 * it + src])
+                want[block_dataset("step", src, 0, d)] = np.array([it * 10 + src], dtype=np.int32)
+                want[block_dataset("dt", src, 0, d)] = np.array([0.5 * it + src])
         if sorted(found) != sorted(want):
             fail(f"iteration {it}: datasets {sorted(found)}, expected {sorted(want)}")
         for path, value in want.items():
-            expect_equal(f"It{it} {path}", found[path], value)
+            expect_array(f"It{it} {path}", found[path], value)
         for src in range(clients):
             marker = os.path.join(out, f"mark_it{it}_src{src}")
             if not os.path.exists(marker) or open(marker).read().count("ran") != 1:
@@ -171,7 +138,7 @@ def check_example(out, args, clients, writers, servers):
         if sorted(found) != sorted(want):
             fail(f"iteration {it}: datasets {sorted(found)}, expected {sorted(want)}")
         for path, value in want.items():
-            expect_equal(f"It{it} {path}", found[path], value)
+            expect_array(f"It{it} {path}", found[path], value)
         for src in range(clients):
             runs = glob.glob(os.path.join(out, f"event_it{it}_src{src}_rank*"))
             if len(runs) != 1:
@@ -211,12 +178,12 @@ def main():
     clients = args.np - servers
     writers = servers or clients
 
+    shm_before = job_segments()
     with tempfile.TemporaryDirectory(prefix="sidecore-compat-") as out:
         env = mpi_env(args.ranks_per_node)
-        cmd = ["mpirun", "--oversubscribe", "-np", str(args.np)]
         if args.program == "style":
             env["COMPAT_CLIENTS"] = str(clients)
-            run(cmd + [args.exe, out, args.mode, str(args.domains), args.filemode], env,
+            run(args.np, [args.exe, out, args.mode, str(args.domains), args.filemode], env,
                 args.timeout)
             check_style(out, args, clients, writers)
         else:
@@ -225,8 +192,9 @@ def main():
             xml = os.path.join(out, "life.xml")
             with open(xml, "w") as f:
                 f.write(text)
-            run(cmd + [args.exe, xml, out], env, args.timeout)
+            run(args.np, [args.exe, xml, out], env, args.timeout)
             check_example(out, args, clients, writers, servers)
+    expect_no_leaked_segments(shm_before)
 
 
 if __name__ == "__main__":

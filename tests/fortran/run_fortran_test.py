@@ -16,23 +16,19 @@ import argparse
 import glob
 import os
 import re
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from mpi_job import block_dataset, expect_array, expect_no_leaked_segments, fail, job_segments, mpi_env, run_job  # noqa: E402
 
 # fields.xml.in and the programs.
 SIMULATION = "fortran"
 NX0, NY, NZ, GX, GY = 4, 3, 2, 64, 8
 
-
-def fail(message):
-    print("FAIL: " + message)
-    sys.exit(1)
 
 
 def nx_of(iteration, source):
@@ -61,26 +57,6 @@ def step(iteration, source):
     return np.array([iteration * 100 + source], dtype=np.int32)
 
 
-def job_segments():
-    """Shared-memory segments of Sidecore jobs (/dev/shm/sidecore-<token>-<server>)."""
-    pattern = re.compile(r"sidecore-[0-9a-f]{16}-[0-9]+$")
-    return {n for n in os.listdir("/dev/shm") if pattern.match(n)}
-
-
-def dataset_name(variable, source, block, domains):
-    """Damaris's rule: <variable>/P<source>, with /B<block> when domains count > 1."""
-    name = f"{variable}/P{source}"
-    return name + f"/B{block}" if domains > 1 else name
-
-
-def expect_array(what, got, want):
-    if got.shape != want.shape or got.dtype != want.dtype:
-        fail(f"{what}: {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}")
-    if not np.array_equal(got, want):
-        bad = tuple(int(v) for v in np.argwhere(got != want)[0])
-        fail(f"{what}: value at {bad} is {got[bad]}, expected {want[bad]}")
-
-
 def check_iteration(out, it, clients, cores, domains):
     files = sorted(glob.glob(os.path.join(out, f"{SIMULATION}_It{it}_Pr*.h5")))
     writers = 1 if cores else clients
@@ -90,11 +66,11 @@ def check_iteration(out, it, clients, cores, domains):
     for src in range(clients):
         writer = f"{SIMULATION}_It{it}_Pr{0 if cores else src}.h5"
         for b in range(domains):
-            expected[dataset_name("temperature", src, b, domains)] = (
+            expected[block_dataset("temperature", src, b, domains)] = (
                 writer, temperature(it, src, b), [b * NY, x_position(it, src)])
-            expected[dataset_name("fluid/density", src, b, domains)] = (
+            expected[block_dataset("fluid/density", src, b, domains)] = (
                 writer, density(it, src, b), [0, b * NY, x_position(it, src)])
-        expected[dataset_name("step", src, 0, domains)] = (writer, step(it, src), None)
+        expected[block_dataset("step", src, 0, domains)] = (writer, step(it, src), None)
 
     found = set()
     for filename in files:
@@ -180,24 +156,9 @@ def main():
             f.write(text)
         argv = [word.replace("@XML@", xml) for word in command]
 
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   OMPI_MCA_rmaps_base_oversubscribe="1")
-        env.pop("SIDECORE_RANKS_PER_NODE", None)
-        cmd = ["mpirun", "--oversubscribe", "-np", str(args.np)] + argv
-        print("running: " + " ".join(cmd), flush=True)
-        # A session of its own, so that a hung job can be killed as a whole.
-        proc = subprocess.Popen(cmd, env=env, cwd=out, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        try:
-            output, _ = proc.communicate(timeout=args.timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            output, _ = proc.communicate()
-            sys.stdout.write(output)
-            fail(f"the job did not finish within {args.timeout:g} s (hang?)")
-        sys.stdout.write(output)
-        if proc.returncode != 0:
-            fail(f"mpirun exited with {proc.returncode}")
+        returncode, output = run_job(args.np, argv, mpi_env(), args.timeout, cwd=out)
+        if returncode != 0:
+            fail(f"mpirun exited with {returncode}")
         done = len(re.findall(r"_calls: client \d+ .*done", output))
         if done != clients:
             fail(f"{done} client(s) reported the end of their loop, expected {clients}")
@@ -208,16 +169,7 @@ def main():
         print(f"stored values checked: {args.iterations} iteration(s), {clients} client(s), "
               f"{args.domains} block(s) each")
 
-    leaked = job_segments() - shm_before
-    # Other tests' jobs own a segment for a moment (until every process mapped it): only one
-    # that stays is a leak.
-    for _ in range(3):
-        if not leaked:
-            break
-        time.sleep(1)
-        leaked &= job_segments()
-    if leaked:
-        fail(f"shared memory left behind: {sorted(leaked)}")
+    expect_no_leaked_segments(shm_before)
     print("OK")
 
 

@@ -7,12 +7,14 @@ import argparse
 import glob
 import re
 import os
-import subprocess
 import sys
 import tempfile
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from mpi_job import expect_array, expect_no_leaked_segments, fail, job_segments, run_job  # noqa: E402
 
 NX, NY = 8, 6
 
@@ -34,22 +36,6 @@ def expected_ids(it, clients):
     return (it * 100000 + np.arange(NX * 2 * clients)).astype(np.int32)
 
 
-def fail(message):
-    print("FAIL: " + message)
-    sys.exit(1)
-
-
-def check_equal(name, got, want):
-    got = np.asarray(got)
-    if got.shape != want.shape:
-        fail(f"{name}: shape {got.shape}, expected {want.shape}")
-    if got.dtype != want.dtype:
-        fail(f"{name}: type {got.dtype}, expected {want.dtype}")
-    if not np.array_equal(got, want):
-        bad = np.argwhere(got != want)[0]
-        fail(f"{name}: value at {tuple(bad)} is {got[tuple(bad)]}, expected {want[tuple(bad)]}")
-
-
 def blocks_by_name(files):
     """Maps dataset path -> (file, count) over FilePerCore files, rejecting duplicates."""
     found = {}
@@ -64,12 +50,6 @@ def blocks_by_name(files):
         with h5py.File(f, "r") as h5:
             h5.visititems(lambda p, o, fn=f: visit(p, o, fn))
     return found
-
-
-def job_segments():
-    """Names of the shared-memory segments Sidecore jobs create (/sidecore-<token>-<server>)."""
-    pattern = re.compile(r"sidecore-[0-9a-f]{16}-[0-9]+$")
-    return {n for n in os.listdir("/dev/shm") if pattern.match(n)}
 
 
 def read(filename, path):
@@ -145,24 +125,21 @@ def main():
             env["E2E_THREAD_MULTIPLE"] = "1"
         if args.ranks_per_node:
             env["SIDECORE_RANKS_PER_NODE"] = str(args.ranks_per_node)
-        cmd = ["mpirun", "--oversubscribe", "-np", str(args.np), args.writer, xml_path,
-               str(args.iterations)]
-        run = subprocess.run(cmd, env=env, cwd=out, timeout=300, capture_output=True, text=True)
-        sys.stdout.write(run.stdout)
-        sys.stdout.write(run.stderr)
+        returncode, output = run_job(args.np, [args.writer, xml_path, str(args.iterations)], env,
+                                     timeout=300, cwd=out)
         if args.expect_error is not None:
-            if run.returncode == 0:
+            if returncode == 0:
                 fail("the run succeeded, but it should have failed with: " + args.expect_error)
-            if args.expect_error not in run.stdout + run.stderr:
+            if args.expect_error not in output:
                 fail("the run failed without the expected message: " + args.expect_error)
             print("OK: failed as expected with: " + args.expect_error)
             return
-        if run.returncode != 0:
-            fail(f"{' '.join(cmd)} exited with {run.returncode}")
-        if args.expect_log and not re.search(args.expect_log, run.stdout + run.stderr):
+        if returncode != 0:
+            fail(f"{args.writer} exited with {returncode}")
+        if args.expect_log and not re.search(args.expect_log, output):
             fail("the log does not match: " + args.expect_log)
         if args.max_server_memory:
-            held = [int(x) for x in re.findall(r"at most (\d+) bytes at once", run.stdout + run.stderr)]
+            held = [int(x) for x in re.findall(r"at most (\d+) bytes at once", output)]
             if held and max(held) > args.max_server_memory:
                 fail(f"a server held {max(held)} bytes in its memory at once, "
                      f"more than {args.max_server_memory}")
@@ -182,11 +159,11 @@ def main():
             name = os.path.join(out, f"e2e_It{it}.h5")
             if not os.path.exists(name):
                 fail(f"missing {name}; have {sorted(os.listdir(out))}")
-            check_equal(f"It{it} temperature", read(name, "temperature"),
+            expect_array(f"It{it} temperature", read(name, "temperature"),
                         expected_temperature(it, clients))
-            check_equal(f"It{it} fluid/pressure", read(name, "fluid/pressure"),
+            expect_array(f"It{it} fluid/pressure", read(name, "fluid/pressure"),
                         expected_pressure(it, clients))
-            check_equal(f"It{it} ids", read(name, "ids"), expected_ids(it, clients))
+            expect_array(f"It{it} ids", read(name, "ids"), expected_ids(it, clients))
             if args.filemode != "Collective":
                 files = sorted(glob.glob(os.path.join(out, f"e2e_It{it}_Pr*.h5")))
                 if len(files) != writers:
@@ -201,7 +178,7 @@ def main():
                             path = f"{var}/P{src}/B{b}"
                             if path not in found:
                                 fail(f"iteration {it}: dataset {path} missing")
-                            check_equal(f"It{it} {path}", read(found[path], path), want)
+                            expect_array(f"It{it} {path}", read(found[path], path), want)
                 expected_count = clients * 2 * 3
                 if len(found) != expected_count:
                     fail(f"iteration {it}: {len(found)} datasets, expected {expected_count}")
@@ -214,19 +191,13 @@ def main():
                     fail(f"iteration {it}: {path} missing")
                 np_ = 3 + it + src
                 want = (it * 1000000 + src * 1000 + np.arange(np_)).astype(np.int64)
-                check_equal(f"It{it} {path}", read(found[path], path), want)
+                expect_array(f"It{it} {path}", read(found[path], path), want)
             for src in range(clients):
                 marker = os.path.join(out, f"event_mark_it{it}_src{src}")
                 if not os.path.exists(marker):
                     fail(f"event 'mark' of client {src} at iteration {it} did not run")
 
-    leaked = job_segments() - shm_before
-    if leaked:  # another job may be between creating and unlinking its segment: look again
-        import time
-        time.sleep(2)
-        leaked &= job_segments()
-    if leaked:
-        fail(f"shared memory left behind: {sorted(leaked)}")
+    expect_no_leaked_segments(shm_before)
     print(f"OK: {args.iterations} iterations, {clients} clients, {servers} dedicated cores, "
           f"{args.threads} I/O threads, {args.nodes} dedicated nodes, "
           f"{args.filemode}: every value matches")

@@ -1,0 +1,89 @@
+"""What every MPI test driver needs: run a job under mpirun with a deadline, compare arrays read
+back from the files, and make sure no shared memory outlives the job.
+
+Drivers import it with
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from mpi_job import ...
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def fail(message):
+    print("FAIL: " + message, flush=True)
+    sys.exit(1)
+
+
+def mpi_env(ranks_per_node=0, **extra):
+    """The environment of a test job: OpenMPI as root, oversubscribed, virtual nodes of
+    ranks_per_node ranks (none when 0), no strict checking unless asked, plus extra."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    env.pop("SIDECORE_RANKS_PER_NODE", None)
+    env.pop("SIDECORE_STRICT", None)
+    if ranks_per_node:
+        env["SIDECORE_RANKS_PER_NODE"] = str(ranks_per_node)
+    env.update({key: str(value) for key, value in extra.items()})
+    return env
+
+
+def run_job(np_, argv, env, timeout, cwd=None):
+    """Runs argv on np_ ranks; prints and returns (exit status, output). A job still running
+    after timeout seconds is killed as a whole (it has a session of its own) and fails."""
+    cmd = ["mpirun", "--oversubscribe", "-np", str(np_)] + list(argv)
+    print("running: " + " ".join(cmd), flush=True)
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        sys.stdout.write(output)
+        fail(f"the job did not finish within {timeout:g} s (hang?)")
+    sys.stdout.write(output)
+    sys.stdout.flush()
+    return proc.returncode, output
+
+
+def job_segments():
+    """Shared-memory segments of Sidecore jobs (/dev/shm/sidecore-<token>-<server>)."""
+    pattern = re.compile(r"sidecore-[0-9a-f]{16}-[0-9]+$")
+    return {n for n in os.listdir("/dev/shm") if pattern.match(n)}
+
+
+def expect_no_leaked_segments(before):
+    """Fails if a segment created since `before` stays. Jobs of other tests running at the same
+    time own one for a moment (until every process mapped it): only one that stays is a leak."""
+    leaked = job_segments() - before
+    for _ in range(3):
+        if not leaked:
+            return
+        time.sleep(1)
+        leaked &= job_segments()
+    if leaked:
+        fail(f"shared memory left behind: {sorted(leaked)}")
+
+
+def expect_array(what, got, want):
+    """Same shape, same type, same values; the message names the first element that differs."""
+    got = np.asarray(got)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        fail(f"{what}: {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}")
+    if not np.array_equal(got, want):
+        bad = tuple(int(v) for v in np.argwhere(got != want)[0])
+        fail(f"{what}: value at {bad} is {got[bad]}, expected {want[bad]}")
+
+
+def block_dataset(variable, source, block, domains):
+    """Damaris's name of a block in a file-per-core file: <variable>/P<source>, with
+    /B<block> only when the configuration declares more than one domain per client."""
+    name = f"{variable}/P{source}"
+    return name + f"/B{block}" if domains > 1 else name
