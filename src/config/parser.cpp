@@ -1106,6 +1106,9 @@ class builder {
     for (xml child : elements(n)) {
       check_element(child);
       if (name_of(child) != "coord") {
+        // name="#": the mesh has no such piece (production configurations list every piece
+        // their mesh model has and mark the unused ones so).
+        if (is_none(name_attribute(child))) continue;
         mesh_part part;
         part.role = name_of(child);
         part.variable = name_attribute(child);

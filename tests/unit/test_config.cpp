@@ -1103,3 +1103,55 @@ TEST(config, layouts_in_groups_are_found_from_the_variable_group_outwards) {
   expect_error(with_data("<layout name=\"a/b\" type=\"int\" dimensions=\"1\"/>\n"), 3,
                {"layout name 'a/b' contains '/'", "inside a <group>"});
 }
+
+// The shape of a production reservoir simulator's configuration: every piece its mesh model has
+// listed, the unused ones named "#", polyhedral pieces, group names that are paths, a parameter
+// declared after the layouts that use it, multi-line comments and commented-out sections.
+TEST(config, production_style_unstructured_mesh_with_unused_pieces_loads) {
+  const cfg::model m = cfg::parse_model(
+      "<simulation name=\"res\" language=\"c\">\n"
+      "<architecture><domains count=\"1\"/><dedicated cores=\"1\" nodes=\"0\"/>\n"
+      "<buffer name=\"b\" size=\"1048576\"/><placement /><queue name=\"q\" size=\"300\"/>\n"
+      "</architecture>\n<data>\n"
+      "<layout name=\"coords\" type=\"double\" dimensions=\"n_coords\"/>\n"
+      "<layout name=\"offs\" type=\"int\" dimensions=\"n_cells + 1\"/>\n"
+      "<layout name=\"kinds\" type=\"char\" dimensions=\"n_cells\"/>\n"
+      "<parameter name=\"n_coords\" type=\"int\" value=\"1\"/>\n"
+      "<parameter name=\"n_cells\" type=\"int\" value=\"1\"/>\n"
+      "<group name=\"coordset/coords/values\">\n"
+      "  <variable name=\"x\" layout=\"coords\" time-varying=\"false\" script=\"#\"/>\n"
+      "  <variable name=\"y\" layout=\"coords\" time-varying=\"false\"/>\n"
+      "</group>\n"
+      "<group name=\"topologies/topo/elements\">\n"
+      "  <variable name=\"connectivity\" layout=\"int\"/>\n"
+      "  <variable name=\"offsets\" layout=\"offs\"/>\n"
+      "  <variable name=\"types\" layout=\"kinds\"/>\n"
+      "</group>\n"
+      "<mesh name=\"us_mesh\" type=\"unstructured\" topology=\"3\" time-varying=\"false\"\n"
+      "      comment=\"spans\n two lines\">\n"
+      "  <coord name=\"coordset/coords/values/x\" unit=\"m\"/>\n"
+      "  <coord name=\"coordset/coords/values/y\" unit=\"m\"/>\n"
+      "  <vertex_global_id name=\"#\" offset=\"0\"/>\n"
+      "  <element_offsets name=\"topologies/topo/elements/offsets\"/>\n"
+      "  <section_types name=\"topologies/topo/elements/types\"/>\n"
+      "  <section_sizes name=\"#\"/>\n"
+      "  <section_connectivity name=\"topologies/topo/elements/connectivity\"/>\n"
+      "  <polyhedral_cell_faces_connectivity name=\"#\"/>\n"
+      "  <polyhedral_n_faces_per_cell name=\"#\"/>\n"
+      "</mesh>\n</data>\n"
+      "<scripts>\n<!--pyscript name=\"PythonScript\" file=\"x.py\" language=\"python\" /-->\n"
+      "</scripts>\n<actions>\n</actions>\n"
+      "<log FileName=\"out/log/res\" RotationSize=\"5\" LogFormat=\"[%TimeStamp%]: %Message%\" "
+      "Flush=\"false\" LogLevel=\"info\"/>\n</simulation>\n",
+      "res.xml");
+  EXPECT_TRUE(m.warnings.empty()) << m.warnings[0];
+  ASSERT_EQ(m.meshes.size(), 1u);
+  const cfg::mesh& mesh = m.meshes[0];
+  EXPECT_EQ(mesh.coordinates.size(), 2u);
+  ASSERT_EQ(mesh.parts.size(), 3u);
+  EXPECT_EQ(mesh.parts[0].role, "element_offsets");
+  EXPECT_EQ(mesh.parts[0].variable, "topologies/topo/elements/offsets");
+  EXPECT_EQ(mesh.parts[2].variable, "topologies/topo/elements/connectivity");
+  const cfg::layout& offs = m.layouts[m.find_layout("offs")];
+  EXPECT_EQ(offs.dimensions[0].evaluate({1, 7}), 8);
+}
