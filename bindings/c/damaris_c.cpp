@@ -10,9 +10,9 @@
 #include <utility>
 
 #include "Damaris.h"
-#include "client/runtime.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "runtime/runtime.hpp"
 #include "server/actions.hpp"
 
 #define SIDECORE_API extern "C" __attribute__((visibility("default")))

@@ -1,14 +1,9 @@
-// Client write paths. The hot path (damaris_write) is: a hash lookup, one allocation under the
-// shared heap's lock, one memcpy, one 320-byte message into this client's own ring. The
-// server is woken only at the end of an iteration, for a signal, or when the ring fills up.
+// Client write paths. The hot path (damaris_write) is: a hash lookup, the checks, a
+// reservation from the engine, one memcpy, and the hand-over to the engine.
 #include "client/client.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -21,11 +16,11 @@ std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 }  // namespace
 
-client::client(const config::model& model, int client_index, const sink& where)
+client::client(const config::model& model, int client_index,
+               std::unique_ptr<engines::engine> engine)
     : m_model(model),
       m_client_index(client_index),
-      m_channel(where.channel),
-      m_slot(where.slot),
+      m_engine(std::move(engine)),
       m_parameters(model) {
   for (std::size_t v = 0; v < model.variables.size(); ++v)
     m_variables.emplace(std::string_view(model.variables[v].name), v);
@@ -33,23 +28,6 @@ client::client(const config::model& model, int client_index, const sink& where)
   m_handed_over.assign(m_positions.size(), -1);
   // Room for every block of one iteration, so that damaris_alloc does not grow it.
   m_allocations.reserve(std::min<std::size_t>(m_positions.size(), 1024));
-  if (m_channel) {
-    // This client's own stretch of the shared buffer: its blocks go there first. Touch the
-    // start of it now, so that the first write finds it mapped, cached and in the TLB.
-    m_stretch = m_channel->heap().stretch_of(m_slot, m_channel->client_count());
-    const std::uint64_t share = m_channel->heap().capacity() / std::max(1u, m_channel->client_count());
-    std::memset(m_channel->address(m_stretch), 0, std::min<std::uint64_t>(share, 4u << 20));
-    return;
-  }
-  if (where.link != MPI_COMM_NULL) {
-    m_remote = std::make_unique<transport::mpi_sender>(where.link, where.server_rank, model.arch);
-    return;
-  }
-  if (where.background)
-    m_background = std::make_unique<background_writer>(
-        model, where.writers, where.finish_comm, where.writer_index, where.writer_count);
-  else
-    m_local = std::make_unique<server::iteration_processor>(model, where.writers, 1, nullptr);
 }
 
 client::~client() = default;
@@ -96,20 +74,11 @@ void client::note_dropped(std::uint64_t bytes) {
   m_counters.bytes_dropped += bytes;
 }
 
-void* client::reserve(std::size_t variable, std::uint64_t bytes, std::uint64_t& offset) {
-  transport::shared_heap& heap = m_channel->heap();
-  if (m_model.arch.policy == config::full_buffer_policy::wait) {
-    offset = heap.allocate(bytes, m_model.arch.wait_timeout_seconds, m_stretch);
-    return m_channel->address(offset);
-  }
-  if (!m_iteration_skipped) {
-    if (auto got = heap.try_allocate(bytes, m_stretch)) {
-      offset = *got;
-      return m_channel->address(offset);
-    }
-    mark_skipped(variable);
-  }
-  return nullptr;
+engines::reservation client::reserve(std::size_t variable, std::uint64_t bytes) {
+  if (m_iteration_skipped) return {};
+  engines::reservation r = m_engine->reserve(bytes);
+  if (!r) mark_skipped(variable);
+  return r;
 }
 
 void client::mark_skipped(std::size_t variable) {
@@ -121,39 +90,6 @@ void client::mark_skipped(std::size_t variable) {
                  quoted(m_model.variables[variable].name),
                  "): policy=\"skip\" drops the rest of this iteration; further drops are "
                  "counted and reported at finalize");
-  }
-}
-
-block_buffer client::reserve_private(std::size_t variable, std::uint64_t bytes) {
-  if (!m_background && !m_remote) return buffer_pool::acquire(bytes);
-  if (m_iteration_skipped) return nullptr;
-  auto memory = m_background ? m_background->reserve(bytes) : m_remote->reserve(bytes);
-  if (!memory) mark_skipped(variable);
-  return memory;
-}
-
-void client::send(const transport::message& m, bool wake) {
-  if (m_channel->try_push(m_slot, m)) {
-    if (wake || m_channel->pending(m_slot) * 2 >= m_channel->ring_capacity())
-      m_channel->wake_server();
-    return;
-  }
-  // Ring full: the server is behind. Wake it and wait, within the configured timeout.
-  auto start = std::chrono::steady_clock::now();
-  const double timeout = m_model.arch.wait_timeout_seconds;
-  for (int spin = 0;; ++spin) {
-    m_channel->wake_server();
-    if (spin < 64) sched_yield();
-    else std::this_thread::sleep_for(std::chrono::microseconds(50));
-    if (m_channel->try_push(m_slot, m)) {
-      if (wake) m_channel->wake_server();
-      return;
-    }
-    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (timeout > 0 && waited > timeout)
-      throw error(DAMARIS_CHANNEL_ERROR,
-                  "message queue to the dedicated core stayed full for " + std::to_string(timeout) +
-                      " s: the server is not consuming (did it call damaris_start?)");
   }
 }
 
@@ -179,39 +115,10 @@ transport::message client::block_message(std::size_t variable, int block, int it
   return m;
 }
 
-void client::post(const transport::message& m, bool wake) {
-  if (m_remote)
-    m_remote->send(m, nullptr);
-  else
-    send(m, wake);
-}
-
 void client::hand_over(const transport::message& m, block_buffer owned) {
   ++m_counters.blocks_written;
   m_counters.bytes_written += m.bytes;
-  if (m_channel) {
-    send(m, false);
-    return;
-  }
-  if (m_remote) {
-    m_remote->send(m, std::move(owned));
-    return;
-  }
-  server::stored_block b;
-  b.variable = m.variable;
-  b.view.source = m.source;
-  b.view.block_id = m.block;
-  b.view.iteration = m.iteration;
-  b.view.data = owned.get();
-  b.view.bytes = m.bytes;
-  b.view.dims.assign(m.dims, m.dims + m.ndims);
-  if (m.has_global) b.view.global_dims.assign(m.global_dims, m.global_dims + m.ndims);
-  b.view.position.assign(m.position, m.position + m.ndims);
-  b.owned = std::move(owned);
-  if (m_background)
-    m_background->submit_block(std::move(b));
-  else
-    m_local->add_block(std::move(b));
+  m_engine->commit(m, std::move(owned));
 }
 
 client::allocation* client::find_allocation(std::size_t variable, int block, int iteration) {
@@ -275,14 +182,10 @@ void client::check_fits(std::size_t variable, std::uint64_t bytes) const {
   // Every mode refuses a block its buffer could never hold, synchronous mode included (it
   // has no buffer to fill), so that a configuration behaves the same whichever mode the XML
   // selects.
-  const std::uint64_t capacity =
-      m_channel ? m_channel->heap().capacity() : m_model.arch.buffer_size;
+  const std::uint64_t capacity = m_engine->capacity();
   if (bytes > capacity)
-    throw allocation_error(
-        "variable " + quoted(m_model.variables[variable].name) + ": " +
-        block_never_fits(bytes, capacity,
-                         m_channel ? "a dedicated core's shared buffer" : "the buffer")
-            .what());
+    throw allocation_error("variable " + quoted(m_model.variables[variable].name) + ": " +
+                           block_never_fits(bytes, capacity, m_engine->buffer_name()).what());
 }
 
 const evaluated_layout& client::checked_shape(std::size_t variable) const {
@@ -309,26 +212,15 @@ void client::write(std::string_view name, int block, const void* data) {
   check_not_handed_over(v, block);
   const evaluated_layout& shape = checked_shape(v);
   check_placement(v, block, shape);
-  if (m_channel) {
-    std::uint64_t offset = 0;
-    void* target = reserve(v, shape.bytes, offset);
-    mark_handed_over(v, block);
-    if (!target) {
-      note_dropped(shape.bytes);
-      return;
-    }
-    std::memcpy(target, data, shape.bytes);
-    hand_over(block_message(v, block, m_iteration, offset, shape, position_of(v, block)), {});
-    return;
-  }
-  block_buffer owned = reserve_private(v, shape.bytes);
+  engines::reservation target = reserve(v, shape.bytes);
   mark_handed_over(v, block);
-  if (!owned) {
+  if (!target) {
     note_dropped(shape.bytes);
     return;
   }
-  std::memcpy(owned.get(), data, shape.bytes);
-  hand_over(block_message(v, block, m_iteration, 0, shape, position_of(v, block)), std::move(owned));
+  std::memcpy(target.address, data, shape.bytes);
+  hand_over(block_message(v, block, m_iteration, target.offset, shape, position_of(v, block)),
+            std::move(target.owned));
 }
 
 void* client::alloc(std::string_view name, int block) {
@@ -339,13 +231,10 @@ void* client::alloc(std::string_view name, int block) {
   const evaluated_layout& shape = checked_shape(v);
   check_placement(v, block, shape);
   allocation a;
-  std::uint64_t offset = 0;
-  if (m_channel) {
-    a.address = reserve(v, shape.bytes, offset);
-  } else {
-    a.owned = reserve_private(v, shape.bytes);
-    a.address = a.owned.get();
-  }
+  engines::reservation target = reserve(v, shape.bytes);
+  const std::uint64_t offset = target.offset;
+  a.address = target.address;
+  a.owned = std::move(target.owned);
   if (!a.address) {
     // Dropped by policy="skip": scratch memory the caller can still fill, discarded at commit.
     a.dropped = true;
@@ -397,23 +286,11 @@ void client::signal(std::string_view name) {
     throw error(DAMARIS_UNDEFINED_ACTION,
                 "no event " + quoted(name) + " in <actions> of " + m_model.file);
   const config::event& event = m_model.events[e];
-  if (event.execution == config::execution::local || m_local) {
+  if (event.execution == config::execution::local) {
     server::action_registry::instance().run(event, m_model.file, m_client_index, m_iteration);
     return;
   }
-  if (m_background) {
-    m_background->submit_signal(event, m_client_index, m_iteration);
-    return;
-  }
-  if (name.size() >= static_cast<std::size_t>(transport::max_signal_name))
-    throw argument_error("event name " + quoted(name) + " is longer than 63 characters");
-  transport::message m{};
-  m.kind = transport::message_kind::signal;
-  m.iteration = m_iteration;
-  m.source = m_client_index;
-  m.variable = static_cast<std::int32_t>(e);
-  std::memcpy(m.name, name.data(), name.size());
-  post(m, true);
+  m_engine->signal(event, e, m_iteration);
 }
 
 void client::end_iteration() {
@@ -432,56 +309,10 @@ void client::end_iteration() {
                                        return a.block.iteration <= m_iteration;
                                      }),
                       m_allocations.end());
-  if (m_channel || m_remote) {
-    transport::message m{};
-    m.kind = transport::message_kind::end_iteration;
-    m.iteration = m_iteration;
-    m.source = m_client_index;
-    m.flags = m_iteration_skipped ? transport::iteration_skipped : 0;
-    post(m, true);
-  } else if (m_background) {
-    m_background->submit_end_iteration(0, m_iteration, m_iteration_skipped);
-  } else {
-    m_local->end_iteration(0, m_iteration, m_iteration_skipped);
-  }
+  m_engine->end_iteration(m_iteration, m_iteration_skipped);
   ++m_iteration;
   m_iteration_skipped = false;
-  if (m_channel && m_model.arch.policy == config::full_buffer_policy::wait)
-    wait_for_slower_clients();
-  if (m_local) {
-    std::string failure = m_local->take_failure();
-    if (!failure.empty()) throw storage_error(failure);
-  }
-}
-
-void client::wait_for_slower_clients() {
-  // The iteration this client now starts may be at most max_iterations_ahead past the one the
-  // slowest client of its dedicated core is in. Without this bound, clients out of step would
-  // fill the shared buffer with younger iterations, and the dedicated core would have to keep
-  // moving them into its own memory (without limit) so that the slowest client can write.
-  // The others' progress is read from the rings only when the last value seen is too old.
-  m_channel->publish_ended(m_slot, static_cast<std::uint32_t>(m_iteration));
-  const std::int64_t needed = static_cast<std::int64_t>(m_iteration) - max_iterations_ahead;
-  if (needed <= m_slowest_seen) return;
-  const auto start = std::chrono::steady_clock::now();
-  const double timeout = m_model.arch.wait_timeout_seconds;
-  for (int spin = 0;; ++spin) {
-    m_slowest_seen = m_channel->slowest_ended();
-    if (needed <= m_slowest_seen) return;
-    if (timeout > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout)
-      throw error(DAMARIS_CHANNEL_ERROR,
-                  "iteration " + std::to_string(m_iteration) + " would be more than " +
-                      std::to_string(max_iterations_ahead) +
-                      " iterations ahead of the slowest client of this dedicated core, which "
-                      "did not end iteration " +
-                      std::to_string(needed - 1) + " within " + std::to_string(timeout) +
-                      " s (<buffer timeout=...>): is a client stuck?");
-    if (spin < 64)
-      sched_yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
+  m_engine->iteration_started(m_iteration);
 }
 
 void client::set_position(std::string_view name, int block, const std::int64_t* position) {
@@ -500,42 +331,15 @@ void client::set_position(std::string_view name, int block, const std::int64_t* 
 void client::stop() {
   if (m_stopped) return;
   m_stopped = true;
-  if (m_channel) m_channel->publish_ended(m_slot, UINT32_MAX);  // nobody waits for this client
-  if (m_channel || m_remote) {
-    transport::message m{};
-    m.kind = transport::message_kind::stop;
-    m.iteration = m_iteration;
-    m.source = m_client_index;
-    post(m, true);
-    if (m_remote) m_remote->flush();
-  } else if (m_background) {
-    m_background->finish();
-  } else {
-    m_local->finish();
-    std::string failure = m_local->take_failure();
-    if (!failure.empty()) throw storage_error(failure);
-  }
+  m_engine->stop(m_iteration);
 }
 
 void client::resume() {
   if (!m_stopped) return;
   m_stopped = false;
-  if (m_channel) m_channel->publish_ended(m_slot, static_cast<std::uint32_t>(m_iteration));
-  if (m_background) m_background->resume();
+  m_engine->resume(m_iteration);
 }
 
-void client::sync() {
-  if (m_remote) {
-    m_remote->wait_stored(m_iteration);
-  } else if (m_background) {
-    m_background->sync(m_model.arch.wait_timeout_seconds);
-  } else if (m_channel) {
-    if (!m_channel->wait_stored(static_cast<std::uint32_t>(m_iteration),
-                                m_model.arch.wait_timeout_seconds))
-      throw error(DAMARIS_CHANNEL_ERROR,
-                  "the dedicated core did not store iteration " + std::to_string(m_iteration - 1) +
-                      " within " + std::to_string(m_model.arch.wait_timeout_seconds) + " s");
-  }
-}
+void client::sync() { m_engine->sync(m_iteration); }
 
 }  // namespace sidecore::client

@@ -1,6 +1,6 @@
 // The simulation's side: layouts evaluated with this process's parameters, the write paths
-// (copy and zero-copy), iterations and signals. Sends to a dedicated core through a channel,
-// or, without one, stores synchronously in damaris_end_iteration().
+// (copy and zero-copy), iterations and signals, and every check a call needs whatever the mode.
+// What is handed over goes to the client's one engine (engines/engine.hpp).
 #pragma once
 
 #include <cstdint>
@@ -10,12 +10,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "client/background_writer.hpp"
 #include "client/parameters.hpp"
 #include "config/model.hpp"
-#include "server/iteration_processor.hpp"
-#include "transport/channel.hpp"
-#include "transport/mpi_sender.hpp"
+#include "engines/engine.hpp"
+#include "transport/message.hpp"
 
 namespace sidecore::client {
 
@@ -29,25 +27,8 @@ struct client_counters {
 
 class client {
  public:
-  // With dedicated cores and policy="wait", how many iterations a client may run ahead of
-  // the slowest client of its dedicated core before damaris_end_iteration waits for it.
-  static constexpr int max_iterations_ahead = 4;
-
-  // Where the blocks go: a dedicated core's channel (slot: this client's ring), or, without
-  // one, stores run in this process, synchronously or on a background thread, with writers
-  // as their communicator.
-  struct sink {
-    transport::channel* channel = nullptr;
-    std::uint32_t slot = 0;
-    MPI_Comm writers = MPI_COMM_NULL;
-    bool background = false;
-    int writer_index = -1;  // background thread only, when writers is MPI_COMM_SELF
-    int writer_count = -1;
-    MPI_Comm finish_comm = MPI_COMM_NULL;  // then: all writers, for the stores' last step
-    MPI_Comm link = MPI_COMM_NULL;  // dedicated nodes: messages go to server_rank in link
-    int server_rank = -1;
-  };
-  client(const config::model& model, int client_index, const sink& where);
+  // client_index: this process among all clients; engine: where its data goes.
+  client(const config::model& model, int client_index, std::unique_ptr<engines::engine> engine);
   ~client();
 
   void write(std::string_view variable, int block, const void* data);
@@ -99,32 +80,21 @@ class client {
   // would make two blocks with the same (variable, iteration, source, block) key.
   void check_not_handed_over(std::size_t variable, int block) const;
   void mark_handed_over(std::size_t variable, int block);
-  // Shared memory for a block, or nullptr when policy="skip" drops it.
-  void* reserve(std::size_t variable, std::uint64_t bytes, std::uint64_t& offset);
-  void send(const transport::message& m, bool wake);
+  // Memory for a block from the engine; empty when policy="skip" drops it (the rest of the
+  // iteration is then dropped too).
+  engines::reservation reserve(std::size_t variable, std::uint64_t bytes);
   transport::message block_message(std::size_t variable, int block, int iteration,
                                     std::uint64_t offset, const evaluated_layout& shape,
                                     const std::vector<std::int64_t>& position) const;
-  // A control message (end of iteration, signal, stop) to the server, wherever it is.
-  void post(const transport::message& m, bool wake);
-  // Hands a block described by m over to wherever blocks go; owned is its process memory
-  // (empty for shared memory).
+  // Hands a block described by m over to the engine; owned is its process memory (empty for
+  // shared memory).
   void hand_over(const transport::message& m, block_buffer owned);
   void note_dropped(std::uint64_t bytes);
-  // Bounds how far this client runs ahead of the others of its dedicated core.
-  void wait_for_slower_clients();
   void mark_skipped(std::size_t variable);
-  // Process memory for a block (synchronous or background mode); nullptr when dropped.
-  block_buffer reserve_private(std::size_t variable, std::uint64_t bytes);
 
   const config::model& m_model;
   int m_client_index;
-  transport::channel* m_channel;
-  std::uint32_t m_slot;
-  std::uint64_t m_stretch = 0;  // where this client's searches of the shared heap start
-  std::unique_ptr<server::iteration_processor> m_local;  // synchronous mode only
-  std::unique_ptr<background_writer> m_background;       // thread mode only
-  std::unique_ptr<transport::mpi_sender> m_remote;       // dedicated nodes only
+  std::unique_ptr<engines::engine> m_engine;
 
   std::unordered_map<std::string_view, std::size_t> m_variables;
   sidecore::client::parameters m_parameters;
@@ -133,7 +103,6 @@ class client {
   // Few at a time (variables x domains): a flat vector beats a tree here.
   std::vector<allocation> m_allocations;
   int m_iteration = 0;
-  std::int64_t m_slowest_seen = 0;  // iterations the slowest client of the core had ended
   bool m_iteration_skipped = false;
   bool m_stopped = false;
   bool m_skip_reported = false;

@@ -13,6 +13,20 @@
 
 namespace sidecore::server {
 
+stored_block stored_block_from(const transport::message& m, const void* data) {
+  stored_block b;
+  b.variable = m.variable;
+  b.view.source = m.source;
+  b.view.block_id = m.block;
+  b.view.iteration = m.iteration;
+  b.view.data = data;
+  b.view.bytes = m.bytes;
+  b.view.dims.assign(m.dims, m.dims + m.ndims);
+  if (m.has_global) b.view.global_dims.assign(m.global_dims, m.global_dims + m.ndims);
+  b.view.position.assign(m.position, m.position + m.ndims);
+  return b;
+}
+
 iteration_processor::iteration_processor(const config::model& model, MPI_Comm writers,
                                          int sources, release_function release,
                                          int writer_index, int writer_count,

@@ -13,9 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "transport/buffer_pool.hpp"
 #include "config/model.hpp"
 #include "plugins/store.hpp"
+#include "transport/buffer_pool.hpp"
+#include "transport/message.hpp"
 #include "transport/shared_heap.hpp"
 
 namespace sidecore::server {
@@ -28,6 +29,10 @@ struct stored_block {
   block_buffer owned;
   std::shared_ptr<const void> spilled;  // keeps a spill file mapping alive
 };
+
+// The block a notification describes, its bytes at data (the memory stays the caller's to
+// attach: shared range or owned buffer).
+stored_block stored_block_from(const transport::message& m, const void* data);
 
 class active_buffer;
 

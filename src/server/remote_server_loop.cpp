@@ -91,16 +91,7 @@ bool remote_server_loop::advance(std::uint32_t slot) {
       check_mpi(MPI_Test(&c.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
       if (!done) return any;
       const transport::message& m = c.queue.front();
-      stored_block b;
-      b.variable = m.variable;
-      b.view.source = m.source;
-      b.view.block_id = m.block;
-      b.view.iteration = m.iteration;
-      b.view.data = c.buffer.get();
-      b.view.bytes = m.bytes;
-      b.view.dims.assign(m.dims, m.dims + m.ndims);
-      if (m.has_global) b.view.global_dims.assign(m.global_dims, m.global_dims + m.ndims);
-      b.view.position.assign(m.position, m.position + m.ndims);
+      stored_block b = stored_block_from(m, c.buffer.get());
       b.owned = std::move(c.buffer);
       m_processor.add_block(std::move(b));
       c.queue.pop_front();

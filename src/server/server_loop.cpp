@@ -108,16 +108,7 @@ bool server_loop::drain() {
 void server_loop::handle(std::uint32_t slot, const transport::message& m) {
   switch (m.kind) {
     case transport::message_kind::block: {
-      stored_block b;
-      b.variable = m.variable;
-      b.view.source = m.source;
-      b.view.block_id = m.block;
-      b.view.iteration = m.iteration;
-      b.view.data = m_channel.address(m.offset);
-      b.view.bytes = m.bytes;
-      b.view.dims.assign(m.dims, m.dims + m.ndims);
-      if (m.has_global) b.view.global_dims.assign(m.global_dims, m.global_dims + m.ndims);
-      b.view.position.assign(m.position, m.position + m.ndims);
+      stored_block b = stored_block_from(m, m_channel.address(m.offset));
       b.shared = {m.offset, m.bytes};
       m_processor.add_block(std::move(b));
       break;

@@ -1,6 +1,6 @@
 // The I/O thread loop: tasks are handled in submission order, so a signal runs after the data
 // written before it, and an iteration is stored once this process has ended it.
-#include "client/background_writer.hpp"
+#include "engines/background_writer.hpp"
 
 #include <chrono>
 
@@ -9,7 +9,7 @@
 #include "common/units.hpp"
 #include "server/actions.hpp"
 
-namespace sidecore::client {
+namespace sidecore::engines {
 
 background_writer::background_writer(const config::model& model, MPI_Comm writers,
                                      MPI_Comm finish_comm, int writer_index, int writer_count)
@@ -39,8 +39,9 @@ block_buffer background_writer::reserve(std::uint64_t bytes) {
     const double timeout = m_model.arch.wait_timeout_seconds;
     if (timeout > 0) {
       if (!m_progress.wait_for(lock, std::chrono::duration<double>(timeout), fits))
-        throw allocation_error("waited " + std::to_string(timeout) + " s for " + readable_bytes(bytes) +
-                               " of buffer (" + readable_bytes(m_reserved) + " of " + readable_bytes(m_budget) +
+        throw allocation_error("waited " + std::to_string(timeout) + " s for " +
+                               readable_bytes(bytes) + " of buffer (" + readable_bytes(m_reserved) +
+                               " of " + readable_bytes(m_budget) +
                                " in use): the I/O thread does not keep up; raise <buffer "
                                "size=...>, raise timeout=..., or choose policy=\"skip\"");
     } else {
@@ -174,7 +175,8 @@ void background_writer::finish() {
   if (m_thread.joinable()) m_thread.join();
   m_processor->finish();
   rethrow_failure();
-  if (std::string failure = m_processor->take_failure(); !failure.empty()) throw storage_error(failure);
+  if (std::string failure = m_processor->take_failure(); !failure.empty())
+    throw storage_error(failure);
 }
 
-}  // namespace sidecore::client
+}  // namespace sidecore::engines

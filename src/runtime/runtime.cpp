@@ -1,6 +1,6 @@
 // Initialization order: read the XML once and broadcast it, split the communicator, create
 // the shared segment on each server, map it on its clients, then remove its name.
-#include "client/runtime.hpp"
+#include "runtime/runtime.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +20,10 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/units.hpp"
+#include "engines/inline_engine.hpp"
+#include "engines/mpi_engine.hpp"
+#include "engines/shm_engine.hpp"
+#include "engines/thread_engine.hpp"
 #include "transport/buffer_pool.hpp"
 
 namespace sidecore {
@@ -27,11 +31,16 @@ namespace {
 
 log::level to_log_level(config::log_level level) {
   switch (level) {
-    case config::log_level::trace: return log::level::trace;
-    case config::log_level::debug: return log::level::debug;
-    case config::log_level::info: return log::level::info;
-    case config::log_level::warning: return log::level::warning;
-    default: return log::level::error;
+    case config::log_level::trace:
+      return log::level::trace;
+    case config::log_level::debug:
+      return log::level::debug;
+    case config::log_level::info:
+      return log::level::info;
+    case config::log_level::warning:
+      return log::level::warning;
+    default:
+      return log::level::error;
   }
 }
 
@@ -40,7 +49,8 @@ std::string broadcast_string(std::string text, MPI_Comm comm) {
   unsigned long long length = text.size();
   check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, 0, comm), "MPI_Bcast");
   text.resize(length);
-  if (length) check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm), "MPI_Bcast");
+  if (length)
+    check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm), "MPI_Bcast");
   return text;
 }
 
@@ -98,7 +108,8 @@ void agree(MPI_Comm comm, int code, const std::string& message) {
   unsigned long long length = text.size();
   check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, first, comm), "MPI_Bcast");
   text.resize(length);
-  if (length) check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, first, comm), "MPI_Bcast");
+  if (length)
+    check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, first, comm), "MPI_Bcast");
   if (rank != first) text = "rank " + std::to_string(first) + ": " + text;
   throw error(failed_code, text);
 }
@@ -134,7 +145,7 @@ int strict_from_environment() {
 
 // Why this process cannot read the configuration file at `file` ("" when it can).
 std::string unreadable(const std::string& file) {
-  struct stat info {};
+  struct stat info{};
   if (::stat(file.c_str(), &info) != 0)
     return "cannot read configuration file '" + file + "': " + std::strerror(errno);
   if (S_ISDIR(info.st_mode))
@@ -222,7 +233,7 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   std::string message;
   try {
     if (!m_topo.is_server) {
-      m_client = std::make_unique<client::client>(m_model, m_topo.client_index, make_sink());
+      m_client = std::make_unique<client::client>(m_model, m_topo.client_index, make_engine());
     } else {
       m_server_parameters = std::make_unique<client::parameters>(m_model);
       if (m_topo.remote_servers) {
@@ -230,7 +241,8 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
         buffer_pool::reserve_arena(m_model.arch.buffer_size);
       }
       if (m_topo.remote_servers)
-        m_remote_server = std::make_unique<server::remote_server_loop>(m_model, m_topo, m_link.get());
+        m_remote_server =
+            std::make_unique<server::remote_server_loop>(m_model, m_topo, m_link.get());
       else
         m_server = std::make_unique<server::server_loop>(m_model, m_topo, *m_channel);
     }
@@ -280,8 +292,8 @@ void runtime::connect_channel() {
     }
     agree(m_topo.world.get(), code, message);
   }
-  const std::string name = "/sidecore-" + job_token(m_topo.world.get()) + "-" +
-                           std::to_string(m_topo.server_index);
+  const std::string name =
+      "/sidecore-" + job_token(m_topo.world.get()) + "-" + std::to_string(m_topo.server_index);
   MPI_Comm world = m_topo.world.get();
   // 1. Servers create their segment.
   int code = DAMARIS_OK;
@@ -289,13 +301,14 @@ void runtime::connect_channel() {
   if (m_topo.is_server) {
     try {
       transport::channel_sizes sizes;
-      sizes.heap_bytes = m_model.arch.buffer_size / static_cast<std::uint64_t>(m_model.arch.dedicated_cores);
+      sizes.heap_bytes =
+          m_model.arch.buffer_size / static_cast<std::uint64_t>(m_model.arch.dedicated_cores);
       sizes.clients = static_cast<std::uint32_t>(m_topo.group_size - 1);
       // A ring holds notifications only (320 bytes each): keep at least 1024 per client so that a
       // server busy storing one iteration never stops its clients from writing the next ones
       // while the buffer has room (Damaris files often say size="100").
-      sizes.ring_capacity = static_cast<std::uint32_t>(
-          std::min<std::uint64_t>(std::max<std::uint64_t>(m_model.arch.queue_size, 1024), 1u << 20));
+      sizes.ring_capacity = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+          std::max<std::uint64_t>(m_model.arch.queue_size, 1024), 1u << 20));
       m_channel.emplace(transport::channel::create(name, sizes));
     } catch (const error& e) {
       code = e.code();
@@ -317,22 +330,20 @@ void runtime::connect_channel() {
   if (m_channel) m_channel->unlink();
 }
 
-client::client::sink runtime::make_sink() {
-  client::client::sink where;
+std::unique_ptr<engines::engine> runtime::make_engine() {
+  const int source = m_topo.client_index;
   if (m_topo.remote_servers) {
     check_node_memory(m_model, m_topo, "dedicated nodes", true);
     buffer_pool::reserve_arena(m_model.arch.buffer_size);
-    where.link = m_link.get();
-    where.server_rank = m_topo.server_world_rank;
-    return where;
+    return std::make_unique<engines::mpi_engine>(m_model, m_link.get(), m_topo.server_world_rank,
+                                                 source);
   }
-  if (m_channel) {
-    where.channel = &*m_channel;
-    where.slot = static_cast<std::uint32_t>(m_topo.group_rank);
-    return where;
-  }
-  where.writers = m_topo.clients.get();
-  if (m_model.arch.io_threads == 0) return where;
+  if (m_channel)
+    return std::make_unique<engines::shm_engine>(
+        m_model, *m_channel, static_cast<std::uint32_t>(m_topo.group_rank), source);
+  const MPI_Comm clients = m_topo.clients.get();
+  if (m_model.arch.io_threads == 0)
+    return std::make_unique<engines::inline_engine>(m_model, clients, source);
   // Thread mode: stores run on a background thread. Their MPI calls are only safe there with
   // MPI_THREAD_MULTIPLE; otherwise each process writes alone (file per process), and
   // collective output, which needs every process, is written synchronously instead.
@@ -348,29 +359,26 @@ client::client::sink runtime::make_sink() {
                      "' writes Collective output, which a background thread can only do when MPI "
                      "is initialized with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...); this run "
                      "stores synchronously, inside damaris_end_iteration, instead (same files)");
-      return where;
+      return std::make_unique<engines::inline_engine>(m_model, clients, source);
     }
   }
-  where.background = true;
   check_node_memory(m_model, m_topo, "background thread", true);
   buffer_pool::reserve_arena(m_model.arch.buffer_size);
   if (provided == MPI_THREAD_MULTIPLE) {
     MPI_Comm dup = MPI_COMM_NULL;
-    check_mpi(MPI_Comm_dup(m_topo.clients.get(), &dup), "MPI_Comm_dup");
+    check_mpi(MPI_Comm_dup(clients, &dup), "MPI_Comm_dup");
     m_thread_comm = communicator(dup);
-    where.writers = m_thread_comm.get();
-    return where;
+    return std::make_unique<engines::thread_engine>(m_model, m_thread_comm.get(), MPI_COMM_NULL, -1,
+                                                    -1, source);
   }
-  where.writers = MPI_COMM_SELF;
-  where.writer_index = m_topo.client_index;
-  where.writer_count = m_topo.client_count;
-  where.finish_comm = m_topo.clients.get();
-  return where;
+  return std::make_unique<engines::thread_engine>(m_model, MPI_COMM_SELF, clients,
+                                                  m_topo.client_index, m_topo.client_count, source);
 }
 
 client::client& runtime::as_client(const char* call) {
   if (!m_client)
-    throw error(DAMARIS_CORE_IS_SERVER, std::string(call) + " is a client call, made on a dedicated core");
+    throw error(DAMARIS_CORE_IS_SERVER,
+                std::string(call) + " is a client call, made on a dedicated core");
   return *m_client;
 }
 
@@ -441,10 +449,11 @@ void runtime::finalize() {
 
 void runtime::report() {
   if (m_server || m_remote_server) {
-    const server::processor_counters& c = m_server ? m_server->counters() : m_remote_server->counters();
+    const server::processor_counters& c =
+        m_server ? m_server->counters() : m_remote_server->counters();
     log::info("server ", m_topo.server_index, ": ", c.iterations_stored, " iterations, ",
-              c.blocks_stored, " blocks, ", c.bytes_stored, " bytes stored in ", c.seconds_in_stores,
-              " s; buffer high water ",
+              c.blocks_stored, " blocks, ", c.bytes_stored, " bytes stored in ",
+              c.seconds_in_stores, " s; buffer high water ",
               m_server ? m_server->heap_high_water() : m_remote_server->high_water(), " bytes");
     if (m_server) {
       const server::active_buffer_counters& b = m_server->buffer_counters();
@@ -465,8 +474,9 @@ void runtime::report() {
   if (m_client) {
     const client::client_counters& c = m_client->counters();
     if (c.iterations_skipped)
-      log::warning("buffer full: ", c.iterations_skipped, " iteration(s) skipped under policy=\"skip\"; ",
-                   c.blocks_dropped, " blocks (", c.bytes_dropped, " bytes) were not stored");
+      log::warning("buffer full: ", c.iterations_skipped,
+                   " iteration(s) skipped under policy=\"skip\"; ", c.blocks_dropped, " blocks (",
+                   c.bytes_dropped, " bytes) were not stored");
   }
 }
 

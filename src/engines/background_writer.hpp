@@ -13,11 +13,11 @@
 #include <string>
 #include <thread>
 
-#include "transport/buffer_pool.hpp"
 #include "config/model.hpp"
 #include "server/iteration_processor.hpp"
+#include "transport/buffer_pool.hpp"
 
-namespace sidecore::client {
+namespace sidecore::engines {
 
 class background_writer {
  public:
@@ -54,11 +54,11 @@ class background_writer {
  private:
   struct task {
     enum class kind { block, end_iteration, signal } what = kind::block;
-    server::stored_block block;             // block
-    int source = 0;                         // end_iteration, signal
-    int iteration = 0;                      // end_iteration, signal
-    bool skipped = false;                   // end_iteration
-    const config::event* event = nullptr;   // signal
+    server::stored_block block;            // block
+    int source = 0;                        // end_iteration, signal
+    int iteration = 0;                     // end_iteration, signal
+    bool skipped = false;                  // end_iteration
+    const config::event* event = nullptr;  // signal
   };
 
   void run() noexcept;
@@ -70,8 +70,8 @@ class background_writer {
   const config::model& m_model;
   std::unique_ptr<server::iteration_processor> m_processor;
   std::mutex m_mutex;
-  std::condition_variable m_work;       // the I/O thread waits for tasks
-  std::condition_variable m_progress;   // writers wait for memory or for sync
+  std::condition_variable m_work;      // the I/O thread waits for tasks
+  std::condition_variable m_progress;  // writers wait for memory or for sync
   std::deque<task> m_tasks;
   std::uint64_t m_budget = 0;
   std::uint64_t m_reserved = 0;  // bytes held by blocks not yet stored
@@ -82,4 +82,4 @@ class background_writer {
   std::thread m_thread;
 };
 
-}  // namespace sidecore::client
+}  // namespace sidecore::engines

@@ -10,6 +10,7 @@
 
 #include "client/client.hpp"
 #include "config/model.hpp"
+#include "engines/engine.hpp"
 #include "server/remote_server_loop.hpp"
 #include "server/server_loop.hpp"
 #include "topology/topology.hpp"
@@ -47,7 +48,8 @@ class runtime {
  private:
   static config::model load_everywhere(const std::string& file, MPI_Comm comm);
   void connect_channel();
-  client::client::sink make_sink();
+  // The engine of this client: what its mode needs, built from the topology and the XML.
+  std::unique_ptr<engines::engine> make_engine();
   void report();
 
   config::model m_model;

@@ -1,0 +1,53 @@
+// What a client hands over, and to whom: one engine per transport (dedicated cores over shared
+// memory, dedicated nodes over MPI, a background thread, inline stores). The client keeps what
+// every mode shares (variables, parameters, positions, checks) and talks to its engine only.
+#pragma once
+
+#include <cstdint>
+
+#include "config/model.hpp"
+#include "transport/buffer_pool.hpp"
+#include "transport/message.hpp"
+
+namespace sidecore::engines {
+
+// Memory for one block: where to put its bytes, and how the engine will know them again.
+struct reservation {
+  void* address = nullptr;   // nullptr: dropped by policy="skip" (the buffer is full)
+  std::uint64_t offset = 0;  // offset in the shared buffer (dedicated cores)
+  block_buffer owned;        // process memory (every other engine)
+  explicit operator bool() const noexcept { return address != nullptr; }
+};
+
+// Calls come from the client's thread, in program order. Every wait has the buffer's timeout
+// as deadline and throws (DAMARIS_ALLOCATION_ERROR or DAMARIS_CHANNEL_ERROR) when it passes.
+class engine {
+ public:
+  virtual ~engine() = default;
+
+  // Largest block the engine's buffer could ever hold, and the buffer's name for messages.
+  virtual std::uint64_t capacity() const noexcept = 0;
+  virtual const char* buffer_name() const noexcept = 0;
+
+  // Memory for a block of `bytes`; waits under policy="wait", returns an empty reservation
+  // under policy="skip" when the buffer is full.
+  virtual reservation reserve(std::uint64_t bytes) = 0;
+  // Hands a block over: m describes it (its offset, for shared memory); owned is its memory
+  // when the engine gave process memory.
+  virtual void commit(const transport::message& m, block_buffer owned) = 0;
+  // An event whose action runs where the data is (execution="remote"); index in model::events.
+  virtual void signal(const config::event& event, std::size_t index, int iteration) = 0;
+  // The client ended `iteration` (skipped: some of its blocks were dropped).
+  virtual void end_iteration(int iteration, bool skipped) = 0;
+  // After the client moved on to iteration `started`: may wait (dedicated cores bound how far
+  // a client runs ahead) or report the failure of a store that ran inline.
+  virtual void iteration_started(int started) { (void)started; }
+  // Returns once the first `iterations` iterations are stored.
+  virtual void sync(int iterations) = 0;
+  // No more data (damaris_stop), and data again (a second damaris_start); iteration is the
+  // client's current one.
+  virtual void stop(int iteration) = 0;
+  virtual void resume(int iteration) = 0;
+};
+
+}  // namespace sidecore::engines

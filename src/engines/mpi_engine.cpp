@@ -1,0 +1,39 @@
+// Dedicated nodes: every call becomes a message (and, for a block, a pull-driven send).
+#include "engines/mpi_engine.hpp"
+
+#include "engines/messages.hpp"
+
+namespace sidecore::engines {
+
+mpi_engine::mpi_engine(const config::model& model, MPI_Comm link, int server_rank, int source)
+    : m_model(model), m_source(source), m_sender(link, server_rank, model.arch) {}
+
+reservation mpi_engine::reserve(std::uint64_t bytes) {
+  reservation r;
+  r.owned = m_sender.reserve(bytes);
+  r.address = r.owned.get();
+  return r;
+}
+
+void mpi_engine::commit(const transport::message& m, block_buffer owned) {
+  m_sender.send(m, std::move(owned));
+}
+
+void mpi_engine::signal(const config::event& event, std::size_t index, int iteration) {
+  m_sender.send(signal_message(event, index, iteration, m_source), nullptr);
+}
+
+void mpi_engine::end_iteration(int iteration, bool skipped) {
+  m_sender.send(control_message(transport::message_kind::end_iteration, iteration, m_source,
+                                skipped ? transport::iteration_skipped : 0),
+                nullptr);
+}
+
+void mpi_engine::sync(int iterations) { m_sender.wait_stored(iterations); }
+
+void mpi_engine::stop(int iteration) {
+  m_sender.send(control_message(transport::message_kind::stop, iteration, m_source), nullptr);
+  m_sender.flush();
+}
+
+}  // namespace sidecore::engines

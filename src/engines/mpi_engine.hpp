@@ -1,0 +1,34 @@
+// Dedicated nodes: blocks wait in this process's memory until the server node pulls them
+// over MPI (server-directed transfers); control messages follow the same path.
+#pragma once
+
+#include <mpi.h>
+
+#include "engines/engine.hpp"
+#include "transport/mpi_sender.hpp"
+
+namespace sidecore::engines {
+
+class mpi_engine final : public engine {
+ public:
+  // link: the communicator shared with the server; server_rank: its rank there; source: this
+  // client's index among all clients.
+  mpi_engine(const config::model& model, MPI_Comm link, int server_rank, int source);
+
+  std::uint64_t capacity() const noexcept override { return m_model.arch.buffer_size; }
+  const char* buffer_name() const noexcept override { return "the buffer"; }
+  reservation reserve(std::uint64_t bytes) override;
+  void commit(const transport::message& m, block_buffer owned) override;
+  void signal(const config::event& event, std::size_t index, int iteration) override;
+  void end_iteration(int iteration, bool skipped) override;
+  void sync(int iterations) override;
+  void stop(int iteration) override;
+  void resume(int) override {}
+
+ private:
+  const config::model& m_model;
+  int m_source;
+  transport::mpi_sender m_sender;
+};
+
+}  // namespace sidecore::engines

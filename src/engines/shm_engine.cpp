@@ -1,0 +1,131 @@
+// Dedicated cores. The hot path is one allocation under the shared heap's lock and one
+// notification into this client's own ring; the server is woken only at the end of an
+// iteration, for a signal, or when the ring fills up.
+#include "engines/shm_engine.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "common/error.hpp"
+#include "engines/messages.hpp"
+
+namespace sidecore::engines {
+
+shm_engine::shm_engine(const config::model& model, transport::channel& channel, std::uint32_t slot,
+                       int source)
+    : m_model(model), m_channel(channel), m_slot(slot), m_source(source) {
+  // This client's own stretch of the shared buffer: its blocks go there first. Touch the start
+  // of it now, so that the first write finds it mapped, cached and in the TLB.
+  m_stretch = m_channel.heap().stretch_of(m_slot, m_channel.client_count());
+  const std::uint64_t share = m_channel.heap().capacity() / std::max(1u, m_channel.client_count());
+  std::memset(m_channel.address(m_stretch), 0, std::min<std::uint64_t>(share, 4u << 20));
+}
+
+std::uint64_t shm_engine::capacity() const noexcept { return m_channel.heap().capacity(); }
+
+reservation shm_engine::reserve(std::uint64_t bytes) {
+  transport::shared_heap& heap = m_channel.heap();
+  reservation r;
+  if (m_model.arch.policy == config::full_buffer_policy::wait) {
+    r.offset = heap.allocate(bytes, m_model.arch.wait_timeout_seconds, m_stretch);
+  } else if (auto got = heap.try_allocate(bytes, m_stretch)) {
+    r.offset = *got;
+  } else {
+    return r;
+  }
+  r.address = m_channel.address(r.offset);
+  return r;
+}
+
+void shm_engine::send(const transport::message& m, bool wake) {
+  if (m_channel.try_push(m_slot, m)) {
+    if (wake || m_channel.pending(m_slot) * 2 >= m_channel.ring_capacity()) m_channel.wake_server();
+    return;
+  }
+  // Ring full: the server is behind. Wake it and wait, within the configured timeout.
+  auto start = std::chrono::steady_clock::now();
+  const double timeout = m_model.arch.wait_timeout_seconds;
+  for (int spin = 0;; ++spin) {
+    m_channel.wake_server();
+    if (spin < 64)
+      sched_yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (m_channel.try_push(m_slot, m)) {
+      if (wake) m_channel.wake_server();
+      return;
+    }
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (timeout > 0 && waited > timeout)
+      throw error(DAMARIS_CHANNEL_ERROR,
+                  "message queue to the dedicated core stayed full for " + std::to_string(timeout) +
+                      " s: the server is not consuming (did it call damaris_start?)");
+  }
+}
+
+void shm_engine::commit(const transport::message& m, block_buffer) { send(m, false); }
+
+void shm_engine::signal(const config::event& event, std::size_t index, int iteration) {
+  send(signal_message(event, index, iteration, m_source), true);
+}
+
+void shm_engine::end_iteration(int iteration, bool skipped) {
+  send(control_message(transport::message_kind::end_iteration, iteration, m_source,
+                       skipped ? transport::iteration_skipped : 0),
+       true);
+}
+
+void shm_engine::iteration_started(int started) {
+  if (m_model.arch.policy != config::full_buffer_policy::wait) return;
+  // The iteration this client now starts may be at most max_iterations_ahead past the one the
+  // slowest client of its dedicated core is in. Without this bound, clients out of step would
+  // fill the shared buffer with younger iterations, and the dedicated core would have to keep
+  // moving them into its own memory (without limit) so that the slowest client can write.
+  // The others' progress is read from the rings only when the last value seen is too old.
+  m_channel.publish_ended(m_slot, static_cast<std::uint32_t>(started));
+  const std::int64_t needed = static_cast<std::int64_t>(started) - max_iterations_ahead;
+  if (needed <= m_slowest_seen) return;
+  const auto start = std::chrono::steady_clock::now();
+  const double timeout = m_model.arch.wait_timeout_seconds;
+  for (int spin = 0;; ++spin) {
+    m_slowest_seen = m_channel.slowest_ended();
+    if (needed <= m_slowest_seen) return;
+    if (timeout > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout)
+      throw error(DAMARIS_CHANNEL_ERROR,
+                  "iteration " + std::to_string(started) + " would be more than " +
+                      std::to_string(max_iterations_ahead) +
+                      " iterations ahead of the slowest client of this dedicated core, which "
+                      "did not end iteration " +
+                      std::to_string(needed - 1) + " within " + std::to_string(timeout) +
+                      " s (<buffer timeout=...>): is a client stuck?");
+    if (spin < 64)
+      sched_yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+void shm_engine::sync(int iterations) {
+  if (!m_channel.wait_stored(static_cast<std::uint32_t>(iterations),
+                             m_model.arch.wait_timeout_seconds))
+    throw error(DAMARIS_CHANNEL_ERROR,
+                "the dedicated core did not store iteration " + std::to_string(iterations - 1) +
+                    " within " + std::to_string(m_model.arch.wait_timeout_seconds) + " s");
+}
+
+void shm_engine::stop(int iteration) {
+  m_channel.publish_ended(m_slot, UINT32_MAX);  // nobody waits for this client
+  send(control_message(transport::message_kind::stop, iteration, m_source), true);
+}
+
+void shm_engine::resume(int iteration) {
+  m_channel.publish_ended(m_slot, static_cast<std::uint32_t>(iteration));
+}
+
+}  // namespace sidecore::engines

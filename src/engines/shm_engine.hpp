@@ -1,0 +1,43 @@
+// Dedicated cores: blocks go into the node's shared buffer and their notifications into this
+// client's ring; the dedicated core stores them.
+#pragma once
+
+#include "engines/engine.hpp"
+#include "transport/channel.hpp"
+
+namespace sidecore::engines {
+
+class shm_engine final : public engine {
+ public:
+  // With policy="wait", how many iterations a client may run ahead of the slowest client of
+  // its dedicated core before ending an iteration waits for it.
+  static constexpr int max_iterations_ahead = 4;
+
+  // slot: this client's ring in the channel; source: its index among all clients.
+  shm_engine(const config::model& model, transport::channel& channel, std::uint32_t slot,
+             int source);
+
+  std::uint64_t capacity() const noexcept override;
+  const char* buffer_name() const noexcept override { return "a dedicated core's shared buffer"; }
+  reservation reserve(std::uint64_t bytes) override;
+  void commit(const transport::message& m, block_buffer owned) override;
+  void signal(const config::event& event, std::size_t index, int iteration) override;
+  void end_iteration(int iteration, bool skipped) override;
+  void iteration_started(int started) override;
+  void sync(int iterations) override;
+  void stop(int iteration) override;
+  void resume(int iteration) override;
+
+ private:
+  // Into this client's ring; wakes the server when asked or when the ring is half full.
+  void send(const transport::message& m, bool wake);
+
+  const config::model& m_model;
+  transport::channel& m_channel;
+  std::uint32_t m_slot;
+  int m_source;
+  std::uint64_t m_stretch = 0;      // where this client's searches of the shared heap start
+  std::int64_t m_slowest_seen = 0;  // iterations the slowest client of the core had ended
+};
+
+}  // namespace sidecore::engines

@@ -1,0 +1,249 @@
+// Engines, each alone: what a client hands over reaches the store (inline, background thread),
+// the dedicated core's ring and buffer (shared memory), or the server rank (MPI), intact.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "config/model.hpp"
+#include "engines/inline_engine.hpp"
+#include "engines/messages.hpp"
+#include "engines/mpi_engine.hpp"
+#include "engines/shm_engine.hpp"
+#include "engines/thread_engine.hpp"
+#include "transport/channel.hpp"
+
+namespace fs = std::filesystem;
+using namespace sidecore;
+using transport::message;
+using transport::message_kind;
+
+namespace {
+
+// A configuration with one variable `v` of 4 ints, an event `mark`, a file-per-core HDF5 store
+// in `directory`, and the given buffer policy.
+config::model model_in(const std::string& directory, const char* policy = "wait",
+                       std::uint64_t buffer = 1 << 20) {
+  const std::string xml =
+      "<simulation name=\"eng\">\n<architecture><buffer name=\"b\" size=\"" +
+      std::to_string(buffer) + "\" policy=\"" + policy +
+      "\" timeout=\"5\"/></architecture>\n"
+      "<data><layout name=\"l\" type=\"int\" dimensions=\"4\"/>\n"
+      "<variable name=\"v\" layout=\"l\" store=\"s\"/></data>\n"
+      "<storage><store name=\"s\" type=\"HDF5\"><option key=\"FilesPath\">" +
+      directory +
+      "</option><option key=\"VirtualView\">false</option></store></storage>\n"
+      "<actions><event name=\"mark\" action=\"engine_test_mark\"/></actions>\n</simulation>\n";
+  return config::parse_model(xml, "engines.xml");
+}
+
+// The notification of block 0 of `v` at `iteration` from `source`, 4 ints at offset.
+message block_of(int iteration, int source, std::uint64_t offset = 0) {
+  message m{};
+  m.kind = message_kind::block;
+  m.variable = 0;
+  m.iteration = iteration;
+  m.block = 0;
+  m.source = source;
+  m.ndims = 1;
+  m.dims[0] = 4;
+  m.offset = offset;
+  m.bytes = 4 * sizeof(std::int32_t);
+  return m;
+}
+
+std::vector<std::int32_t> read_ints(const std::string& file, const char* dataset) {
+  std::vector<std::int32_t> values(4, -1);
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return {};
+  hid_t d = H5Dopen2(f, dataset, H5P_DEFAULT);
+  if (d >= 0) {
+    H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+    H5Dclose(d);
+  } else {
+    values.clear();
+  }
+  H5Fclose(f);
+  return values;
+}
+
+class engines_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) MPI_Init(nullptr, nullptr);
+    m_directory = (fs::temp_directory_path() /
+                   ("sidecore-engines-" + std::to_string(::getpid()) + "-" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+                      .string() +
+                  "/";
+    fs::remove_all(m_directory);
+  }
+  void TearDown() override { fs::remove_all(m_directory); }
+
+  std::string m_directory;
+};
+
+const std::vector<std::int32_t> values = {7, -8, 9, 1 << 30};
+
+}  // namespace
+
+TEST_F(engines_test, inline_engine_stores_the_iteration_when_it_ends) {
+  const config::model model = model_in(m_directory);
+  engines::inline_engine engine(model, MPI_COMM_WORLD, 0);
+  EXPECT_EQ(engine.capacity(), 1u << 20);
+  engines::reservation r = engine.reserve(16);
+  ASSERT_TRUE(r);
+  std::memcpy(r.address, values.data(), 16);
+  engine.commit(block_of(0, 0), std::move(r.owned));
+  EXPECT_FALSE(fs::exists(m_directory + "eng_It0_Pr0.h5"));  // stored at the end only
+  engine.end_iteration(0, false);
+  engine.iteration_started(1);
+  EXPECT_EQ(read_ints(m_directory + "eng_It0_Pr0.h5", "v/P0"), values);
+  engine.stop(1);
+}
+
+TEST_F(engines_test, thread_engine_stores_on_its_thread_and_sync_waits_for_it) {
+  const config::model model = model_in(m_directory);
+  engines::thread_engine engine(model, MPI_COMM_SELF, MPI_COMM_WORLD, 0, 1, 0);
+  for (int it = 0; it < 3; ++it) {
+    engines::reservation r = engine.reserve(16);
+    ASSERT_TRUE(r);
+    std::vector<std::int32_t> mine = values;
+    mine[0] = it;
+    std::memcpy(r.address, mine.data(), 16);
+    engine.commit(block_of(it, 0), std::move(r.owned));
+    engine.end_iteration(it, false);
+  }
+  engine.sync(3);
+  for (int it = 0; it < 3; ++it) {
+    std::vector<std::int32_t> mine = values;
+    mine[0] = it;
+    EXPECT_EQ(read_ints(m_directory + "eng_It" + std::to_string(it) + "_Pr0.h5", "v/P0"), mine);
+  }
+  engine.stop(3);
+  // A second damaris_start: the thread runs again.
+  engine.resume(3);
+  engines::reservation r = engine.reserve(16);
+  std::memcpy(r.address, values.data(), 16);
+  engine.commit(block_of(3, 0), std::move(r.owned));
+  engine.end_iteration(3, false);
+  engine.sync(4);
+  EXPECT_EQ(read_ints(m_directory + "eng_It3_Pr0.h5", "v/P0"), values);
+  engine.stop(4);
+}
+
+TEST_F(engines_test, shm_engine_puts_blocks_in_the_buffer_and_notifications_in_its_ring) {
+  const config::model model = model_in(m_directory);
+  transport::channel_sizes sizes;
+  sizes.heap_bytes = 1 << 16;
+  sizes.clients = 2;
+  sizes.ring_capacity = 64;
+  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-engines";
+  transport::channel channel = transport::channel::create(name, sizes);
+  channel.unlink();
+  engines::shm_engine engine(model, channel, 1, 5);
+  EXPECT_EQ(engine.capacity(), channel.heap().capacity());
+
+  engines::reservation r = engine.reserve(16);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r.address, channel.address(r.offset));
+  std::memcpy(r.address, values.data(), 16);
+  engine.commit(block_of(0, 5, r.offset), {});
+  config::event mark;
+  mark.name = "mark";
+  engine.signal(mark, 0, 0);
+  engine.end_iteration(0, true);
+
+  message m{};
+  ASSERT_TRUE(channel.try_pop(1, m));
+  EXPECT_EQ(m.kind, message_kind::block);
+  EXPECT_EQ(m.offset, r.offset);
+  EXPECT_EQ(std::memcmp(channel.address(m.offset), values.data(), 16), 0);
+  ASSERT_TRUE(channel.try_pop(1, m));
+  EXPECT_EQ(m.kind, message_kind::signal);
+  EXPECT_STREQ(m.name, "mark");
+  EXPECT_EQ(m.source, 5);
+  ASSERT_TRUE(channel.try_pop(1, m));
+  EXPECT_EQ(m.kind, message_kind::end_iteration);
+  EXPECT_EQ(m.flags, transport::iteration_skipped);
+  EXPECT_FALSE(channel.try_pop(0, m));  // the other client's ring is untouched
+
+  engine.stop(1);
+  ASSERT_TRUE(channel.try_pop(1, m));
+  EXPECT_EQ(m.kind, message_kind::stop);
+  EXPECT_EQ(m.iteration, 1);
+  channel.publish_ended(0, 7);
+  EXPECT_EQ(channel.slowest_ended(), 7u);  // a stopped client holds nobody back
+  engine.resume(1);
+  EXPECT_EQ(channel.slowest_ended(), 1u);
+}
+
+TEST_F(engines_test, shm_engine_under_skip_policy_drops_what_does_not_fit) {
+  const config::model model = model_in(m_directory, "skip");
+  transport::channel_sizes sizes;
+  sizes.heap_bytes = 1 << 12;
+  sizes.clients = 1;
+  sizes.ring_capacity = 16;
+  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-skip";
+  transport::channel channel = transport::channel::create(name, sizes);
+  channel.unlink();
+  engines::shm_engine engine(model, channel, 0, 0);
+  engines::reservation first = engine.reserve(engine.capacity());
+  EXPECT_TRUE(first);
+  EXPECT_FALSE(engine.reserve(64));  // full: dropped, not waited for
+}
+
+TEST_F(engines_test, mpi_engine_announces_blocks_and_sends_their_data_to_the_server) {
+  const config::model model = model_in(m_directory);
+  // The server is this very process, rank 0 of MPI_COMM_SELF.
+  MPI_Comm link = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_SELF, &link);
+  {
+    engines::mpi_engine engine(model, link, 0, 2);
+    engines::reservation r = engine.reserve(16);
+    ASSERT_TRUE(r);
+    std::memcpy(r.address, values.data(), 16);
+    engine.commit(block_of(0, 2), std::move(r.owned));
+    engine.end_iteration(0, false);
+
+    message m{};
+    MPI_Recv(&m, sizeof m, MPI_BYTE, 0, transport::announce_tag, link, MPI_STATUS_IGNORE);
+    EXPECT_EQ(m.kind, message_kind::block);
+    EXPECT_EQ(m.source, 2);
+    std::vector<std::int32_t> received(4);
+    MPI_Recv(received.data(), 16, MPI_BYTE, 0, transport::data_tag, link, MPI_STATUS_IGNORE);
+    EXPECT_EQ(received, values);
+    MPI_Recv(&m, sizeof m, MPI_BYTE, 0, transport::announce_tag, link, MPI_STATUS_IGNORE);
+    EXPECT_EQ(m.kind, message_kind::end_iteration);
+
+    MPI_Request stop_request;
+    message stop{};
+    MPI_Irecv(&stop, sizeof stop, MPI_BYTE, 0, transport::announce_tag, link, &stop_request);
+    engine.stop(1);
+    MPI_Wait(&stop_request, MPI_STATUS_IGNORE);
+    EXPECT_EQ(stop.kind, message_kind::stop);
+  }
+  MPI_Comm_free(&link);
+}
+
+TEST(engine_messages, signal_names_a_message_cannot_carry_are_refused) {
+  config::event event;
+  event.name = std::string(transport::max_signal_name, 'x');
+  EXPECT_THROW(engines::signal_message(event, 0, 0, 0), argument_error);
+  event.name = "fine";
+  const message m = engines::signal_message(event, 3, 4, 5);
+  EXPECT_EQ(m.variable, 3);
+  EXPECT_EQ(m.iteration, 4);
+  EXPECT_EQ(m.source, 5);
+  EXPECT_STREQ(m.name, "fine");
+}
