@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/mpi_handles.hpp"
 #include "plugins/hdf5/hdf5_attributes.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "plugins/hdf5/mesh_description.hpp"
@@ -18,15 +19,6 @@
 namespace sidecore::plugins::hdf5 {
 
 namespace {
-
-void check_mpi_call(int status, const char* call) {
-  if (status != MPI_SUCCESS) {
-    char text[MPI_MAX_ERROR_STRING] = {};
-    int length = 0;
-    MPI_Error_string(status, text, &length);
-    throw mpi_error(std::string("HDF5 store: ") + call + " failed: " + text);
-  }
-}
 
 // Per block: variable, type, source, block, ndims, has global, dims, position, global.
 constexpr std::size_t fixed_fields = 6;
@@ -58,12 +50,11 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
   }
 
   int rank = 0, size = 1;
-  check_mpi_call(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  check_mpi_call(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   int count = static_cast<int>(packed.size());
   std::vector<int> counts(rank == 0 ? static_cast<std::size_t>(size) : 0);
-  check_mpi_call(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm),
-                 "MPI_Gather");
+  check_mpi(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm), "MPI_Gather");
   std::vector<int> displacements;
   std::vector<std::int64_t> all;
   if (rank == 0) {
@@ -73,9 +64,9 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
     }
     all.resize(static_cast<std::size_t>(displacements.back() + counts.back()));
   }
-  check_mpi_call(MPI_Gatherv(packed.data(), count, MPI_INT64_T, all.data(), counts.data(),
-                             displacements.data(), MPI_INT64_T, 0, comm),
-                 "MPI_Gatherv");
+  check_mpi(MPI_Gatherv(packed.data(), count, MPI_INT64_T, all.data(), counts.data(),
+                        displacements.data(), MPI_INT64_T, 0, comm),
+            "MPI_Gatherv");
   failed = false;
   if (rank != 0) return {};
 

@@ -1,0 +1,351 @@
+// Collective output: all writers write one file per iteration through MPI-IO, one global
+// dataset per variable (or one dataset per block for variables without global extents).
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "common/mpi_handles.hpp"
+#include "common/text.hpp"
+#include "common/units.hpp"
+#include "plugins/hdf5/hdf5_attributes.hpp"
+#include "plugins/hdf5/hdf5_handle.hpp"
+#include "plugins/hdf5/mesh_description.hpp"
+#include "plugins/hdf5/store_internals.hpp"
+
+namespace sidecore::plugins::hdf5 {
+
+// A variable without global extents in a collective file: every block of every writer becomes
+// its own dataset, <variable>/P<source>[/B<block>] as in file-per-core files. Creating datasets
+// is collective in parallel HDF5, so the writers first learn every block's source, id and
+// extents; each block is then written by its holder, the others taking part with empty
+// selections.
+void hdf5_store::write_collective_per_block(const iteration_data& data, const variable_blocks& vb,
+                                            const std::vector<prepared_block>& mine, hid_t file,
+                                            hid_t lcpl, hid_t dxpl, const std::string& path,
+                                            byte_counts& counts) const {
+  const std::size_t ndims = vb.layout->dimensions.size();
+  const std::size_t fields = 2 + ndims;  // source, block, extents
+  std::vector<std::int64_t> packed;
+  for (const prepared_block& p : mine) {
+    packed.push_back(p.view->source);
+    packed.push_back(p.view->block_id);
+    packed.insert(packed.end(), p.dims.begin(), p.dims.end());
+  }
+  int size = 1;
+  check_mpi(MPI_Comm_size(m_context.comm, &size), "MPI_Comm_size");
+  int count = static_cast<int>(packed.size());
+  std::vector<int> sizes(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  check_mpi(MPI_Allgather(&count, 1, MPI_INT, sizes.data(), 1, MPI_INT, m_context.comm),
+            "MPI_Allgather");
+  for (std::size_t w = 1; w < sizes.size(); ++w) offsets[w] = offsets[w - 1] + sizes[w - 1];
+  std::vector<std::int64_t> all(static_cast<std::size_t>(offsets.back() + sizes.back()));
+  check_mpi(MPI_Allgatherv(packed.data(), count, MPI_INT64_T, all.data(), sizes.data(),
+                           offsets.data(), MPI_INT64_T, m_context.comm),
+            "MPI_Allgatherv");
+
+  struct entry {
+    std::int64_t source, block;
+    std::vector<std::int64_t> dims;
+    const prepared_block* local;  // this writer's block, or nullptr
+  };
+  std::vector<entry> blocks;
+  for (std::size_t w = 0; w < sizes.size(); ++w) {
+    const bool is_mine = static_cast<int>(w) == m_context.writer_index;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(sizes[w]) / fields; ++k) {
+      const std::int64_t* p = all.data() + offsets[w] + k * fields;
+      blocks.push_back({p[0], p[1], std::vector<std::int64_t>(p + 2, p + 2 + ndims),
+                        is_mine ? &mine[k] : nullptr});
+    }
+  }
+  std::sort(blocks.begin(), blocks.end(), [](const entry& a, const entry& b) {
+    return std::tie(a.source, a.block) < std::tie(b.source, b.block);
+  });
+
+  const output_settings& settings = settings_of(index_of(vb.var));
+  const stored_type type = stored_type_of(vb.layout->type, settings.precision);
+  const stored_hdf5_type file_type(type);
+  static const char no_data = 0;
+  for (const entry& b : blocks) {
+    const std::string name =
+        block_dataset_name(vb.var->name, static_cast<std::int32_t>(b.source),
+                           static_cast<std::int32_t>(b.block), m_context.model->arch.domains);
+    const call_site site{path, name};
+    const std::vector<hsize_t> extents = to_hsize(b.dims);
+    const bool has_data = element_total(b.dims) > 0;
+    const dataspace_handle space = make_simple_space(extents, site);
+    const property_list_handle dcpl = make_dataset_properties(
+        settings.compression, has_data ? extents : std::vector<hsize_t>{}, stored_size(type), site);
+    dataset_handle dataset(check_id(
+        H5Dcreate2(file, name.c_str(), file_type.get(), space.get(), lcpl, dcpl.get(), H5P_DEFAULT),
+        "H5Dcreate2", site));
+    write_int_attribute(dataset.get(), name, "iteration", data.iteration, path);
+    write_int_attribute(dataset.get(), name, "source", static_cast<std::int32_t>(b.source), path);
+    write_int_attribute(dataset.get(), name, "block", static_cast<std::int32_t>(b.block), path);
+    write_string_attribute(dataset.get(), name, "layout", vb.layout->name, path);
+    if (!vb.var->unit.empty())
+      write_string_attribute(dataset.get(), name, "unit", vb.var->unit, path);
+    if (has_data) {
+      dataspace_handle file_space(check_id(H5Scopy(space.get()), "H5Scopy", site));
+      dataspace_handle memory_space(check_id(H5Scopy(space.get()), "H5Scopy", site));
+      const void* buffer = &no_data;
+      if (b.local != nullptr) {
+        buffer = b.local->data;
+      } else {
+        check_status(H5Sselect_none(memory_space.get()), "H5Sselect_none", site);
+        check_status(H5Sselect_none(file_space.get()), "H5Sselect_none", site);
+      }
+      check_status(H5Dwrite(dataset.get(), file_type.get(), memory_space.get(), file_space.get(),
+                            dxpl, buffer),
+                   "H5Dwrite", site);
+    }
+    add_dataset_bytes(counts, dataset.get(), element_total(b.dims), vb.layout->type);
+    check_status(dataset.close(), "H5Dclose", site);
+  }
+}
+
+void hdf5_store::write_collective(const iteration_data& data) {
+  const std::vector<const variable_blocks*> selected = select(data);
+  const std::size_t variable_count = selected.size();
+
+  // Ghost zones are removed and precision reduced before any collective call; a failure is
+  // agreed on below with the other problems.
+  std::string problem;
+  std::vector<std::vector<prepared_block>> prepared(variable_count);
+  for (std::size_t i = 0; i < variable_count && problem.empty(); ++i) {
+    const variable_blocks& vb = *selected[i];
+    const std::size_t bytes = element_type_info(vb.layout->type).bytes;
+    for (const block_view* block : vb.blocks) {
+      problem = block_problem(*vb.var, *block, bytes);
+      if (!problem.empty()) break;
+    }
+    if (!problem.empty()) break;
+    try {
+      prepared[i] = prepare(vb);
+    } catch (const storage_error& e) {
+      problem = e.what();
+    }
+  }
+
+  // One reduction agrees, per variable, on its global extents (some writers may hold no
+  // block of it), on whether any block gives them, on the largest local block count (every
+  // writer must issue the same number of collective H5Dwrite calls) and on the largest block
+  // extents (the chunk of a compressed dataset).
+  // Entries per variable: ndims extents, "has global", "block count", ndims block extents.
+  std::vector<std::size_t> offsets(variable_count + 1, 0);
+  for (std::size_t i = 0; i < variable_count; ++i) {
+    offsets[i + 1] = offsets[i] + 2 * selected[i]->layout->dimensions.size() + 2;
+  }
+  std::vector<std::int64_t> agreed(offsets.back(), 0);
+  for (std::size_t i = 0; i < variable_count; ++i) {
+    const variable_blocks& vb = *selected[i];
+    const std::size_t ndims = vb.layout->dimensions.size();
+    std::int64_t* entry = agreed.data() + offsets[i];
+    for (const block_view* block : vb.blocks) {
+      if (block->global_dims.empty() || block->global_dims.size() != ndims) continue;
+      for (std::size_t d = 0; d < ndims; ++d) {
+        entry[d] = std::max(entry[d], block->global_dims[d]);
+      }
+      entry[ndims] = 1;
+    }
+    entry[ndims + 1] = static_cast<std::int64_t>(vb.blocks.size());
+    for (const prepared_block& p : prepared[i]) {
+      if (p.dims.size() != ndims) continue;
+      for (std::size_t d = 0; d < ndims; ++d) {
+        entry[ndims + 2 + d] = std::max(entry[ndims + 2 + d], p.dims[d]);
+      }
+    }
+  }
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed.data(), static_cast<int>(agreed.size()), MPI_INT64_T,
+                          MPI_MAX, m_context.comm),
+            "MPI_Allreduce");
+
+  // Errors seen by every writer alike are thrown at once; errors in local blocks are agreed
+  // on first so that no writer is left waiting in a collective call.
+  for (std::size_t i = 0; i < variable_count; ++i) {
+    const variable_blocks& vb = *selected[i];
+    const std::size_t ndims = vb.layout->dimensions.size();
+    const std::int64_t* entry = agreed.data() + offsets[i];
+    if (entry[ndims + 1] != 0 && entry[ndims] == 0 && !vb.layout->global_dimensions.empty()) {
+      throw storage_error("HDF5 store: Collective mode needs the global dimensions of variable \"" +
+                          vb.var->name + "\": add global=\"...\" to layout \"" + vb.layout->name +
+                          "\" (" + config_file(m_context.model) + ':' +
+                          std::to_string(vb.layout->line) + ')');
+    }
+  }
+  for (std::size_t i = 0; i < variable_count && problem.empty(); ++i) {
+    const variable_blocks& vb = *selected[i];
+    const std::size_t ndims = vb.layout->dimensions.size();
+    const std::int64_t* entry = agreed.data() + offsets[i];
+    if (entry[ndims + 1] == 0 || vb.layout->global_dimensions.empty()) continue;
+    const std::vector<std::int64_t> global(entry, entry + ndims);
+    for (const prepared_block& p : prepared[i]) {
+      const block_view& block = *p.view;
+      if (p.dims.size() != ndims) {
+        problem = block_name(*vb.var, block) + " has dimensions " + dims_text(block.dims) +
+                  " but layout \"" + vb.layout->name + "\" has " + std::to_string(ndims);
+        break;
+      }
+      for (std::size_t d = 0; d < ndims; ++d) {
+        if (p.position[d] < 0 || p.position[d] + p.dims[d] > global[d]) {
+          problem = block_name(*vb.var, block) + " at position " + dims_text(p.position) +
+                    " with dimensions " + dims_text(p.dims) +
+                    " does not fit in the global dimensions " + dims_text(global);
+          break;
+        }
+      }
+      if (!problem.empty()) break;
+    }
+  }
+  int failed = problem.empty() ? 0 : 1;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, m_context.comm),
+            "MPI_Allreduce");
+  if (failed != 0) {
+    if (!problem.empty()) throw storage_error("HDF5 store: " + problem);
+    throw storage_error("HDF5 store: another writer holds an invalid block in iteration " +
+                        std::to_string(data.iteration) + "; nothing was written");
+  }
+
+  const std::string path = m_options.files_path + global_name(data.iteration);
+  const call_site file_site{path, {}};
+  file_handle file;
+  {
+    property_list_handle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file_site));
+    check_status(H5Pset_fapl_mpio(fapl.get(), m_context.comm, MPI_INFO_NULL), "H5Pset_fapl_mpio",
+                 file_site);
+    // Metadata is then written by a few ranks in one collective operation, not by rank 0
+    // alone at close time.
+    check_status(H5Pset_coll_metadata_write(fapl.get(), 1), "H5Pset_coll_metadata_write",
+                 file_site);
+    file = file_handle(check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                                "H5Fcreate", file_site));
+  }
+  write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
+  write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
+  write_mesh_description(file.get(), *m_context.model, path);
+  const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);
+  property_list_handle dxpl(check_id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", file_site));
+  // Collective transfers are also what parallel HDF5 requires to write filtered datasets;
+  // the data is already in the stored type, so HDF5 has no conversion that would make it
+  // fall back to independent transfers.
+  check_status(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio", file_site);
+
+  byte_counts counts;
+  xdmf_step step;
+  step.iteration = data.iteration;
+  for (std::size_t i = 0; i < variable_count; ++i) {
+    const variable_blocks& vb = *selected[i];
+    const std::size_t variable = index_of(vb.var);
+    const std::size_t ndims = vb.layout->dimensions.size();
+    const std::int64_t* entry = agreed.data() + offsets[i];
+    const std::int64_t write_count = entry[ndims + 1];
+    // Nobody holds a block: a dataset of fill values would pass for real data.
+    if (write_count == 0) continue;
+    if (vb.layout->global_dimensions.empty()) {
+      write_collective_per_block(data, vb, prepared[i], file.get(), lcpl.get(), dxpl.get(), path,
+                                 counts);
+      continue;
+    }
+
+    const std::string& name = vb.var->name;
+    const call_site site{path, name};
+    const output_settings& settings = settings_of(variable);
+    const stored_type type = stored_type_of(vb.layout->type, settings.precision);
+    const stored_hdf5_type file_type(type);
+    const std::vector<hsize_t> global(entry, entry + ndims);
+    const std::vector<hsize_t> chunk(entry + ndims + 2, entry + 2 * ndims + 2);
+    const bool chunked = std::all_of(chunk.begin(), chunk.end(), [](hsize_t c) { return c > 0; });
+    const dataspace_handle global_space = make_simple_space(global, site);
+    const property_list_handle dcpl = make_dataset_properties(
+        settings.compression, chunked ? chunk : std::vector<hsize_t>{}, stored_size(type), site);
+    dataset_handle dataset(
+        check_id(H5Dcreate2(file.get(), name.c_str(), file_type.get(), global_space.get(),
+                            lcpl.get(), dcpl.get(), H5P_DEFAULT),
+                 "H5Dcreate2", site));
+    write_int_attribute(dataset.get(), name, "iteration", data.iteration, path);
+    write_string_attribute(dataset.get(), name, "layout", vb.layout->name, path);
+    if (!vb.var->unit.empty()) {
+      write_string_attribute(dataset.get(), name, "unit", vb.var->unit, path);
+    }
+
+    // Writers with fewer blocks still take part, with empty selections; HDF5 wants a
+    // non-null buffer even then.
+    static const char no_data = 0;
+    for (std::int64_t k = 0; k < write_count; ++k) {
+      const prepared_block* block = k < static_cast<std::int64_t>(prepared[i].size())
+                                        ? &prepared[i][static_cast<std::size_t>(k)]
+                                        : nullptr;
+      dataspace_handle file_space(check_id(H5Scopy(global_space.get()), "H5Scopy", site));
+      dataspace_handle memory_space;
+      const void* buffer = nullptr;
+      if (block != nullptr && element_count(block->dims) > 0) {
+        const std::vector<hsize_t> count = to_hsize(block->dims);
+        const std::vector<hsize_t> start = to_hsize(block->position);
+        memory_space = make_simple_space(count, site);
+        check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                         count.data(), nullptr),
+                     "H5Sselect_hyperslab", site);
+        buffer = block->data;
+      } else {
+        memory_space = dataspace_handle(check_id(H5Scopy(global_space.get()), "H5Scopy", site));
+        check_status(H5Sselect_none(memory_space.get()), "H5Sselect_none", site);
+        check_status(H5Sselect_none(file_space.get()), "H5Sselect_none", site);
+        buffer = &no_data;
+      }
+      check_status(H5Dwrite(dataset.get(), file_type.get(), memory_space.get(), file_space.get(),
+                            dxpl.get(), buffer),
+                   "H5Dwrite", site);
+    }
+    add_dataset_bytes(counts, dataset.get(),
+                      element_total(std::vector<std::int64_t>(entry, entry + ndims)),
+                      vb.layout->type);
+    check_status(dataset.close(), "H5Dclose", site);
+
+    xdmf_dataset d;
+    d.variable = variable;
+    d.file = global_name(data.iteration);
+    d.path = name;
+    d.type = type;
+    d.dims.assign(entry, entry + ndims);
+    if (!vb.var->time_varying) {
+      m_constant_iteration[variable] = data.iteration;
+      m_constant_datasets[variable] = d;
+    }
+    step.datasets.push_back(std::move(d));
+  }
+
+  // Time-invariant variables stored in an earlier file are linked from this one, so that
+  // each file shows every variable.
+  for (const variable_blocks& vb : data.variables) {
+    const std::size_t variable = index_of(vb.var);
+    const auto it = m_constant_datasets.find(variable);
+    if (it == m_constant_datasets.end() || m_constant_iteration[variable] == data.iteration) {
+      continue;
+    }
+    const call_site site{path, vb.var->name};
+    check_status(H5Lcreate_external(it->second.file.c_str(), ('/' + vb.var->name).c_str(),
+                                    file.get(), vb.var->name.c_str(), lcpl.get(), H5P_DEFAULT),
+                 "H5Lcreate_external", site);
+    step.datasets.push_back(it->second);
+  }
+  write_ratio_attributes(file.get(), counts, path);
+  check_status(file.close(), "H5Fclose", file_site);
+  // Every writer holds the same counts of the shared file: one of them reports them.
+  log_written(path, counts, m_context.writer_index == 0);
+  if (m_options.xdmf && m_context.writer_index == 0 && !step.datasets.empty()) {
+    std::sort(step.datasets.begin(), step.datasets.end(),
+              [](const xdmf_dataset& a, const xdmf_dataset& b) { return a.variable < b.variable; });
+    add_xdmf_step(std::move(step));
+  }
+}
+
+}  // namespace sidecore::plugins::hdf5

@@ -1,0 +1,188 @@
+// What the HDF5 store's sources share: the store class and the helpers its output modes use.
+// Private to src/plugins/hdf5 (the store is built through make_hdf5_store).
+#pragma once
+
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "plugins/hdf5/block_data.hpp"
+#include "plugins/hdf5/hdf5_store.hpp"
+#include "plugins/hdf5/virtual_view.hpp"
+#include "plugins/hdf5/xdmf.hpp"
+
+namespace sidecore::plugins::hdf5 {
+
+constexpr const char* valid_file_modes = "FilePerCore, Collective";
+
+// The configuration file's name for messages ("<configuration>" when unknown).
+std::string config_file(const config::model* model);
+// "file:line: store "name"" for messages about the store's XML element.
+std::string store_where(const store_context& context);
+
+// Sizes are spelled out here rather than taken from the config module so that the on-disk
+// type and the byte count checked against a block always come from the same table.
+struct type_info {
+  hid_t native;
+  std::size_t bytes;
+};
+type_info element_type_info(config::element_type type);
+
+std::string dims_text(const std::vector<std::int64_t>& dims);
+std::string block_name(const config::variable& var, const block_view& block);
+std::int64_t element_count(const std::vector<std::int64_t>& dims);
+std::uint64_t element_total(const std::vector<std::int64_t>& dims);
+std::vector<hsize_t> to_hsize(const std::vector<std::int64_t>& values);
+// What makes a block unwritable in any mode, or "" when it is fine.
+std::string block_problem(const config::variable& var, const block_view& block,
+                          std::size_t element_bytes);
+
+// Raw bytes (interior elements in the layout's type) and bytes HDF5 stored, for the ratio.
+struct byte_counts {
+  std::uint64_t raw = 0;
+  std::uint64_t stored = 0;
+
+  double ratio() const noexcept {
+    return stored > 0 ? static_cast<double>(raw) / static_cast<double>(stored) : 1.0;
+  }
+};
+void add_dataset_bytes(byte_counts& counts, hid_t dataset, std::uint64_t elements,
+                       config::element_type type);
+void write_ratio_attributes(hid_t file, const byte_counts& counts, const std::string& path);
+// Creates FilesPath (recursively); storage_error naming the store when it cannot.
+void create_directories(const std::string& path, const store_context& context);
+
+// One line per file written: at info level when compression or precision reduction changed
+// the size (the ratio is what the user asked to see), at debug level otherwise.
+void log_written(const std::string& path, const byte_counts& counts, bool speaker);
+
+class hdf5_store final : public store {
+ public:
+  hdf5_store(const store_context& context, store_options options)
+      : m_context(context),
+        m_options(std::move(options)),
+        m_ghosts(evaluate_ghosts(*context.model)) {
+    // Writers that cannot talk to each other (background threads without
+    // MPI_THREAD_MULTIPLE) cannot build a view of the whole run: say so instead of writing a
+    // master file or an XDMF that would only show one writer's blocks.
+    int size = 1;
+    MPI_Comm_size(context.comm, &size);
+    if (size < context.writer_count && (m_options.virtual_view || m_options.xdmf) &&
+        context.finish_comm != MPI_COMM_NULL) {
+      // They can at the end of the run: each keeps its blocks' metadata until then.
+      m_deferred_view = true;
+      if (context.writer_index == 0)
+        log::info("store '", context.settings->name,
+                  "': the master files and the XDMF are written at the end of the run (the I/O "
+                  "threads cannot exchange block metadata without MPI_THREAD_MULTIPLE)");
+    } else if (size < context.writer_count && (m_options.virtual_view || m_options.xdmf)) {
+      m_options.virtual_view = false;
+      m_options.xdmf = false;
+      if (context.writer_index == 0)
+        log::warning("store '", context.settings->name,
+                     "': the writers cannot communicate (a background I/O thread needs "
+                     "MPI_THREAD_MULTIPLE for that), so no master file and no XDMF are written; "
+                     "each process's files stand alone");
+    }
+  }
+
+  void finish() override;
+
+  void write_iteration(const iteration_data& data) override {
+    const int frequency = m_context.settings->frequency;
+    if (frequency > 1 && data.iteration % frequency != 0) return;
+    const error_print_guard quiet;
+    if (m_options.mode == file_mode::collective) {
+      write_collective(data);
+    } else {
+      write_file_per_core(data);
+    }
+  }
+
+ private:
+  // File names without FilesPath: what master files and the XDMF refer to, so that the
+  // output directory can be moved.
+  std::string base_name(std::int32_t iteration) const {
+    return m_context.model->simulation_name + "_It" + std::to_string(iteration);
+  }
+  std::string per_core_name(std::int32_t iteration, std::int32_t writer) const {
+    return base_name(iteration) + "_Pr" + std::to_string(writer) + ".h5";
+  }
+  std::string global_name(std::int32_t iteration) const { return base_name(iteration) + ".h5"; }
+
+  std::size_t index_of(const config::variable* var) const {
+    return static_cast<std::size_t>(var - m_context.model->variables.data());
+  }
+  const output_settings& settings_of(std::size_t variable) const {
+    const auto it = m_options.per_variable.find(variable);
+    return it != m_options.per_variable.end() ? it->second : m_options.defaults;
+  }
+  const ghost_widths& ghosts_of(const config::variable& var) const {
+    return m_ghosts[var.layout_index];
+  }
+  // Variables to write in this iteration: all but the time-invariant ones already stored.
+  std::vector<const variable_blocks*> select(const iteration_data& data) const {
+    std::vector<const variable_blocks*> selected;
+    for (const variable_blocks& vb : data.variables) {
+      if (!vb.var->time_varying && m_constant_iteration.count(index_of(vb.var)) != 0) continue;
+      selected.push_back(&vb);
+    }
+    return selected;
+  }
+  std::vector<prepared_block> prepare(const variable_blocks& vb) const {
+    std::vector<prepared_block> prepared;
+    const precision reduction = settings_of(index_of(vb.var)).precision;
+    for (const block_view* block : vb.blocks) {
+      prepared.push_back(
+          prepare_block(*vb.var, *block, ghosts_of(*vb.var), vb.layout->type, reduction));
+    }
+    return prepared;
+  }
+
+  void write_file_per_core(const iteration_data& data);
+  byte_counts write_file_per_core_contents(const iteration_data& data,
+                                           const std::vector<const variable_blocks*>& selected,
+                                           const std::vector<std::vector<prepared_block>>& prepared,
+                                           const std::string& path) const;
+  void publish_file_per_core(std::int32_t iteration, std::vector<variable_record> records,
+                             bool complete);
+  void write_collective(const iteration_data& data);
+  void write_collective_per_block(const iteration_data& data, const variable_blocks& vb,
+                                  const std::vector<prepared_block>& mine, hid_t file, hid_t lcpl,
+                                  hid_t dxpl, const std::string& path, byte_counts& counts) const;
+  void add_xdmf_step(xdmf_step step);
+
+  // Thread mode without MPI_THREAD_MULTIPLE: this writer's blocks of each stored iteration,
+  // gathered in finish() to write the master files and the XDMF.
+  struct deferred_step {
+    std::int32_t iteration = 0;
+    std::vector<local_blocks> blocks;
+    std::vector<std::vector<std::int64_t>> global_dims;  // what blocks[i].global_dims points to
+    bool failed = false;
+    bool incomplete = false;
+  };
+
+  store_context m_context;
+  store_options m_options;
+  bool m_deferred_view = false;
+  std::vector<deferred_step> m_deferred;
+  bool m_xdmf_held = false;  // finish(): the XDMF file is written once, after the last step
+  std::vector<ghost_widths> m_ghosts;  // per layout
+  // time-varying="false" variables already stored, and the iteration that holds them; the
+  // same on every writer since it is decided from agreed data.
+  std::map<std::size_t, std::int32_t> m_constant_iteration;
+  // Writer 0: where those variables are, to reference them from later iterations.
+  std::map<std::size_t, variable_record> m_constant_records;
+  std::map<std::size_t, xdmf_dataset> m_constant_datasets;
+  std::vector<xdmf_step> m_steps;  // writer 0: every iteration described in the XDMF file
+};
+
+}  // namespace sidecore::plugins::hdf5
