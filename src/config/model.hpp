@@ -146,7 +146,11 @@ struct mesh {
 
 struct store {
   std::string name;
-  std::string type;  // "HDF5" or "null", spelled exactly so whatever case the XML used
+  // "HDF5" or "null", spelled exactly so whatever case the XML used; a plugin's type as written.
+  std::string type;
+  // Plugin stores: the shared library to load (the XML's library="...", or
+  // libsidecore_<type>.so found by the dynamic loader); empty for the built-in types.
+  std::string library;
   std::vector<std::pair<std::string, std::string>> options;  // in XML order
   int line = 0;
   int frequency = 1;  // stores every frequency-th iteration (Damaris "frequency")

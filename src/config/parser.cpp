@@ -1,5 +1,7 @@
 // Damaris-format XML to a validated model: strict where a mistake would change stored data,
 // tolerant (warnings) where Damaris's own examples are loose. The only user of pugixml.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -84,7 +86,8 @@ const rule_map& all_rules() {
         {"polyhedral_*", {{"name", "offset"}, {"name"}, {}}},
         {"curve", {{}, {}, {}, true, true}},
         {"storage", {{"basename"}, {}, {"store"}}},
-        {"store", {{"name", "type", "frequency", "comment"}, {"name", "type"}, {"option"}}},
+        {"store",
+         {{"name", "type", "library", "frequency", "comment"}, {"name", "type"}, {"option"}}},
         {"option", {{"key"}, {"key"}, {}, false, false, true}},
         {"actions", {{}, {}, {"event", "script", "error"}}},
         {"event",
@@ -1144,7 +1147,7 @@ class builder {
                "give each store a unique name");
         }
       }
-      s.type = pick(n, "type", store_type_choices, std::string());
+      read_store_type(n, s);
       s.frequency = static_cast<int>(integer(n, "frequency", 1, 1, std::numeric_limits<int>::max()));
       for (xml option : elements(n)) {
         check_element(option);
@@ -1159,6 +1162,62 @@ class builder {
       }
       m_model.stores.push_back(std::move(s));
     }
+  }
+
+  // A built-in type (any case), else a plugin: named by library="...", or found as
+  // libsidecore_<type>.so by the dynamic loader. Only the loader knows whether the library is a
+  // valid plugin; that is checked when the store is opened.
+  void read_store_type(xml n, store& s) const {
+    const std::string library = trim(attribute(n, "library"));
+    const std::string type = trim(attribute(n, "type"));
+    for (const auto& c : store_type_choices) {
+      if (lowercase(c.name) != lowercase(type)) continue;
+      if (!library.empty()) {
+        fail(n,
+             describe(n) + " has the built-in type '" + c.name + "' and library='" + library + "'",
+             "library=\"...\" names a plugin store's library; remove it, or give the type the "
+             "plugin is known by");
+      }
+      s.type = c.value;
+      return;
+    }
+    if (type.empty()) {
+      fail(n, "empty 'type' on " + describe(n),
+           "give a built-in type (HDF5, null) or a plugin's type");
+    }
+    s.type = type;
+    if (!library.empty()) {
+      s.library = library;
+      return;
+    }
+    if (type.find('/') != std::string::npos) {
+      fail(n, "the type '" + type + "' of " + describe(n) + " contains '/'",
+           "a plugin's type names its library libsidecore_<type>.so; give a path with "
+           "library=\"...\" instead");
+    }
+    s.library = "libsidecore_" + type + ".so";
+    std::string why;
+    if (!library_loads(s.library, why)) {
+      std::vector<std::string> listed;
+      for (const auto& c : store_type_choices) listed.push_back(c.name);
+      fail(n, "invalid value '" + attribute(n, "type") + "' for attribute 'type' of " + describe(n),
+           detail::suggest(lowercase(type), listed, "values") +
+               "; a plugin store is found as libsidecore_<type>.so on the library search path, or "
+               "named with library=\"path/to/library.so\" (" +
+               why + ")");
+    }
+  }
+
+  // Whether the dynamic loader finds and loads `library` (opened and closed at once); why not.
+  static bool library_loads(const std::string& library, std::string& why) {
+    void* handle = ::dlopen(library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* error = ::dlerror();
+      why = error != nullptr ? error : library + ": not found";
+      return false;
+    }
+    ::dlclose(handle);
+    return true;
   }
 
   void resolve_variable_stores() {

@@ -1,4 +1,5 @@
-// The store registry: builds the built-in store named by the XML type, and the "null" store.
+// The store registry: builds the built-in store named by the XML type (and defines the "null"
+// store), or hands a plugin store to the loader.
 #include "plugins/store.hpp"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "plugins/external_store.hpp"
 #include "plugins/hdf5/hdf5_store.hpp"
 
 namespace sidecore::plugins {
@@ -31,27 +33,20 @@ class null_store final : public store {
   double m_delay;
 };
 
-std::string where(const store_context& context) {
-  const std::string file = context.model != nullptr && !context.model->file.empty()
-                               ? context.model->file
-                               : "<configuration>";
-  return file + ':' + std::to_string(context.settings->line);
-}
-
 std::unique_ptr<store> make_null_store(const store_context& context) {
   double delay = 0;
   for (const auto& [key, value] : context.settings->options) {
     if (key != "Delay") {
       // Nothing is stored, so an option left over from another type changes nothing: warn.
       if (context.writer_index == 0)
-        log::warning(where(context), ": store \"", context.settings->name, "\": option \"", key,
-                     "\" means nothing to a null store (its only option is Delay); ignored");
+        log::warning(store_location(context), ": store \"", context.settings->name, "\": option \"",
+                     key, "\" means nothing to a null store (its only option is Delay); ignored");
       continue;
     }
     char* end = nullptr;
     delay = std::strtod(value.c_str(), &end);
     if (value.empty() || *end != '\0' || delay < 0)
-      throw config_error(where(context) + ": store \"" + context.settings->name +
+      throw config_error(store_location(context) + ": store \"" + context.settings->name +
                          "\": Delay \"" + value + "\" is not a number of seconds >= 0");
   }
   return std::make_unique<null_store>(delay);
@@ -77,9 +72,17 @@ bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
 
 }  // namespace
 
+std::string store_location(const store_context& context) {
+  const std::string file = context.model != nullptr && !context.model->file.empty()
+                               ? context.model->file
+                               : "<configuration>";
+  return file + ':' + std::to_string(context.settings->line);
+}
+
 std::unique_ptr<store> make_store(const store_context& context) {
   if (context.settings == nullptr) throw argument_error("make_store: no store settings given");
   const config::store& settings = *context.settings;
+  if (!settings.library.empty()) return make_external_store(context);
   for (const store_type& type : builtin_store_types) {
     if (equals_ignoring_case(type.name, settings.type)) return type.make(context);
   }
@@ -88,8 +91,9 @@ std::unique_ptr<store> make_store(const store_context& context) {
     if (!valid.empty()) valid += ", ";
     valid += type.name;
   }
-  throw config_error(where(context) + ": store \"" + settings.name +
-                     "\": unknown type \"" + settings.type + "\"; valid types are " + valid);
+  throw config_error(store_location(context) + ": store \"" + settings.name +
+                     "\": unknown type \"" + settings.type + "\"; valid types are " + valid +
+                     ", or a plugin's type with library=\"...\" naming its library");
 }
 
 }  // namespace sidecore::plugins

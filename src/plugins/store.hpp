@@ -67,8 +67,12 @@ class store {
   virtual void finish() {}
 };
 
-// Builds the store named by settings->type ("HDF5", "null"). Throws config_error for an
-// unknown type or option, naming the valid ones.
+// Builds the store named by settings->type ("HDF5", "null"), or the plugin store of
+// settings->library (plugins/external_store.hpp). Throws config_error for an unknown type or
+// option, naming the valid ones.
 std::unique_ptr<store> make_store(const store_context& context);
+
+// "file:line" of the <store> element, the start of every message about it.
+std::string store_location(const store_context& context);
 
 }  // namespace sidecore::plugins
