@@ -3,13 +3,9 @@
 // iteration, for a signal, or when the ring fills up.
 #include "engines/shm_engine.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "common/error.hpp"
 #include "engines/messages.hpp"
@@ -47,25 +43,16 @@ void shm_engine::send(const transport::message& m, bool wake) {
     if (wake || m_channel.pending(m_slot) * 2 >= m_channel.ring_capacity()) m_channel.wake_server();
     return;
   }
-  // Ring full: the server is behind. Wake it and wait, within the configured timeout.
-  auto start = std::chrono::steady_clock::now();
+  // Ring full: the server is behind. Wake it and sleep until it frees a slot (one producer
+  // per ring: the room found stays), within the configured timeout.
   const double timeout = m_model.arch.wait_timeout_seconds;
-  for (int spin = 0;; ++spin) {
-    m_channel.wake_server();
-    if (spin < 64)
-      sched_yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    if (m_channel.try_push(m_slot, m)) {
-      if (wake) m_channel.wake_server();
-      return;
-    }
-    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (timeout > 0 && waited > timeout)
-      throw error(DAMARIS_CHANNEL_ERROR,
-                  "message queue to the dedicated core stayed full for " + std::to_string(timeout) +
-                      " s: the server is not consuming (did it call damaris_start?)");
-  }
+  m_channel.wake_server();
+  if (!m_channel.wait_for_room(m_slot, timeout))
+    throw error(DAMARIS_CHANNEL_ERROR,
+                "message queue to the dedicated core stayed full for " + std::to_string(timeout) +
+                    " s: the server is not consuming (did it call damaris_start?)");
+  m_channel.try_push(m_slot, m);
+  m_channel.wake_server();
 }
 
 void shm_engine::commit(const transport::message& m, block_buffer) { send(m, false); }
@@ -90,25 +77,18 @@ void shm_engine::iteration_started(int started) {
   m_channel.publish_ended(m_slot, static_cast<std::uint32_t>(started));
   const std::int64_t needed = static_cast<std::int64_t>(started) - max_iterations_ahead;
   if (needed <= m_slowest_seen) return;
-  const auto start = std::chrono::steady_clock::now();
+  m_slowest_seen = m_channel.slowest_ended();
+  if (needed <= m_slowest_seen) return;
   const double timeout = m_model.arch.wait_timeout_seconds;
-  for (int spin = 0;; ++spin) {
-    m_slowest_seen = m_channel.slowest_ended();
-    if (needed <= m_slowest_seen) return;
-    if (timeout > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout)
-      throw error(DAMARIS_CHANNEL_ERROR,
-                  "iteration " + std::to_string(started) + " would be more than " +
-                      std::to_string(max_iterations_ahead) +
-                      " iterations ahead of the slowest client of this dedicated core, which "
-                      "did not end iteration " +
-                      std::to_string(needed - 1) + " within " + std::to_string(timeout) +
-                      " s (<buffer timeout=...>): is a client stuck?");
-    if (spin < 64)
-      sched_yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
+  if (!m_channel.wait_for_slowest(static_cast<std::uint32_t>(needed), timeout))
+    throw error(DAMARIS_CHANNEL_ERROR,
+                "iteration " + std::to_string(started) + " would be more than " +
+                    std::to_string(max_iterations_ahead) +
+                    " iterations ahead of the slowest client of this dedicated core, which "
+                    "did not end iteration " +
+                    std::to_string(needed - 1) + " within " + std::to_string(timeout) +
+                    " s (<buffer timeout=...>): is a client stuck?");
+  m_slowest_seen = m_channel.slowest_ended();
 }
 
 void shm_engine::sync(int iterations) {

@@ -21,7 +21,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 
 
 namespace {
 constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
-constexpr std::uint32_t layout_version = 3;
+constexpr std::uint32_t layout_version = 4;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
 
@@ -75,6 +75,9 @@ struct channel::header {
   alignas(64) std::atomic<std::uint32_t> wake_word;
   std::atomic<std::uint32_t> server_sleeping;
   alignas(64) published_count stored;  // iterations stored (damaris_sync)
+  // Raised when a ring frees a slot or a client ends an iteration, while clients wait for that.
+  alignas(64) std::atomic<std::uint32_t> progress;
+  std::atomic<std::uint32_t> progress_waiters;
 };
 
 struct channel::ring {
@@ -156,6 +159,7 @@ bool channel::try_pop(std::uint32_t client, message& out) noexcept {
   if (read == write) return false;
   std::memcpy(&out, &slots_of(r)[read % head()->ring_capacity], sizeof(message));
   r->head.store(read + 1, std::memory_order_release);
+  note_progress();
   return true;
 }
 
@@ -191,6 +195,61 @@ bool channel::wait_stored(std::uint32_t iterations, double timeout_seconds) noex
 
 void channel::publish_ended(std::uint32_t client, std::uint32_t iterations) noexcept {
   ring_of(client)->ended.store(iterations, std::memory_order_release);
+  note_progress();
+}
+
+// The waker changes the condition, then (fence) looks for waiters; a waiter registers, then
+// reads the progress word, then checks the condition, then sleeps on that word's value. Either
+// the waker sees the waiter and raises the word (the sleep returns at once or is woken), or the
+// waiter's check sees the change: no wake-up is lost.
+void channel::note_progress() noexcept {
+  header* h = head();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (h->progress_waiters.load(std::memory_order_relaxed) == 0) return;
+  h->progress.fetch_add(1, std::memory_order_seq_cst);
+  futex(&h->progress, FUTEX_WAKE, INT32_MAX, nullptr);
+}
+
+template <typename Ready>
+bool channel::wait_for_progress(Ready ready, double timeout_seconds) noexcept {
+  if (ready()) return true;
+  header* h = head();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  h->progress_waiters.fetch_add(1, std::memory_order_seq_cst);
+  bool done = false;
+  for (;;) {
+    const std::uint32_t seen = h->progress.load(std::memory_order_seq_cst);
+    if (ready()) {
+      done = true;
+      break;
+    }
+    timespec slice{1, 0};  // a bound on each sleep, so that the deadline is honoured
+    if (timeout_seconds > 0) {
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::steady_clock::duration::zero()) break;
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+      if (ns < 1000000000L) slice = {0, static_cast<long>(ns)};
+    }
+    futex(&h->progress, FUTEX_WAIT, seen, &slice);
+  }
+  h->progress_waiters.fetch_sub(1, std::memory_order_seq_cst);
+  return done;
+}
+
+bool channel::wait_for_room(std::uint32_t client, double timeout_seconds) noexcept {
+  ring* r = ring_of(client);
+  const std::uint32_t capacity = head()->ring_capacity;
+  return wait_for_progress(
+      [&] {
+        return r->tail.load(std::memory_order_relaxed) - r->head.load(std::memory_order_acquire) <
+               capacity;
+      },
+      timeout_seconds);
+}
+
+bool channel::wait_for_slowest(std::uint32_t iterations, double timeout_seconds) noexcept {
+  return wait_for_progress([&] { return slowest_ended() >= iterations; }, timeout_seconds);
 }
 
 std::uint32_t channel::slowest_ended() const noexcept {

@@ -60,6 +60,13 @@ class channel {
   // The fewest iterations any client of this channel has ended.
   std::uint32_t slowest_ended() const noexcept;
 
+  // Client waits, on a futex (no polling): until its ring has room, or until every client has
+  // ended at least `iterations`. False when timeout_seconds (> 0; otherwise none) passes first.
+  // The server's pops and the clients' publish_ended() wake them; a pop costs the server one
+  // fence and a load while nobody waits.
+  bool wait_for_room(std::uint32_t client, double timeout_seconds) noexcept;
+  bool wait_for_slowest(std::uint32_t iterations, double timeout_seconds) noexcept;
+
  private:
   struct published_count;
   struct header;
@@ -68,6 +75,10 @@ class channel {
   header* head() const noexcept { return reinterpret_cast<header*>(m_segment.base()); }
   ring* ring_of(std::uint32_t client) const noexcept;
   message* slots_of(ring* r) const noexcept;
+  // Something a client may wait for happened (a pop, an iteration ended): wake the waiters.
+  void note_progress() noexcept;
+  template <typename Ready>
+  bool wait_for_progress(Ready ready, double timeout_seconds) noexcept;
 
   shared_segment m_segment;
   shared_heap m_heap;

@@ -315,4 +315,46 @@ TEST(channel, segment_too_large_for_dev_shm_throws_allocation_error_with_message
   EXPECT_FALSE(exists_in_dev_shm(name)) << "the failed segment was left behind";
 }
 
+// A client whose ring is full sleeps until the server pops (no polling), and gives up at its
+// deadline when nobody does.
+TEST(channel, a_client_waits_for_room_until_the_server_pops_or_the_deadline) {
+  const std::string name = unique_name("room");
+  channel c = channel::create(name, small_sizes(1, 2));
+  c.unlink();
+  message m{};
+  m.kind = message_kind::block;
+  ASSERT_TRUE(c.try_push(0, m));
+  ASSERT_TRUE(c.try_push(0, m));
+  ASSERT_FALSE(c.try_push(0, m));
+  EXPECT_FALSE(c.wait_for_room(0, 0.05));  // nobody pops
+  std::thread server([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    message out{};
+    c.try_pop(0, out);
+  });
+  EXPECT_TRUE(c.wait_for_room(0, 30.0));
+  EXPECT_TRUE(c.try_push(0, m));
+  server.join();
+}
+
+// A client ahead of the others sleeps until the slowest ends enough iterations.
+TEST(channel, a_client_waits_for_the_slowest_client_to_catch_up) {
+  const std::string name = unique_name("slowest");
+  channel c = channel::create(name, small_sizes(3, 4));
+  c.unlink();
+  c.publish_ended(0, 9);
+  c.publish_ended(1, 9);
+  c.publish_ended(2, 1);
+  EXPECT_FALSE(c.wait_for_slowest(3, 0.05));
+  std::thread slow([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    c.publish_ended(2, 2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    c.publish_ended(2, UINT32_MAX);  // it stopped: nobody waits for it any more
+  });
+  EXPECT_TRUE(c.wait_for_slowest(3, 30.0));
+  EXPECT_EQ(c.slowest_ended(), 9u);
+  slow.join();
+}
+
 }  // namespace
