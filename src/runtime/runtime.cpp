@@ -200,13 +200,24 @@ config::model runtime::load_everywhere(const std::string& file, MPI_Comm comm) {
   }
   agree(comm, failure.empty() ? DAMARIS_OK : DAMARIS_CONFIG_ERROR, failure);
   text = broadcast_string(text, comm);
-  // Every rank parses the same text with rank 0's options, so every rank reaches the same
-  // verdict.
+  // Every rank parses the same text with rank 0's options.
   int strict = rank == 0 ? strict_from_environment() : 0;
   check_mpi(MPI_Bcast(&strict, 1, MPI_INT, 0, comm), "MPI_Bcast");
   config::parse_options options;
   options.strict = strict != 0;
-  return config::parse_model(text, file, options);
+  // Every rank parses the same text, but a store plugin named by its type alone is looked up
+  // on each rank's own file system: agree, so that no rank goes on alone into a collective.
+  config::model model;
+  int code = DAMARIS_OK;
+  std::string message;
+  try {
+    model = config::parse_model(text, file, options);
+  } catch (const error& e) {
+    code = e.code();
+    message = e.what();
+  }
+  agree(comm, code, message);
+  return model;
 }
 
 runtime::runtime(const std::string& config_file, MPI_Comm comm)
