@@ -52,14 +52,17 @@ std::unique_ptr<store> make_null_store(const store_context& context) {
   return std::make_unique<null_store>(delay);
 }
 
+store_needs no_needs(const store_context&) { return {}; }
+
 struct store_type {
   const char* name;  // as documented; matched ignoring case
   std::unique_ptr<store> (*make)(const store_context&);
+  store_needs (*needs)(const store_context&);
 };
 
 constexpr store_type builtin_store_types[] = {
-    {"HDF5", hdf5::make_hdf5_store},
-    {"null", make_null_store},
+    {"HDF5", hdf5::make_hdf5_store, hdf5::hdf5_store_needs},
+    {"null", make_null_store, no_needs},
 };
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
@@ -94,6 +97,18 @@ std::unique_ptr<store> make_store(const store_context& context) {
   throw config_error(store_location(context) + ": store \"" + settings.name +
                      "\": unknown type \"" + settings.type + "\"; valid types are " + valid +
                      ", or a plugin's type with library=\"...\" naming its library");
+}
+
+store_needs needs_of(const config::model& model, const config::store& settings) {
+  store_context context;
+  context.model = &model;
+  context.settings = &settings;
+  // Plugins (ABI 1) declare no collective writes: each writer runs them on its own.
+  if (!settings.library.empty()) return {};
+  for (const store_type& type : builtin_store_types) {
+    if (equals_ignoring_case(type.name, settings.type)) return type.needs(context);
+  }
+  return {};  // make_store reports the unknown type
 }
 
 }  // namespace sidecore::plugins

@@ -72,6 +72,18 @@ class store {
 // option, naming the valid ones.
 std::unique_ptr<store> make_store(const store_context& context);
 
+// What a store needs from the processes that run it, known from its configuration alone, so
+// that the runtime chooses how to run it before building it. Nothing outside a store reads
+// its options: this is how the rest of Sidecore learns what they imply.
+struct store_needs {
+  // write_iteration makes MPI calls collective over all writers (parallel HDF5): every writer
+  // runs the store at the same iteration, from a thread allowed to call MPI.
+  bool collective_writes = false;
+};
+
+// Throws config_error, as make_store would, for an unknown type or invalid options.
+store_needs needs_of(const config::model& model, const config::store& settings);
+
 // "file:line" of the <store> element, the start of every message about it.
 std::string store_location(const store_context& context);
 

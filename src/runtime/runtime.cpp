@@ -24,6 +24,7 @@
 #include "engines/mpi_engine.hpp"
 #include "engines/shm_engine.hpp"
 #include "engines/thread_engine.hpp"
+#include "plugins/store.hpp"
 #include "transport/buffer_pool.hpp"
 
 namespace sidecore {
@@ -362,14 +363,13 @@ std::unique_ptr<engines::engine> runtime::make_engine() {
   check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
   if (provided != MPI_THREAD_MULTIPLE) {
     for (const config::store& st : m_model.stores) {
-      std::string mode = st.option("FileMode", "FilePerCore");
-      for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (mode != "collective") continue;
+      if (!plugins::needs_of(m_model, st).collective_writes) continue;
       if (m_topo.client_index == 0)
         log::warning(m_model.file, ":", st.line, ": store '", st.name,
-                     "' writes Collective output, which a background thread can only do when MPI "
-                     "is initialized with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...); this run "
-                     "stores synchronously, inside damaris_end_iteration, instead (same files)");
+                     "' writes collectively (all writers together), which a background thread "
+                     "can only do when MPI is initialized with MPI_Init_thread(..., "
+                     "MPI_THREAD_MULTIPLE, ...); this run stores synchronously, inside "
+                     "damaris_end_iteration, instead (same files)");
       return std::make_unique<engines::inline_engine>(m_model, clients, source);
     }
   }

@@ -35,6 +35,9 @@ struct store_options {
 // of the store and the valid keys or values.
 store_options parse_options(const store_context& context);
 
+// What the store's options imply for the processes that run it (Collective: collective writes).
+store_needs hdf5_store_needs(const store_context& context);
+
 // Builds the store and creates FilesPath (recursively) when missing. Throws config_error for
 // invalid options and storage_error when the directory cannot be created.
 std::unique_ptr<store> make_hdf5_store(const store_context& context);

@@ -175,4 +175,10 @@ store_options parse_options(const store_context& context) {
   return options;
 }
 
+store_needs hdf5_store_needs(const store_context& context) {
+  store_needs needs;
+  needs.collective_writes = parse_options(context).mode == file_mode::collective;
+  return needs;
+}
+
 }  // namespace sidecore::plugins::hdf5
