@@ -118,6 +118,10 @@ SIDECORE_API int damaris_initialize(const char* configfile, MPI_Comm comm) {
           throw sidecore::error(DAMARIS_MPI_ERROR,
                                 "MPI_Init must be called before damaris_initialize");
         checked_name(configfile, "configfile");
+        if (comm == MPI_COMM_NULL)
+          throw sidecore::argument_error(
+              "comm is MPI_COMM_NULL; pass the communicator of every process of the simulation "
+              "(usually MPI_COMM_WORLD)");
         sidecore::log::set_identity(rank, "initializing");
         g_runtime = std::make_unique<sidecore::runtime>(configfile, comm);
       },

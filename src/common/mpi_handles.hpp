@@ -13,7 +13,12 @@ namespace sidecore {
 class communicator {
  public:
   communicator() = default;
-  explicit communicator(MPI_Comm comm) noexcept : m_comm(comm) {}
+  // Takes ownership of comm and makes its errors return codes (MPI_ERRORS_RETURN): every
+  // communicator Sidecore creates goes through here, so that an MPI failure becomes an error
+  // code of the call that met it instead of ending the job.
+  explicit communicator(MPI_Comm comm) noexcept : m_comm(comm) {
+    if (m_comm != MPI_COMM_NULL) MPI_Comm_set_errhandler(m_comm, MPI_ERRORS_RETURN);
+  }
   communicator(const communicator&) = delete;
   communicator& operator=(const communicator&) = delete;
   communicator(communicator&& other) noexcept : m_comm(std::exchange(other.m_comm, MPI_COMM_NULL)) {}

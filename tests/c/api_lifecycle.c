@@ -150,6 +150,9 @@ int main(int argc, char** argv) {
   EXPECT_RC(damaris_initialize(NULL, MPI_COMM_WORLD), DAMARIS_ARGUMENT_ERROR, "damaris_initialize",
             "configfile");
   EXPECT_RC(damaris_write("field", NULL), DAMARIS_NOT_INITIALIZED, "damaris_write", NULL);
+  /* So is a null communicator (MPI would end the job on it). */
+  EXPECT_RC(damaris_initialize(xml, MPI_COMM_NULL), DAMARIS_ARGUMENT_ERROR, "damaris_initialize",
+            "MPI_COMM_NULL");
 
   if (!EXPECT_OK(damaris_initialize(xml, MPI_COMM_WORLD))) {
     int status = check_finish("api_lifecycle");
