@@ -1,15 +1,35 @@
 // Synchronous mode: blocks wait in process memory until the end of the iteration stores them.
 #include "engines/inline_engine.hpp"
 
+#include <climits>
 #include <string>
 
 #include "common/error.hpp"
+#include "common/mpi_handles.hpp"
 #include "server/actions.hpp"
 
 namespace sidecore::engines {
 
-inline_engine::inline_engine(const config::model& model, MPI_Comm writers, int source)
-    : m_model(model), m_source(source), m_processor(model, writers, 1, nullptr) {}
+inline_engine::inline_engine(const config::model& model, MPI_Comm writers, int source, bool in_step)
+    : m_model(model),
+      m_writers(writers),
+      m_source(source),
+      m_in_step(in_step),
+      m_processor(model, writers, 1, nullptr) {}
+
+inline_engine::step inline_engine::agree(int iteration, bool stopped, bool incomplete) {
+  // All maxima: "some client still runs", the largest and (negated) the smallest iteration
+  // the running clients end, "some client dropped data or stopped".
+  int values[4] = {stopped ? 0 : 1, stopped ? INT_MIN : iteration, stopped ? INT_MIN : -iteration,
+                   incomplete || stopped ? 1 : 0};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 4, MPI_INT, MPI_MAX, m_writers), "MPI_Allreduce");
+  step agreed;
+  agreed.all_stopped = values[0] == 0;
+  agreed.in_step = values[1] == -values[2];
+  agreed.iteration = values[1];
+  agreed.any_incomplete = values[3] != 0;
+  return agreed;
+}
 
 // The buffer bounds only the size of one block (checked by the client): memory is the
 // process's own and is returned once the iteration is stored.
@@ -32,6 +52,17 @@ void inline_engine::signal(const config::event& event, std::size_t, int iteratio
 
 void inline_engine::end_iteration(int iteration, bool skipped) {
   // The processor has one source: this process.
+  if (m_in_step) {
+    const step agreed = agree(iteration, false, skipped);
+    if (!agreed.in_step)
+      throw error(DAMARIS_CHANNEL_ERROR,
+                  "the clients ended different iterations together (" + std::to_string(iteration) +
+                      " here, up to " + std::to_string(agreed.iteration) +
+                      " elsewhere): with a store that writes collectively, every client must end "
+                      "every iteration; iteration " +
+                      std::to_string(iteration) + " is not stored");
+    skipped = agreed.any_incomplete;
+  }
   m_processor.end_iteration(0, iteration, skipped);
 }
 
@@ -39,7 +70,18 @@ void inline_engine::end_iteration(int iteration, bool skipped) {
 // iterations (the next iteration is a new chance).
 void inline_engine::iteration_started(int) { rethrow_store_failure(); }
 
-void inline_engine::stop(int) {
+void inline_engine::stop(int iteration) {
+  if (m_in_step) {
+    // Take part, with no data, in every iteration the other clients still end.
+    for (;;) {
+      const step agreed = agree(iteration - 1, true, true);
+      if (agreed.all_stopped) break;
+      if (agreed.in_step && agreed.iteration >= iteration) {
+        m_processor.end_iteration(0, agreed.iteration, true);
+        iteration = agreed.iteration + 1;
+      }
+    }
+  }
   m_processor.finish();
   rethrow_store_failure();
 }

@@ -9,10 +9,16 @@
 
 namespace sidecore::engines {
 
+// When a store makes calls collective over the clients, the clients store each iteration in
+// step: ending an iteration first agrees (one small allreduce) on the iteration, on whether
+// any client dropped data, and on which clients have stopped. A client that stopped keeps
+// taking part, with no data, in the iterations the others still end, until every client has
+// stopped: a client that stops early never leaves the others waiting in a collective.
 class inline_engine final : public engine {
  public:
-  // writers: the clients' communicator, which the stores use.
-  inline_engine(const config::model& model, MPI_Comm writers, int source);
+  // writers: the clients' communicator, which the stores use; in_step: the stores need every
+  // client at every iteration (store_needs).
+  inline_engine(const config::model& model, MPI_Comm writers, int source, bool in_step);
 
   std::uint64_t capacity() const noexcept override { return m_model.arch.buffer_size; }
   const char* buffer_name() const noexcept override { return "the buffer"; }
@@ -27,9 +33,19 @@ class inline_engine final : public engine {
 
  private:
   void rethrow_store_failure();
+  struct step {
+    bool all_stopped;     // every client has stopped
+    bool in_step;         // the running clients end the same iteration
+    int iteration;        // the iteration the running clients end
+    bool any_incomplete;  // some client dropped data of it, or has stopped
+  };
+  // Collective over the writers.
+  step agree(int iteration, bool stopped, bool incomplete);
 
   const config::model& m_model;
+  MPI_Comm m_writers;
   int m_source;
+  bool m_in_step;
   server::iteration_processor m_processor;
 };
 

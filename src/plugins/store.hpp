@@ -79,6 +79,9 @@ struct store_needs {
   // write_iteration makes MPI calls collective over all writers (parallel HDF5): every writer
   // runs the store at the same iteration, from a thread allowed to call MPI.
   bool collective_writes = false;
+  // write_iteration exchanges metadata among the writers when their communicator spans them
+  // (a master file of the whole run); the store does without when it does not.
+  bool writers_exchange = false;
 };
 
 // Throws config_error, as make_store would, for an unknown type or invalid options.

@@ -354,8 +354,14 @@ std::unique_ptr<engines::engine> runtime::make_engine() {
     return std::make_unique<engines::shm_engine>(
         m_model, *m_channel, static_cast<std::uint32_t>(m_topo.group_rank), source);
   const MPI_Comm clients = m_topo.clients.get();
+  // Stores that call the clients together need every client at every iteration.
+  bool in_step = false;
+  for (const config::store& st : m_model.stores) {
+    const plugins::store_needs needs = plugins::needs_of(m_model, st);
+    in_step = in_step || needs.collective_writes || needs.writers_exchange;
+  }
   if (m_model.arch.io_threads == 0)
-    return std::make_unique<engines::inline_engine>(m_model, clients, source);
+    return std::make_unique<engines::inline_engine>(m_model, clients, source, in_step);
   // Thread mode: stores run on a background thread. Their MPI calls are only safe there with
   // MPI_THREAD_MULTIPLE; otherwise each process writes alone (file per process), and
   // collective output, which needs every process, is written synchronously instead.
@@ -370,7 +376,7 @@ std::unique_ptr<engines::engine> runtime::make_engine() {
                      "can only do when MPI is initialized with MPI_Init_thread(..., "
                      "MPI_THREAD_MULTIPLE, ...); this run stores synchronously, inside "
                      "damaris_end_iteration, instead (same files)");
-      return std::make_unique<engines::inline_engine>(m_model, clients, source);
+      return std::make_unique<engines::inline_engine>(m_model, clients, source, in_step);
     }
   }
   check_node_memory(m_model, m_topo, "background thread", true);

@@ -261,6 +261,41 @@ def check_events(out, topo, iterations):
     print(f"{len(lines) - len(pid_of)} action runs checked over {len(pid_of)} processes")
 
 
+def check_out_of_step(out, topo, iterations, filemode):
+    """Client 0 wrote nothing; every other client's blocks of every iteration are stored, and
+    the files say the iterations are incomplete."""
+    for it in range(iterations):
+        if filemode == "Collective":
+            name = os.path.join(out, f"steps_It{it}.h5")
+            if not os.path.exists(name):
+                fail(f"missing {name}; have {sorted(os.listdir(out))}")
+            with h5py.File(name, "r") as h5:
+                got = h5["field"][...]
+                complete = int(h5.attrs["complete"])
+            for src in range(1, topo.clients):
+                part = got[:, src * NX:(src + 1) * NX]
+                expect_array(f"It{it} field of client {src}", part, field_values(it, src, 0))
+            expect_array(f"It{it} field of client 0 (never written)", got[:, :NX],
+                         np.zeros((NY, NX)))
+        else:
+            found = stored_blocks(out, "steps", it)
+            for src in range(1, topo.clients):
+                path = f"field/P{src}"
+                if path not in found:
+                    fail(f"iteration {it}: {path} missing; have {sorted(found)}")
+                expect_array(f"It{it} {path}", read(found[path], path), field_values(it, src, 0))
+            if "field/P0" in found:
+                fail(f"iteration {it}: client 0 wrote nothing, yet field/P0 is stored")
+            master = os.path.join(out, f"steps_It{it}.h5")
+            if not os.path.exists(master):
+                continue  # no master file in this mode
+            with h5py.File(master, "r") as h5:
+                complete = int(h5.attrs["complete"])
+        if complete != 0:
+            fail(f"iteration {it}: complete={complete}, but client 0 left it out")
+    print(f"{iterations} iterations of {topo.clients - 1} clients stored beside a stopped client")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--np", type=int, required=True)
@@ -315,6 +350,8 @@ def main():
             check_full(out, topo, args.mode, args.iterations, output)
         elif args.check == "events":
             check_events(out, topo, args.iterations)
+        elif args.check.startswith("out_of_step:"):
+            check_out_of_step(out, topo, args.iterations, args.check.split(":", 1)[1])
         elif args.check != "none":
             fail(f"unknown check {args.check}")
         if returncode != 0:

@@ -99,7 +99,7 @@ const std::vector<std::int32_t> values = {7, -8, 9, 1 << 30};
 
 TEST_F(engines_test, inline_engine_stores_the_iteration_when_it_ends) {
   const config::model model = model_in(m_directory);
-  engines::inline_engine engine(model, MPI_COMM_WORLD, 0);
+  engines::inline_engine engine(model, MPI_COMM_WORLD, 0, true);
   EXPECT_EQ(engine.capacity(), 1u << 20);
   engines::reservation r = engine.reserve(16);
   ASSERT_TRUE(r);

@@ -168,6 +168,14 @@ void hdf5_store::write_collective(const iteration_data& data) {
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed.data(), static_cast<int>(agreed.size()), MPI_INT64_T,
                           MPI_MAX, m_context.comm),
             "MPI_Allreduce");
+  // Elements of each variable the blocks of all writers cover: fewer than the dataset holds
+  // means gaps, which must read as zeros.
+  std::vector<std::uint64_t> covered(variable_count, 0);
+  for (std::size_t i = 0; i < variable_count; ++i)
+    for (const prepared_block& p : prepared[i]) covered[i] += element_total(p.dims);
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, covered.data(), static_cast<int>(variable_count),
+                          MPI_UINT64_T, MPI_SUM, m_context.comm),
+            "MPI_Allreduce");
 
   // Errors seen by every writer alike are thrown at once; errors in local blocks are agreed
   // on first so that no writer is left waiting in a collective call.
@@ -267,6 +275,16 @@ void hdf5_store::write_collective(const iteration_data& data) {
     const dataspace_handle global_space = make_simple_space(global, site);
     const property_list_handle dcpl = make_dataset_properties(
         settings.compression, chunked ? chunk : std::vector<hsize_t>{}, stored_size(type), site);
+    if (covered[i] < element_total(std::vector<std::int64_t>(entry, entry + ndims)) &&
+        settings.compression.filter == filter_kind::none) {
+      // Blocks leave part of the dataset unwritten (a client stopped, or wrote nothing):
+      // parallel HDF5 allocates the whole dataset at once and, unless told to, leaves the
+      // gaps as whatever the file held. Write zeros there, as the documentation promises.
+      const std::vector<unsigned char> zero(stored_size(type), 0);
+      check_status(H5Pset_fill_value(dcpl.get(), file_type.get(), zero.data()), "H5Pset_fill_value",
+                   site);
+      check_status(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_ALLOC), "H5Pset_fill_time", site);
+    }
     dataset_handle dataset(
         check_id(H5Dcreate2(file.get(), name.c_str(), file_type.get(), global_space.get(),
                             lcpl.get(), dcpl.get(), H5P_DEFAULT),

@@ -177,7 +177,9 @@ store_options parse_options(const store_context& context) {
 
 store_needs hdf5_store_needs(const store_context& context) {
   store_needs needs;
-  needs.collective_writes = parse_options(context).mode == file_mode::collective;
+  const store_options options = parse_options(context);
+  needs.collective_writes = options.mode == file_mode::collective;
+  needs.writers_exchange = options.virtual_view || options.xdmf;
   return needs;
 }
 
