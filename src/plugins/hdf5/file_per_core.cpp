@@ -138,8 +138,32 @@ byte_counts hdf5_store::write_file_per_core_contents(
     const iteration_data& data, const std::vector<const variable_blocks*>& selected,
     const std::vector<std::vector<prepared_block>>& prepared, const std::string& path) const {
   const call_site file_site{path, {}};
+  // HDF5 cannot give up a file it failed to create (it keeps it, and crashes when the library
+  // shuts down): make sure first that the file system can hold it.
+  std::uint64_t bytes = 64 << 10;
+  for (const auto& blocks : prepared)
+    for (const prepared_block& p : blocks) bytes += p.bytes + (4 << 10);
+  ensure_space(path, bytes);
   file_handle file(check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                             "H5Fcreate", file_site));
+  try {
+    byte_counts counts = write_contents(file, data, selected, prepared, path);
+    // Flushed first: a failure then leaves the file id to abandon, where a failed close would
+    // leave HDF5 holding the file.
+    check_status(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "H5Fflush", file_site);
+    check_status(file.close(), "H5Fclose", file_site);
+    return counts;
+  } catch (...) {
+    abandon_file(file);
+    throw;
+  }
+}
+
+byte_counts hdf5_store::write_contents(file_handle& file, const iteration_data& data,
+                                       const std::vector<const variable_blocks*>& selected,
+                                       const std::vector<std::vector<prepared_block>>& prepared,
+                                       const std::string& path) const {
+  const call_site file_site{path, {}};
   write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
   write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
   write_mesh_description(file.get(), *m_context.model, path);
@@ -195,8 +219,6 @@ byte_counts hdf5_store::write_file_per_core_contents(
     }
   }
   write_ratio_attributes(file.get(), counts, path);
-  // Closing flushes the data: a failure here means the file is not complete.
-  check_status(file.close(), "H5Fclose", file_site);
   return counts;
 }
 

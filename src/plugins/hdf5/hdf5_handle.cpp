@@ -1,6 +1,9 @@
 // Error reporting for HDF5 calls: the failed call, where it happened and what HDF5 said.
 #include "plugins/hdf5/hdf5_handle.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -58,6 +61,52 @@ void throw_hdf5_error(const char* call, const call_site& site) {
   const std::string details = error_stack_text();
   if (!details.empty()) message += ": " + details;
   throw storage_error(message);
+}
+
+void abandon_file(file_handle& file) noexcept {
+  if (!file.valid()) return;
+  const error_print_guard quiet;
+  const hid_t fapl = H5Fget_access_plist(file.get());
+  const bool posix = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2;
+  void* vfd = nullptr;
+  if (posix && H5Fget_vfd_handle(file.get(), fapl, &vfd) >= 0 && vfd != nullptr) {
+    // The sec2 driver's handle is its file descriptor.
+    const int fd = *static_cast<int*>(vfd);
+    const int sink = ::memfd_create("sidecore-abandoned-file", MFD_CLOEXEC);
+    if (sink >= 0) {
+      ::dup2(sink, fd);
+      ::close(sink);
+    }
+  }
+  if (fapl >= 0) H5Pclose(fapl);
+  // Datasets, groups, attributes and types opened through it, which would keep it open.
+  const ssize_t count = H5Fget_obj_count(file.get(), H5F_OBJ_ALL | H5F_OBJ_LOCAL);
+  if (count > 0) {
+    std::vector<hid_t> ids(static_cast<std::size_t>(count));
+    const ssize_t got =
+        H5Fget_obj_ids(file.get(), H5F_OBJ_ALL | H5F_OBJ_LOCAL, ids.size(), ids.data());
+    for (ssize_t i = 0; i < got; ++i) {
+      const hid_t id = ids[static_cast<std::size_t>(i)];
+      if (id == file.get()) continue;
+      switch (H5Iget_type(id)) {
+        case H5I_DATASET:
+          H5Dclose(id);
+          break;
+        case H5I_GROUP:
+          H5Gclose(id);
+          break;
+        case H5I_ATTR:
+          H5Aclose(id);
+          break;
+        case H5I_DATATYPE:
+          H5Tclose(id);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  file.close();
 }
 
 error_print_guard::error_print_guard() noexcept {

@@ -59,6 +59,14 @@ using group_handle = handle<H5Gclose>;
 using attribute_handle = handle<H5Aclose>;
 using datatype_handle = handle<H5Tclose>;
 
+// Closes a file whose data cannot reach the disk (disk full, I/O error). HDF5 keeps such a
+// file open, with its unwritten data, for as long as a flush fails, and tries again when the
+// library shuts down (at MPI_Finalize, where it crashed). Its remaining writes are sent to
+// anonymous memory instead, every object still open in it is closed, then the file: nothing
+// of it stays in the library. The caller removes the partial file. Files of other drivers
+// than POSIX ones (MPI-IO) are closed as they are.
+void abandon_file(file_handle& file) noexcept;
+
 // Where an HDF5 call happened, for messages: the file and, when relevant, the object in it.
 struct call_site {
   const std::string& file;

@@ -4,6 +4,7 @@
 
 #include <hdf5.h>
 #include <mpi.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -138,6 +139,18 @@ void create_directories(const std::string& path, const store_context& context) {
                         store_where(context) + ")" +
                         (error ? ": " + error.message() : std::string()));
   }
+}
+
+void ensure_space(const std::string& path, std::uint64_t bytes) {
+  std::filesystem::path directory = std::filesystem::path(path).parent_path();
+  if (directory.empty()) directory = ".";
+  struct statvfs info{};
+  if (::statvfs(directory.c_str(), &info) != 0) return;  // cannot tell: let the write find out
+  const std::uint64_t available = static_cast<std::uint64_t>(info.f_bavail) * info.f_frsize;
+  if (available < bytes)
+    throw storage_error("HDF5 store: not enough space for \"" + path +
+                        "\": " + readable_bytes(available) + " free in \"" + directory.string() +
+                        "\", " + readable_bytes(bytes) + " needed (No space left on device)");
 }
 
 }  // namespace sidecore::plugins::hdf5

@@ -60,6 +60,10 @@ void write_ratio_attributes(hid_t file, const byte_counts& counts, const std::st
 // Creates FilesPath (recursively); storage_error naming the store when it cannot.
 void create_directories(const std::string& path, const store_context& context);
 
+// Throws storage_error when the file system of path has less than `bytes` free for this
+// user (the file's size to be, with room for HDF5's metadata).
+void ensure_space(const std::string& path, std::uint64_t bytes);
+
 // One line per file written: at info level when compression or precision reduction changed
 // the size (the ratio is what the user asked to see), at debug level otherwise.
 void log_written(const std::string& path, const byte_counts& counts, bool speaker);
@@ -148,6 +152,11 @@ class hdf5_store final : public store {
   }
 
   void write_file_per_core(const iteration_data& data);
+  // The blocks and attributes of one file-per-core file, into the open file.
+  byte_counts write_contents(file_handle& file, const iteration_data& data,
+                             const std::vector<const variable_blocks*>& selected,
+                             const std::vector<std::vector<prepared_block>>& prepared,
+                             const std::string& path) const;
   byte_counts write_file_per_core_contents(const iteration_data& data,
                                            const std::vector<const variable_blocks*>& selected,
                                            const std::vector<std::vector<prepared_block>>& prepared,

@@ -1,0 +1,47 @@
+/* Storage that fills up: each client writes a 64x64 field for `iterations` iterations into a
+ * FilesPath too small to hold them all. Nothing may crash or hang (the dedicated core
+ * segfaulted in MPI_Finalize), the failures are reported, and every file left behind is
+ * complete (run_disk_full.sh reads them back).
+ * Usage: disk_full <xml> <iterations> */
+#include <Damaris.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+
+enum { N = 64 };
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  check_begin();
+  if (argc < 3) {
+    fprintf(stderr, "usage: disk_full <xml> <iterations>\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  const int iterations = atoi(argv[2]);
+  if (!EXPECT_OK(damaris_initialize(argv[1], MPI_COMM_WORLD))) MPI_Abort(MPI_COMM_WORLD, 2);
+  int is_client = -1;
+  const int started = damaris_start(&is_client);
+  if (is_client) {
+    EXPECT_STARTED(started);
+    MPI_Comm comm;
+    int source = 0;
+    EXPECT_OK(damaris_client_comm_get(&comm));
+    MPI_Comm_rank(comm, &source);
+    static double field[N * N];
+    for (int it = 0; it < iterations; ++it) {
+      for (int i = 0; i < N * N; ++i) field[i] = it * 1e6 + source * 1e5 + i;
+      EXPECT_OK(damaris_write("field", field));
+      damaris_end_iteration(); /* may report a store failure (synchronous mode) */
+    }
+    damaris_stop();
+  } else {
+    /* The dedicated core reports that its stores failed. */
+    EXPECT(started == DAMARIS_ERROR_UNKNOWN);
+  }
+  damaris_finalize();
+  const int status = check_finish("disk_full");
+  MPI_Finalize();
+  return status;
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs disk_full in a private mount namespace whose FilesPath is a 2 MiB tmpfs, then checks that
+# the job ended (no crash, no hang), reported the full disk, and left only complete files.
+# Needs root and unshare -m; skipped (exit 77) otherwise.
+# usage: run_disk_full.sh <disk_full program> <xml template> <dedicated cores> <ranks>
+set -euo pipefail
+program=$1 template=$2 cores=$3 ranks=$4
+python=${SIDECORE_TEST_PYTHON:-python3}
+if [ "$(id -u)" -ne 0 ] || ! unshare -m true 2>/dev/null; then
+  echo "SKIP: needs root and unshare -m to mount a small file system"
+  exit 77
+fi
+work=$(mktemp -d /tmp/sidecore-disk-full-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/full"
+sed "s#@CORES@#$cores#; s#@OUT@#$work/full#" "$template" > "$work/full.xml"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+set +e
+unshare -m bash -c "mount -t tmpfs -o size=2m tmpfs '$work/full' &&
+  timeout 120 mpirun --oversubscribe -np $ranks '$program' '$work/full.xml' 100 > '$work/out.txt' 2>&1;
+  echo \$? > '$work/status';
+  ls -A '$work/full' > '$work/listing';
+  for f in '$work/full'/*.h5; do cp \"\$f\" '$work/' 2>/dev/null || true; done"
+set -e
+status=$(cat "$work/status")
+cat "$work/out.txt" | grep -v 'error: iteration' | tail -20
+[ "$status" -eq 0 ] || { echo "FAIL: the job ended with status $status (124: hang; 139: crash)"; exit 1; }
+if grep -q "infinite loop closing library\|Segmentation fault\|signal 11" "$work/out.txt"; then
+  echo "FAIL: HDF5 or the process did not shut down cleanly"
+  exit 1
+fi
+grep -q "No space left on device" "$work/out.txt" ||
+  { echo "FAIL: the full disk was not reported"; exit 1; }
+grep -q "\.tmp\|\.part" "$work/listing" && { echo "FAIL: temporary files left"; exit 1; }
+"$python" - "$work" <<'PY'
+import glob, os, re, sys
+import h5py, numpy as np
+work = sys.argv[1]
+files = sorted(glob.glob(os.path.join(work, "full_It*_Pr*.h5")))
+if not files:
+    sys.exit("FAIL: no file was stored before the disk filled up")
+for name in files:
+    it, writer = map(int, re.search(r"_It(\d+)_Pr(\d+)\.h5$", name).groups())
+    try:
+        with h5py.File(name, "r") as h5:
+            for path, ds in h5["field"].items():
+                src = int(path[1:])
+                want = it * 1e6 + src * 1e5 + np.arange(64 * 64, dtype=np.float64).reshape(64, 64)
+                if not np.array_equal(ds[...], want):
+                    sys.exit(f"FAIL: {name}: field/{path} holds wrong values")
+    except OSError as e:
+        sys.exit(f"FAIL: {name} is left behind unreadable: {e}")
+print(f"{len(files)} complete files left behind, every value checked; the rest was reported")
+PY
