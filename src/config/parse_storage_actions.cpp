@@ -1,0 +1,208 @@
+// Reading <storage> (built-in and plugin stores), <actions> and <scripts>, and <log>.
+#include <dlfcn.h>
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "config/builder.hpp"
+
+namespace sidecore::config::detail {
+namespace {
+
+// Whether the dynamic loader finds and loads `library` (opened and closed at once); why not.
+bool library_loads(const std::string& library, std::string& why) {
+  void* handle = ::dlopen(library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = ::dlerror();
+    why = error != nullptr ? error : library + ": not found";
+    return false;
+  }
+  ::dlclose(handle);
+  return true;
+}
+
+}  // namespace
+
+void builder::read_storage(xml storage) {
+  check_element(storage);
+  for (xml n : elements(storage)) {
+    check_element(n);
+    store s;
+    s.name = name_attribute(n);
+    s.line = line_of(n);
+    for (const auto& other : m_model.stores) {
+      if (other.name == s.name) {
+        fail(n, "store '" + s.name + "' is already defined at line " + std::to_string(other.line),
+             "give each store a unique name");
+      }
+    }
+    read_store_type(n, s);
+    s.frequency = static_cast<int>(integer(n, "frequency", 1, 1, std::numeric_limits<int>::max()));
+    for (xml option : elements(n)) {
+      check_element(option);
+      const std::string key = name_attribute(option, "key");
+      for (const auto& [k, v] : s.options) {
+        if (k == key) {
+          fail(option, "option '" + key + "' is given twice in store '" + s.name + "'",
+               "give each option once");
+        }
+      }
+      s.options.emplace_back(key, trim(option.text().get()));
+    }
+    m_model.stores.push_back(std::move(s));
+  }
+}
+
+// A built-in type (any case), else a plugin: named by library="...", or found as
+// libsidecore_<type>.so by the dynamic loader. Only the loader knows whether the library is a
+// valid plugin; that is checked when the store is opened.
+void builder::read_store_type(xml n, store& s) const {
+  const std::string library = trim(attribute(n, "library"));
+  const std::string type = trim(attribute(n, "type"));
+  for (const auto& c : store_type_choices) {
+    if (lowercase(c.name) != lowercase(type)) continue;
+    if (!library.empty()) {
+      fail(n, describe(n) + " has the built-in type '" + c.name + "' and library='" + library + "'",
+           "library=\"...\" names a plugin store's library; remove it, or give the type the "
+           "plugin is known by");
+    }
+    s.type = c.value;
+    return;
+  }
+  if (type.empty()) {
+    fail(n, "empty 'type' on " + describe(n),
+         "give a built-in type (HDF5, null) or a plugin's type");
+  }
+  s.type = type;
+  if (!library.empty()) {
+    s.library = library;
+    return;
+  }
+  if (type.find('/') != std::string::npos) {
+    fail(n, "the type '" + type + "' of " + describe(n) + " contains '/'",
+         "a plugin's type names its library libsidecore_<type>.so; give a path with "
+         "library=\"...\" instead");
+  }
+  s.library = "libsidecore_" + type + ".so";
+  std::string why;
+  if (!library_loads(s.library, why)) {
+    std::vector<std::string> listed;
+    for (const auto& c : store_type_choices) listed.push_back(c.name);
+    fail(n, "invalid value '" + attribute(n, "type") + "' for attribute 'type' of " + describe(n),
+         detail::suggest(lowercase(type), listed, "values") +
+             "; a plugin store is found as libsidecore_<type>.so on the library search path, or "
+             "named with library=\"path/to/library.so\" (" +
+             why + ")");
+  }
+}
+
+void builder::resolve_variable_stores() {
+  std::vector<std::string> known;
+  for (const auto& s : m_model.stores) known.push_back(s.name);
+  for (std::size_t i = 0; i < m_model.variables.size(); ++i) {
+    const std::string& name = m_variable_stores[i];
+    if (name.empty()) continue;
+    variable& v = m_model.variables[i];
+    for (std::size_t s = 0; s < m_model.stores.size(); ++s) {
+      if (m_model.stores[s].name == name) v.store_index = s;
+    }
+    if (v.store_index == variable::npos) {
+      fail(m_variable_nodes[i],
+           "variable '" + v.name + "' refers to undefined store '" + name + "'",
+           known.empty() ? std::string("no store is defined; declare one in <storage>")
+                         : detail::suggest(name, known, "stores"));
+    }
+  }
+}
+
+void builder::check_unique_action(xml n, const std::string& name) {
+  if (name.size() > max_signal_name_length) {
+    fail(n, describe(n) + " has a name of " + std::to_string(name.size()) + " characters",
+         "event and script names are at most " + std::to_string(max_signal_name_length) +
+             " characters, the most a signal carries");
+  }
+  const auto found = m_action_lines.find(name);
+  if (found != m_action_lines.end()) {
+    fail(n, "action '" + name + "' is already defined at line " + std::to_string(found->second),
+         "events and scripts share one namespace: give each a unique name");
+  }
+  m_action_lines.emplace(name, line_of(n));
+}
+
+void builder::read_actions(xml actions) {
+  check_element(actions);
+  for (xml n : elements(actions)) {
+    check_element(n);
+    const std::string kind = name_of(n);
+    if (kind == "event") {
+      event e;
+      e.name = name_attribute(n);
+      e.line = line_of(n);
+      check_unique_action(n, e.name);
+      e.action = name_attribute(n, "action");
+      e.library = trim(attribute(n, "library"));
+      e.scope = pick(n, "scope", scope_choices, scope::core);
+      e.execution = pick(n, "execution", execution_choices, execution::remote);
+      flag(n, "external", false);
+      m_model.events.push_back(std::move(e));
+    } else if (kind == "script" || kind == "pyscript") {
+      script s;
+      s.name = name_attribute(n);
+      s.line = line_of(n);
+      check_unique_action(n, s.name);
+      s.file = name_attribute(n, "file");
+      s.lang = pick(n, "language", script_language_choices, language::python);
+      s.scope = pick(n, "scope", scope_choices, scope::core);
+      s.execution = pick(n, "execution", execution_choices, execution::remote);
+      s.frequency =
+          static_cast<int>(integer(n, "frequency", 1, 1, std::numeric_limits<int>::max()));
+      flag(n, "external", false);
+      note_python(n, kind);
+      m_model.scripts.push_back(std::move(s));
+    }
+  }
+}
+
+// Python scripts are accepted so that Damaris files load, but nothing runs them: one
+// warning per kind of element, at the first of them, with the count.
+void builder::note_python(xml n, const std::string& kind) {
+  auto& [first, count] = m_python_uses[kind];
+  if (count++ == 0) first = n;
+}
+
+void builder::warn_python_not_run() {
+  static const char* const why =
+      " accepted but not run: Sidecore does not run Python scripts; use an <event> action "
+      "from a shared library or the executable";
+  std::vector<std::pair<int, std::string>> kinds;  // by line of their first element
+  for (const auto& [kind, use] : m_python_uses) kinds.emplace_back(line_of(use.first), kind);
+  std::sort(kinds.begin(), kinds.end());
+  for (const auto& [line, kind] : kinds) {
+    const auto& [n, count] = m_python_uses.at(kind);
+    std::string what;
+    if (kind == "variable") {
+      what = "script=\"" + attribute(n, "script") + "\" on " + describe(n);
+      if (count > 1) what += " (and on " + std::to_string(count - 1) + " other variables)";
+      what += " is";
+    } else {
+      what = describe(n);
+      if (count > 1) {
+        what += " (and " + std::to_string(count - 1) + " other <" + kind + "> elements)";
+      }
+      what += std::string(" is");
+    }
+    warn(n, what + why);
+  }
+}
+
+void builder::read_log(xml n) {
+  check_element(n);
+  log_settings& s = m_model.log;
+  s.file_name = trim(attribute(n, "FileName"));
+  integer(n, "RotationSize", 0, 0);
+  s.format = attribute(n, "LogFormat");
+  s.level = pick(n, "LogLevel", log_level_choices, log_level::warning);
+  s.flush = flag(n, "Flush", false);
+}
+
+}  // namespace sidecore::config::detail
