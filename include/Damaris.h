@@ -241,7 +241,9 @@ int damaris_client_comm_get(MPI_Comm* comm);
  * output). With dedicated cores and policy="wait", a client more than 4 iterations ahead of
  * the slowest client of its dedicated core waits here for it (at most the buffer's timeout).
  * Returns DAMARIS_OK, DAMARIS_CHANNEL_ERROR (that wait timed out, or the server stopped
- * consuming), a store's code (synchronous mode), DAMARIS_CORE_IS_SERVER,
+ * consuming), DAMARIS_ERROR_UNKNOWN when a store failed: in synchronous mode for this
+ * iteration; with dedicated cores or a background thread for an earlier one, reported once
+ * (the message names the failure; the iteration has ended either way), DAMARIS_CORE_IS_SERVER,
  * DAMARIS_NOT_INITIALIZED. */
 int damaris_end_iteration(void);
 
@@ -272,8 +274,9 @@ const char* damaris_last_error_message(void);
  * stores), whatever the mode: with dedicated cores it waits for its server, in thread mode for
  * the I/O thread; in synchronous mode it returns at once. Blocks of the current iteration are
  * not waited for: end the iteration first. Waits at most the buffer's timeout.
- * Returns DAMARIS_OK, DAMARIS_CHANNEL_ERROR (timeout), a store's code (thread mode),
- * DAMARIS_CORE_IS_SERVER, DAMARIS_NOT_INITIALIZED. */
+ * Returns DAMARIS_OK, DAMARIS_CHANNEL_ERROR (timeout), DAMARIS_ERROR_UNKNOWN when a store
+ * failed since the last report (dedicated cores, thread mode), DAMARIS_CORE_IS_SERVER,
+ * DAMARIS_NOT_INITIALIZED. */
 int damaris_sync(void);
 
 /* The Sidecore version at run time ("0.1.0"). */

@@ -48,6 +48,8 @@ class background_writer {
   void sync(double timeout_seconds);
   // Stores what is left and joins the thread. Rethrows the first store failure.
   void finish();
+  // Throws, once, the first store failure since the last report; returns at once otherwise.
+  void report_failure() { rethrow_failure(); }
   // After finish(): starts the I/O thread again (a second damaris_start after damaris_stop).
   void resume();
 

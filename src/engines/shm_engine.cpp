@@ -67,7 +67,18 @@ void shm_engine::end_iteration(int iteration, bool skipped) {
        true);
 }
 
+void shm_engine::report_store_failures() {
+  const std::uint32_t failures = m_channel.store_failures();
+  if (failures == m_failures_seen) return;
+  const std::uint32_t fresh = failures - m_failures_seen;
+  m_failures_seen = failures;
+  throw storage_error(std::to_string(fresh) + " store call(s) failed since the last report (" +
+                      std::to_string(failures) +
+                      " in all); the first: " + m_channel.first_store_failure());
+}
+
 void shm_engine::iteration_started(int started) {
+  report_store_failures();
   if (m_model.arch.policy != config::full_buffer_policy::wait) return;
   // The iteration this client now starts may be at most max_iterations_ahead past the one the
   // slowest client of its dedicated core is in. Without this bound, clients out of step would
@@ -97,6 +108,7 @@ void shm_engine::sync(int iterations) {
     throw error(DAMARIS_CHANNEL_ERROR,
                 "the dedicated core did not store iteration " + std::to_string(iterations - 1) +
                     " within " + std::to_string(m_model.arch.wait_timeout_seconds) + " s");
+  report_store_failures();
 }
 
 void shm_engine::stop(int iteration) {

@@ -31,6 +31,9 @@ class shm_engine final : public engine {
  private:
   // Into this client's ring; wakes the server when asked or when the ring is half full.
   void send(const transport::message& m, bool wake);
+  // Throws storage_error once for the store failures the server published since the last
+  // report: the program learns that data it handed over was not stored.
+  void report_store_failures();
 
   const config::model& m_model;
   transport::channel& m_channel;
@@ -38,6 +41,7 @@ class shm_engine final : public engine {
   int m_source;
   std::uint64_t m_stretch = 0;      // where this client's searches of the shared heap start
   std::int64_t m_slowest_seen = 0;  // iterations the slowest client of the core had ended
+  std::uint32_t m_failures_seen = 0;  // store failures of the server already reported here
 };
 
 }  // namespace sidecore::engines

@@ -33,6 +33,9 @@ void thread_engine::end_iteration(int iteration, bool skipped) {
   m_writer.submit_end_iteration(0, iteration, skipped);
 }
 
+// A store failure of an earlier iteration reaches the program at the next end of iteration.
+void thread_engine::iteration_started(int) { m_writer.report_failure(); }
+
 void thread_engine::sync(int) { m_writer.sync(m_model.arch.wait_timeout_seconds); }
 
 void thread_engine::stop(int) { m_writer.finish(); }

@@ -22,6 +22,7 @@ class thread_engine final : public engine {
   void commit(const transport::message& m, block_buffer owned) override;
   void signal(const config::event& event, std::size_t index, int iteration) override;
   void end_iteration(int iteration, bool skipped) override;
+  void iteration_started(int started) override;
   void sync(int iterations) override;
   void stop(int iteration) override;
   void resume(int iteration) override;

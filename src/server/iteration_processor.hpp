@@ -90,6 +90,8 @@ class iteration_processor {
   int open_iteration() const noexcept { return m_next_iteration; }
   // The first store failure since the last call ("" if none), and forgets it.
   std::string take_failure();
+  // The same, without forgetting it.
+  const std::string& pending_failure() const noexcept { return m_failure; }
 
  private:
   struct pending_iteration {

@@ -97,6 +97,7 @@ void server_loop::run() {
   while (m_processor.waiting()) store_one();
   m_events.finish();
   m_processor.finish();
+  publish_failures();
   m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
 }
 
@@ -121,7 +122,17 @@ void server_loop::store_one() {
   }
   rescue_waiting_writers();
   m_processor.store_next();
+  publish_failures();
   m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
+}
+
+void server_loop::publish_failures() {
+  const std::uint64_t failures = m_processor.counters().store_failures;
+  if (failures == m_published_failures) return;
+  m_published_failures = failures;
+  m_channel.publish_store_failures(static_cast<std::uint32_t>(failures),
+                                   "the dedicated core (rank " + std::to_string(m_topo.world_rank) +
+                                       ") could not store: " + m_processor.pending_failure());
 }
 
 bool server_loop::drain() {

@@ -32,6 +32,9 @@ class server_loop {
   // Stores the oldest complete iteration, first moving younger ones out of a crowded buffer.
   void store_one();
   void rescue_waiting_writers();
+  // Tells the clients, through the segment, that stores failed (their next end of iteration
+  // or sync reports it).
+  void publish_failures();
   void handle(std::uint32_t slot, const transport::message& m);
 
   const config::model& m_model;
@@ -42,6 +45,7 @@ class server_loop {
   event_dispatcher m_events;
   std::vector<char> m_stopped;
   std::uint32_t m_stopped_count = 0;
+  std::uint64_t m_published_failures = 0;
 };
 
 }  // namespace sidecore::server

@@ -21,7 +21,8 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 
 
 namespace {
 constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
-constexpr std::uint32_t layout_version = 4;
+constexpr std::uint32_t layout_version = 5;
+constexpr std::size_t failure_text_bytes = 1024;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
 
@@ -78,6 +79,10 @@ struct channel::header {
   // Raised when a ring frees a slot or a client ends an iteration, while clients wait for that.
   alignas(64) std::atomic<std::uint32_t> progress;
   std::atomic<std::uint32_t> progress_waiters;
+  // Store failures of the server, and the first one's message (written before the count
+  // leaves 0, read after it did).
+  alignas(64) std::atomic<std::uint32_t> store_failures;
+  char first_failure[failure_text_bytes];
 };
 
 struct channel::ring {
@@ -191,6 +196,26 @@ void channel::publish_stored(std::uint32_t iterations) noexcept {
 
 bool channel::wait_stored(std::uint32_t iterations, double timeout_seconds) noexcept {
   return head()->stored.wait_for(iterations, timeout_seconds);
+}
+
+void channel::publish_store_failures(std::uint32_t failures, const std::string& message) noexcept {
+  header* h = head();
+  if (h->store_failures.load(std::memory_order_relaxed) == 0) {
+    const std::size_t n = std::min(message.size(), failure_text_bytes - 1);
+    std::memcpy(h->first_failure, message.data(), n);
+    h->first_failure[n] = '\0';
+  }
+  h->store_failures.store(failures, std::memory_order_release);
+}
+
+std::uint32_t channel::store_failures() const noexcept {
+  return head()->store_failures.load(std::memory_order_acquire);
+}
+
+std::string channel::first_store_failure() const {
+  const header* h = head();
+  if (h->store_failures.load(std::memory_order_acquire) == 0) return {};
+  return std::string(h->first_failure, strnlen(h->first_failure, failure_text_bytes));
 }
 
 void channel::publish_ended(std::uint32_t client, std::uint32_t iterations) noexcept {

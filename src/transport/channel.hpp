@@ -60,6 +60,13 @@ class channel {
   // The fewest iterations any client of this channel has ended.
   std::uint32_t slowest_ended() const noexcept;
 
+  // Server: its stores have failed `failures` times so far; message: the first failure, kept
+  // for the clients (the first published message stays).
+  void publish_store_failures(std::uint32_t failures, const std::string& message) noexcept;
+  // Client: store failures published so far, and the first one's message.
+  std::uint32_t store_failures() const noexcept;
+  std::string first_store_failure() const;
+
   // Client waits, on a futex (no polling): until its ring has room, or until every client has
   // ended at least `iterations`. False when timeout_seconds (> 0; otherwise none) passes first.
   // The server's pops and the clients' publish_ended() wake them; a pop costs the server one
