@@ -54,8 +54,8 @@ def run_job(np_, argv, env, timeout, cwd=None):
 
 
 def job_segments():
-    """Shared-memory segments of Sidecore jobs (/dev/shm/sidecore-<token>-<server>)."""
-    pattern = re.compile(r"sidecore-[0-9a-f]{16}-[0-9]+$")
+    """Shared-memory segments of Sidecore jobs (/dev/shm/sidecore-<pid>-<token>-<server>)."""
+    pattern = re.compile(r"sidecore-[0-9]+-[0-9a-f]{16}-[0-9]+$")
     return {n for n in os.listdir("/dev/shm") if pattern.match(n)}
 
 

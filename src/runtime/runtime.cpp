@@ -26,6 +26,7 @@
 #include "engines/thread_engine.hpp"
 #include "plugins/store.hpp"
 #include "transport/buffer_pool.hpp"
+#include "transport/shared_segment.hpp"
 
 namespace sidecore {
 namespace {
@@ -304,13 +305,23 @@ void runtime::connect_channel() {
     }
     agree(m_topo.world.get(), code, message);
   }
-  const std::string name =
-      "/sidecore-" + job_token(m_topo.world.get()) + "-" + std::to_string(m_topo.server_index);
+  // The name carries the creating server's process id, so that a later job on the node can tell
+  // a segment left by a job that was killed (in the moment it had a name) and remove it.
+  const std::string token = job_token(m_topo.world.get());
+  int creator = static_cast<int>(::getpid());
+  check_mpi(MPI_Bcast(&creator, 1, MPI_INT, m_topo.group_size - 1, m_topo.group.get()),
+            "MPI_Bcast");
+  const std::string name = "/sidecore-" + std::to_string(creator) + "-" + token + "-" +
+                           std::to_string(m_topo.server_index);
   MPI_Comm world = m_topo.world.get();
-  // 1. Servers create their segment.
+  // 1. Servers create their segment (its data heap neither reserved nor touched yet).
   int code = DAMARIS_OK;
   std::string message;
   if (m_topo.is_server) {
+    if (const int removed = transport::remove_stale_segments(); removed > 0)
+      log::info("removed ", removed,
+                " shared memory segment(s) of jobs that ended without "
+                "removing them");
     try {
       transport::channel_sizes sizes;
       sizes.heap_bytes =
@@ -340,6 +351,18 @@ void runtime::connect_channel() {
   agree(world, code, message);
   // 3. Everyone has it mapped: remove the name so nothing outlives the job, even a crash.
   if (m_channel) m_channel->unlink();
+  // 4. Only now are the data heap's pages reserved and touched (this takes seconds for large
+  // buffers): a job killed meanwhile leaves nothing behind.
+  if (m_topo.is_server) {
+    try {
+      m_channel->reserve_heap();
+    } catch (const error& e) {
+      code = e.code();
+      message = e.what();
+    }
+  }
+  agree(world, code, message);
+  m_channel->prefault();
 }
 
 std::unique_ptr<engines::engine> runtime::make_engine() {

@@ -105,7 +105,9 @@ channel channel::create(const std::string& name, const channel_sizes& sizes) {
   const std::uint64_t rings_bytes = page_round(ring_stride * sizes.clients);
   const std::uint64_t heap_offset = header_bytes + state_bytes + rings_bytes;
   const std::uint64_t heap_bytes = page_round(sizes.heap_bytes);
-  shared_segment segment = shared_segment::create(name, heap_offset + heap_bytes);
+  // The header, allocator state and rings are reserved now (they are written at once); the data
+  // heap once the name is gone (prepare_heap()).
+  shared_segment segment = shared_segment::create(name, heap_offset + heap_bytes, heap_offset);
 
   auto* h = new (segment.base()) header{};
   h->magic = magic_value;

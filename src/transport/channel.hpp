@@ -30,6 +30,10 @@ class channel {
   channel& operator=(channel&&) noexcept = default;
 
   void unlink() noexcept { m_segment.unlink(); }
+  // Creator, after unlink(): reserves the data heap's pages (allocation_error when /dev/shm
+  // cannot hold them). Everyone, then: maps every page, so the first write takes no fault.
+  void reserve_heap() { m_segment.reserve_rest(); }
+  void prefault() noexcept { m_segment.prefault(); }
 
   shared_heap& heap() noexcept { return m_heap; }
   std::byte* address(std::uint64_t offset) const noexcept { return m_segment.base() + offset; }

@@ -1,15 +1,20 @@
 // shm_open/mmap wrappers. Pages are reserved with posix_fallocate (a full /dev/shm fails here
-// with a message, not later with SIGBUS) and pre-faulted with MAP_POPULATE so that the first
-// write is as fast as the next.
+// with a message, not later with SIGBUS) and pre-faulted so that the first write is as fast as
+// the next; both happen, for the bulk of a segment, after its name is gone from /dev/shm.
 #include "transport/shared_segment.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "common/error.hpp"
@@ -24,6 +29,7 @@ std::string describe(const std::string& what, const std::string& name, int err) 
 class fd_guard {
  public:
   explicit fd_guard(int fd) : m_fd(fd) {}
+  int get() const noexcept { return m_fd; }
   ~fd_guard() {
     if (m_fd >= 0) ::close(m_fd);
   }
@@ -35,41 +41,61 @@ class fd_guard {
 };
 
 std::byte* map(int fd, std::size_t bytes, const std::string& name) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) throw allocation_error(describe("cannot map shared memory", name, errno));
   return static_cast<std::byte*>(p);
 }
 
 }  // namespace
 
-shared_segment shared_segment::create(const std::string& name, std::size_t bytes) {
+shared_segment shared_segment::create(const std::string& name, std::size_t bytes,
+                                      std::size_t reserved) {
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) throw allocation_error(describe("cannot create shared memory", name, errno));
-  fd_guard guard(fd);
   shared_segment s;
+  s.m_fd = fd;  // closed by the destructor or reserve_rest()
   s.m_name = name;
   s.m_linked = true;
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    int err = errno;
-    s.unlink();
-    throw allocation_error(describe("cannot size shared memory", name, err));
-  }
-  int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
-  if (err != 0) {
-    s.unlink();
-    throw allocation_error(describe("cannot reserve " + std::to_string(bytes) +
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0)
+    throw allocation_error(describe("cannot size shared memory", name, errno));
+  reserved = std::min(reserved, bytes);
+  if (int err = ::posix_fallocate(fd, 0, static_cast<off_t>(reserved)); err != 0)
+    throw allocation_error(describe("cannot reserve " + std::to_string(reserved) +
+                                        " bytes of shared memory (is /dev/shm large enough?)",
+                                    name, err));
+  s.m_base = map(fd, bytes, name);
+  s.m_size = bytes;
+  s.m_reserved = reserved;
+  return s;
+}
+
+void shared_segment::reserve_rest() {
+  if (m_fd < 0) return;
+  fd_guard guard(m_fd);
+  m_fd = -1;
+  if (m_reserved >= m_size) return;
+  const int err = ::posix_fallocate(guard.get(), static_cast<off_t>(m_reserved),
+                                    static_cast<off_t>(m_size - m_reserved));
+  if (err != 0)
+    throw allocation_error(describe("cannot reserve " + std::to_string(m_size) +
                                         " bytes of shared memory (is /dev/shm large enough? "
                                         "lower <buffer size=...>)",
-                                    name, err));
-  }
-  try {
-    s.m_base = map(fd, bytes, name);
-  } catch (...) {
-    s.unlink();
-    throw;
-  }
-  s.m_size = bytes;
-  return s;
+                                    m_name, err));
+  m_reserved = m_size;
+}
+
+void shared_segment::prefault() noexcept {
+  if (!m_base) return;
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+  if (::madvise(m_base, m_size, MADV_POPULATE_WRITE) == 0) return;
+  // Kernels before 5.14: touch every page (reading maps it; nothing is written).
+  const long page = ::sysconf(_SC_PAGESIZE);
+  volatile std::byte sink{};
+  for (std::size_t offset = 0; offset < m_size; offset += static_cast<std::size_t>(page))
+    sink = static_cast<volatile std::byte*>(m_base)[offset];
+  (void)sink;
 }
 
 shared_segment shared_segment::open(const std::string& name) {
@@ -89,6 +115,8 @@ shared_segment::shared_segment(shared_segment&& other) noexcept
     : m_name(std::move(other.m_name)),
       m_base(std::exchange(other.m_base, nullptr)),
       m_size(std::exchange(other.m_size, 0)),
+      m_reserved(std::exchange(other.m_reserved, 0)),
+      m_fd(std::exchange(other.m_fd, -1)),
       m_linked(std::exchange(other.m_linked, false)) {}
 
 shared_segment& shared_segment::operator=(shared_segment&& other) noexcept {
@@ -102,7 +130,33 @@ shared_segment& shared_segment::operator=(shared_segment&& other) noexcept {
 shared_segment::~shared_segment() {
   unlink();
   if (m_base) ::munmap(m_base, m_size);
+  if (m_fd >= 0) ::close(m_fd);
   m_base = nullptr;
+  m_fd = -1;
+}
+
+int remove_stale_segments() noexcept {
+  int removed = 0;
+  DIR* directory = ::opendir("/dev/shm");
+  if (!directory) return 0;
+  const uid_t me = ::getuid();
+  while (const dirent* entry = ::readdir(directory)) {
+    const char* name = entry->d_name;
+    unsigned long pid = 0;
+    char token[17] = {};
+    unsigned server = 0;
+    int consumed = 0;
+    if (std::sscanf(name, "sidecore-%lu-%16[0-9a-f]-%u%n", &pid, token, &server, &consumed) != 3 ||
+        name[consumed] != '\0' || std::strlen(token) != 16 || pid == 0)
+      continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours
+    const std::string path = std::string("/dev/shm/") + name;
+    struct stat st{};
+    if (::stat(path.c_str(), &st) != 0 || st.st_uid != me) continue;
+    if (::shm_unlink((std::string("/") + name).c_str()) == 0) ++removed;
+  }
+  ::closedir(directory);
+  return removed;
 }
 
 void shared_segment::unlink() noexcept {

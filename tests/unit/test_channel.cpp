@@ -17,6 +17,7 @@
 
 #include "common/error.hpp"
 #include "transport/channel.hpp"
+#include "transport/shared_segment.hpp"
 
 namespace {
 
@@ -305,8 +306,10 @@ TEST(channel, segment_too_large_for_dev_shm_throws_allocation_error_with_message
   channel_sizes sizes = small_sizes(1, 8);
   sizes.heap_bytes = 1ull << 40;  // 1 TiB
   try {
-    channel::create(name, sizes);
-    ADD_FAILURE() << "a 1 TiB segment was created";
+    channel c = channel::create(name, sizes);  // the heap is not reserved yet
+    c.unlink();
+    c.reserve_heap();
+    ADD_FAILURE() << "a 1 TiB heap was reserved";
   } catch (const allocation_error& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find(name), std::string::npos) << message;
@@ -355,6 +358,46 @@ TEST(channel, a_client_waits_for_the_slowest_client_to_catch_up) {
   EXPECT_TRUE(c.wait_for_slowest(3, 30.0));
   EXPECT_EQ(c.slowest_ended(), 9u);
   slow.join();
+}
+
+// A job killed while its segment still had a name leaves it in /dev/shm: the next job on the
+// node removes the segments whose creating process is gone, and only those.
+TEST(channel, segments_of_jobs_that_ended_are_removed_and_live_ones_kept) {
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  const std::string stale = "/sidecore-" + std::to_string(dead) + "-00112233445566ff-0";
+  const std::string live = "/sidecore-" + std::to_string(::getpid()) + "-00112233445566ff-1";
+  const std::string other = "/sidecore-test-" + std::to_string(::getpid()) + "-unrelated";
+  for (const std::string& name : {stale, live, other}) {
+    const int fd = ::shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+    ASSERT_GE(fd, 0) << name;
+    ::close(fd);
+  }
+  EXPECT_GE(sidecore::transport::remove_stale_segments(), 1);
+  EXPECT_FALSE(exists_in_dev_shm(stale));
+  EXPECT_TRUE(exists_in_dev_shm(live));
+  EXPECT_TRUE(exists_in_dev_shm(other));
+  ::shm_unlink(live.c_str());
+  ::shm_unlink(other.c_str());
+}
+
+// The data heap is reserved and touched only after the name is gone: what a job killed in the
+// meantime leaves behind holds no memory.
+TEST(channel, the_data_heap_is_reserved_after_the_name_is_removed) {
+  const std::string name = unique_name("late");
+  channel_sizes sizes = small_sizes(1, 8);
+  sizes.heap_bytes = 64 << 20;
+  channel c = channel::create(name, sizes);
+  struct stat st{};
+  ASSERT_EQ(::stat(("/dev/shm" + name).c_str(), &st), 0);
+  EXPECT_LT(static_cast<std::uint64_t>(st.st_blocks) * 512, 8u << 20)
+      << "the heap was reserved while the segment still had a name";
+  c.unlink();
+  c.reserve_heap();
+  c.prefault();
+  const std::uint64_t offset = c.heap().allocate(1 << 20, 1.0);
+  std::memset(c.address(offset), 7, 1 << 20);  // usable
 }
 
 }  // namespace
