@@ -5,9 +5,14 @@
 #
 # usage: bench/run_micro.sh BUILD_DIR [--reps N] [--out DIR] [--quick] [--no-hdf5]
 #                           [--no-modes] [--no-stream] [--stream-dir DIR] [--server-memory BYTES]
+#                           [--versus BASELINE_BUILD_DIR [--versus-out DIR]]
 #   BUILD_DIR   a build of this project with the target sidecore_micro_write
 #   --reps N    separate runs (processes) per measurement; medians are taken over them (5)
 #   --out DIR   where micro.md and micro.json go (bench/results)
+#   --versus B  also run the build B (another commit, say), run by run: every measurement
+#               runs both binaries back to back, the order swapped from one to the next; B's
+#               micro.md/json go to --versus-out (OUT/versus), and OUT/versus.md sets both
+#               side by side (bench/compare_micro.py: medians and ranges over runs)
 #   --quick     few sizes and iterations: checks the harness, not the numbers
 #   --no-hdf5   skip the runs with the HDF5 store (the stream runs included)
 #   --no-modes  skip the thread and dedicated-node runs
@@ -24,7 +29,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 command_line="bench/run_micro.sh $*"
 
-usage() { sed -n '6,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '6,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
 [ $# -ge 1 ] || usage
 case "$1" in -h|--help) usage 0 ;; esac
@@ -39,6 +44,8 @@ with_stream=1
 with_experiments=1
 stream_dir=${TMPDIR:-/tmp}
 server_memory=$((256 << 20))
+versus=""
+versus_out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps=$2; shift 2 ;;
@@ -50,17 +57,28 @@ while [ $# -gt 0 ]; do
     --no-experiments) with_experiments=0; shift ;;
     --stream-dir) stream_dir=$2; shift 2 ;;
     --server-memory) server_memory=$2; shift 2 ;;
+    --versus) versus=$(cd "$2" && pwd); shift 2 ;;
+    --versus-out) versus_out=$2; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "run_micro.sh: unknown option '$1'" >&2; usage ;;
   esac
 done
 
-exe="$build/bench/sidecore_micro_write"
-if [ ! -x "$exe" ]; then
-  echo "run_micro.sh: $exe not found; build it first:" >&2
-  echo "  cmake --build $build --target sidecore_micro_write" >&2
-  exit 1
+# The builds measured: BUILD_DIR, then the --versus baseline if any; each has its own raw
+# results and its own output directory.
+builds=("$build")
+outs=("$out")
+if [ -n "$versus" ]; then
+  builds+=("$versus")
+  outs+=("${versus_out:-$out/versus}")
 fi
+for b in "${builds[@]}"; do
+  if [ ! -x "$b/bench/sidecore_micro_write" ]; then
+    echo "run_micro.sh: $b/bench/sidecore_micro_write not found; build it first:" >&2
+    echo "  cmake --build $b --target sidecore_micro_write" >&2
+    exit 1
+  fi
+done
 mpirun_cmd=${MPIRUN:-mpirun}
 read -r -a mpirun_flags <<< "${MPIRUN_FLAGS:---oversubscribe}"
 if [ "$(id -u)" = 0 ]; then
@@ -79,8 +97,8 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/sidecore-micro.XXXXXX")
 stream_output=$(mktemp -d "$stream_dir/sidecore-stream.XXXXXX")
 trap 'rm -rf "$work" "$stream_output"' EXIT
-raw="$work/raw.jsonl"
-: > "$raw"
+for ((b = 0; b < ${#builds[@]}; ++b)); do : > "$work/raw$b.jsonl"; done
+runs_started=0
 loads="$work/loads.txt"
 # The machine's load before anything of ours runs, then before each repetition (those include
 # the previous run's own processes).
@@ -120,8 +138,24 @@ run_env=()
 run_subst=()
 run_check=""
 
-# Runs one process group; keeps its result lines. Arguments: label np template bytes args...
+# Runs one process group per build (with --versus, both builds back to back, the first one
+# alternating from call to call); keeps the result lines of each in its own file.
+# Arguments: label np template bytes args...
 run() {
+  local -a order=()
+  local b
+  for ((b = 0; b < ${#builds[@]}; ++b)); do order+=("$b"); done
+  if [ ${#builds[@]} = 2 ] && [ $((runs_started % 2)) = 1 ]; then order=(1 0); fi
+  runs_started=$((runs_started + 1))
+  for b in "${order[@]}"; do
+    run_one "${builds[$b]}/bench/sidecore_micro_write" "$work/raw$b.jsonl" "$@"
+  done
+}
+
+# One process group of one build. Arguments: executable raw-file label np template bytes args...
+run_one() {
+  local exe=$1 raw=$2
+  shift 2
   local label=$1 np=$2 template=$3 bytes=$4
   shift 4
   local config="$work/$label.xml" output="${run_check:-$work/hdf5-output}"
@@ -183,6 +217,9 @@ started=$(date +%s)
 for ((rep = 1; rep <= reps; ++rep)); do
   echo "run_micro.sh: repetition $rep of $reps" >&2
   echo "rep$rep $(cut -d ' ' -f 1-3 /proc/loadavg)" >> "$loads"
+  # With --versus, which build runs first alternates from one measurement to the next and,
+  # for the same measurement, from one repetition to the next.
+  runs_started=$rep
   for bytes in "${sizes[@]}"; do
     n=${steady[$bytes]}
     run dedicated 2 micro_dedicated.xml "$bytes" --phases write,alloc --iterations "$n" \
@@ -238,9 +275,14 @@ done
 echo "end $(cut -d ' ' -f 1-3 /proc/loadavg)" >> "$loads"
 elapsed=$(($(date +%s) - started))
 
-mkdir -p "$out"
 mpi_version=$("$mpirun_cmd" --version 2>/dev/null | head -n 1 || true)
 cpu_model=$(grep -m 1 'model name' /proc/cpuinfo | sed 's/.*: //')
+# One set of tables per build (two with --versus), then the side-by-side comparison.
+for ((b = 0; b < ${#builds[@]}; ++b)); do
+build=${builds[$b]}
+out=${outs[$b]}
+raw="$work/raw$b.jsonl"
+mkdir -p "$out"
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 # Which library was measured: the commit, and the library files changed since it (if any).
 source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
@@ -737,3 +779,9 @@ with open(os.path.join(env["OUT"], "micro.md"), "w") as f:
     f.write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
+done
+if [ -n "$versus" ]; then
+  python3 "$here/compare_micro.py" "${outs[1]}/micro.json" "${outs[0]}/micro.json" \
+    > "${outs[0]}/versus.md"
+  echo "run_micro.sh: side by side in ${outs[0]}/versus.md" >&2
+fi
