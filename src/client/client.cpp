@@ -200,6 +200,11 @@ const evaluated_layout& client::checked_shape(std::size_t variable) const {
       throw error(DAMARIS_INVALID_DIMENSIONS,
                   "variable " + quoted(name) + ": its layout evaluates to a dimension of " +
                       std::to_string(d) + " with the current parameter values");
+  if (shape.too_large)
+    throw error(DAMARIS_INVALID_DIMENSIONS,
+                "variable " + quoted(name) +
+                    ": its layout evaluates to more than 2^64 bytes with the current parameter "
+                    "values");
   check_fits(variable, shape.bytes);
   return shape;
 }

@@ -42,18 +42,15 @@ std::size_t parameters::index_of(std::string_view name) const {
 evaluated_layout parameters::evaluate(std::size_t index, const std::vector<std::int64_t>& values) const {
   const config::layout& l = m_model.layouts[index];
   evaluated_layout e;
-  std::uint64_t count = 1;
-  for (const config::expression& d : l.dimensions) {
-    std::int64_t extent = d.evaluate(values);
-    e.dims.push_back(extent);
-    count *= static_cast<std::uint64_t>(extent > 0 ? extent : 0);
-  }
+  for (const config::expression& d : l.dimensions) e.dims.push_back(d.evaluate(values));
   for (const config::expression& d : l.global_dimensions) e.global_dims.push_back(d.evaluate(values));
   for (const auto& [before, after] : l.ghosts) {
     e.ghosts_before.push_back(before.evaluate(m_initial_values));
     e.ghosts_after.push_back(after.evaluate(m_initial_values));
   }
-  e.bytes = count * config::element_size(l.type);
+  const auto bytes = config::array_bytes(e.dims, config::element_size(l.type));
+  e.too_large = !bytes;
+  e.bytes = bytes.value_or(UINT64_MAX);
   return e;
 }
 

@@ -18,6 +18,7 @@ struct evaluated_layout {
   std::vector<std::int64_t> ghosts_before;
   std::vector<std::int64_t> ghosts_after;
   std::uint64_t bytes = 0;
+  bool too_large = false;  // the extents' byte count does not fit in 64 bits
 };
 
 class parameters {

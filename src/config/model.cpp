@@ -14,6 +14,16 @@
 
 namespace sidecore::config {
 
+std::optional<std::uint64_t> array_bytes(const std::vector<std::int64_t>& extents,
+                                         std::size_t element_bytes) noexcept {
+  std::uint64_t bytes = element_bytes;
+  for (const std::int64_t e : extents) {
+    if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(e > 0 ? e : 0), &bytes))
+      return std::nullopt;
+  }
+  return bytes;
+}
+
 std::size_t element_size(element_type type) noexcept {
   switch (type) {
     case element_type::int8: return 1;

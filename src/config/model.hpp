@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,12 +20,18 @@ inline constexpr std::size_t max_dimensions = 8;
 // Longest event or script name: a signal carries its name NUL-terminated in
 // transport::max_signal_name bytes (a unit test checks that the two agree).
 inline constexpr std::size_t max_signal_name_length = 63;
+// Most blocks (domains) a client may declare per variable.
+inline constexpr std::int64_t max_domains = 1 << 20;
 
 // Element types of parameters and layouts. XML names: short, int/integer, long,
 // float/real, double, char/character (also accepted: string, label as char).
 enum class element_type : std::uint8_t { int8, int16, int32, int64, float32, float64 };
 
 std::size_t element_size(element_type type) noexcept;
+// Bytes of an array of these extents and element size, or nothing when the count does not fit
+// in 64 bits (extents below 0 count as 0).
+std::optional<std::uint64_t> array_bytes(const std::vector<std::int64_t>& extents,
+                                         std::size_t element_bytes) noexcept;
 const char* element_type_name(element_type type) noexcept;  // "int", "double", ...
 bool is_integer(element_type type) noexcept;
 

@@ -40,7 +40,9 @@ void builder::read_architecture(xml arch) {
            "give each architecture element at most once");
     }
     if (name == "domains") {
-      a.domains = static_cast<int>(integer(n, "count", 1, 1, std::numeric_limits<int>::max()));
+      // Each client keeps a position and a state per variable and domain: a bound keeps a typo
+      // (count="100000000") from exhausting the memory of every process.
+      a.domains = static_cast<int>(integer(n, "count", 1, 1, max_domains));
     } else if (name == "dedicated") {
       a.dedicated_cores =
           static_cast<int>(integer(n, "cores", 0, 0, std::numeric_limits<int>::max()));

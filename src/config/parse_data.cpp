@@ -191,6 +191,11 @@ void builder::check_layout_values() {
       }
       extents.push_back(extent);
     }
+    if (!array_bytes(extents, element_size(l.type)))
+      fail(n,
+           context + " holds more than 2^64 bytes with the initial parameter values (" +
+               std::to_string(count) + " dimensions of " + element_type_name(l.type) + ")",
+           "no block can be that large: check the dimensions");
     std::vector<std::int64_t> interior = extents;
     for (std::size_t d = 0; d < l.ghosts.size(); ++d) {
       const auto& [before, after] = l.ghosts[d];
@@ -237,6 +242,16 @@ void builder::check_layout_values() {
              "a global extent must hold at least one block: give global >= dimensions "
              "minus ghosts in every dimension");
       }
+    }
+    if (!l.global_dimensions.empty()) {
+      std::vector<std::int64_t> global;
+      for (const expression& g : l.global_dimensions) global.push_back(g.evaluate(values));
+      if (!array_bytes(global, element_size(l.type)))
+        fail(n,
+             context +
+                 " has global extents of more than 2^64 bytes with the initial parameter "
+                 "values",
+             "no dataset can be that large: check global=");
     }
   }
 }

@@ -1155,3 +1155,20 @@ TEST(config, production_style_unstructured_mesh_with_unused_pieces_loads) {
   const cfg::layout& offs = m.layouts[m.find_layout("offs")];
   EXPECT_EQ(offs.dimensions[0].evaluate({1, 7}), 8);
 }
+
+// Sizes are checked with overflow-safe arithmetic when the file is read.
+TEST(config, sizes_that_do_not_fit_in_64_bits_are_refused_with_the_line) {
+  expect_error(with_data("<parameter name=\"N\" type=\"int\" value=\"65536\"/>\n"
+                         "<layout name=\"l\" type=\"double\" dimensions=\"N,N,N,N\"/>\n"),
+               4, {"layout 'l' holds more than 2^64 bytes", "4 dimensions of double"});
+  expect_error(
+      with_data("<parameter name=\"N\" type=\"long\" value=\"2147483648\"/>\n"
+                "<layout name=\"l\" type=\"double\" dimensions=\"2,2\" global=\"N,N*4\"/>\n"),
+      4, {"global extents of more than 2^64 bytes"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n<domains count=\"100000000\"/>\n"
+      "</architecture>\n</simulation>",
+      3, {"'count' of <domains>", "from 1 to 1048576"});
+  EXPECT_EQ(cfg::array_bytes({65536, 65536, 65536}, 8), std::optional<std::uint64_t>(1ull << 51));
+  EXPECT_FALSE(cfg::array_bytes({65536, 65536, 65536, 65536}, 8));
+}
