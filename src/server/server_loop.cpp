@@ -85,7 +85,7 @@ void server_loop::run() {
     if (poll_us > 0) {
       // Naps grow from 20 us to the limit: a server that just went idle answers quickly.
       nap_us = std::min(poll_us, nap_us == 0 ? 20 : nap_us * 2);
-      const timespec nap{0, nap_us * 1000};
+      const timespec nap{nap_us / 1000000, (nap_us % 1000000) * 1000};
       nanosleep(&nap, nullptr);
       continue;
     }
