@@ -82,7 +82,9 @@ class builder {
   expression integer_expression(xml n, const std::string& text, const name_map& names,
                                 const std::string& context, const std::string& at,
                                 const unusable_name_reason& why_unusable = {}) const;
-  std::vector<std::int64_t> parameter_values() const;
+  // The values of the parameters read so far (kept as they are read: files with tens of
+  // thousands of parameters are read in linear time).
+  const std::vector<std::int64_t>& parameter_values() const noexcept { return m_parameter_values; }
 
   // parse_architecture.cpp: <architecture>; its sizes wait for the parameters.
   void read_architecture(xml arch);
@@ -121,6 +123,7 @@ class builder {
   pugi::xml_document m_document;
   model m_model;
   name_map m_parameter_names;
+  std::vector<std::int64_t> m_parameter_values;  // int_value of each parameter read
   // Every top-level parameter of the file with the line of its first declaration.
   std::map<std::string, int, std::less<>> m_declared_parameters;
   std::vector<xml> m_layout_nodes;

@@ -72,6 +72,7 @@ void builder::read_parameters(xml data) {
       p.real_value = *parsed;
     }
     m_parameter_names.emplace(p.name, m_model.parameters.size());
+    m_parameter_values.push_back(p.int_value);
     m_model.parameters.push_back(std::move(p));
   }
 }

@@ -365,12 +365,6 @@ expression builder::integer_expression(xml n, const std::string& text, const nam
   return e;
 }
 
-std::vector<std::int64_t> builder::parameter_values() const {
-  std::vector<std::int64_t> values;
-  for (const auto& p : m_model.parameters) values.push_back(p.int_value);
-  return values;
-}
-
 }  // namespace detail
 
 model parse_model(std::string_view xml_text, const std::string& file_name,

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -705,4 +706,29 @@ TEST_F(hdf5_store, files_describe_the_meshes_of_the_configuration) {
             "{\"umesh\": {\"type\": \"unstructured\", \"topology\": 3, \"coordinates\": "
             "[\"g/xyz\"], \"vertex_global_id\": {\"variable\": \"g/gid\", \"offset\": -1}, "
             "\"section_types\": {\"variable\": \"g/\\\"t\\\"\", \"offset\": 0}}}");
+}
+
+// The XDMF file is rewritten at most once a second during the run (it grows with every step),
+// and completely at the end: after finish() it lists every step.
+TEST_F(hdf5_store, the_xdmf_file_lists_every_step_after_finish) {
+  set_option("FileMode", "Collective");
+  const std::size_t u = add_variable("u", config::element_type::int32, 1, {}, true);
+  const std::vector<std::int32_t> values = {1, 2};
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, values.data(), 8, {2}, {0}, {2})};
+  const auto store = make_store();
+  for (int it = 0; it < 200; ++it) {
+    iteration_data data;
+    data.iteration = it;
+    data.variables = {blocks_of(u, blocks)};
+    store->write_iteration(data);
+  }
+  store->finish();
+  std::ifstream xmf(path("sim.xmf"));
+  const std::string text((std::istreambuf_iterator<char>(xmf)), std::istreambuf_iterator<char>());
+  std::size_t steps = 0;
+  for (std::size_t at = text.find("<Time Value="); at != std::string::npos;
+       at = text.find("<Time Value=", at + 1))
+    ++steps;
+  EXPECT_EQ(steps, 200u);
+  EXPECT_NE(text.find("<Time Value=\"199\"/>"), std::string::npos);
 }

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -28,15 +29,33 @@
 
 namespace sidecore::plugins::hdf5 {
 
+// The XDMF file describes every step so far, so rewriting it costs more as the run goes on:
+// it is rewritten at most once a second, and at most a tenth of the time (after a rewrite that
+// took t, not before 10 t), then once more at the end of the run. A reader following the run
+// sees steps a second late at most.
 void hdf5_store::add_xdmf_step(xdmf_step step) {
   m_steps.push_back(std::move(step));
+  m_xdmf_dirty = true;
   if (m_xdmf_held) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < m_next_xdmf_write) return;
+  write_xdmf();
+  const auto took = std::chrono::steady_clock::now() - now;
+  m_next_xdmf_write =
+      now + std::max<std::chrono::steady_clock::duration>(std::chrono::seconds(1), took * 10);
+}
+
+void hdf5_store::write_xdmf() {
   const std::string path = m_options.files_path + m_context.model->simulation_name + ".xmf";
   write_file_atomically(path, render_xdmf(*m_context.model, m_steps));
+  m_xdmf_dirty = false;
 }
 
 void hdf5_store::finish() {
-  if (!m_deferred_view) return;
+  if (!m_deferred_view) {
+    if (m_xdmf_dirty && !m_steps.empty()) write_xdmf();
+    return;
+  }
   const error_print_guard quiet;
   const MPI_Comm comm = m_context.finish_comm;
   // Every writer stored the same iterations; agree anyway, so that no writer waits for a step
@@ -62,10 +81,7 @@ void hdf5_store::finish() {
   }
   m_deferred.clear();
   m_xdmf_held = false;
-  if (m_context.writer_index == 0 && !failure && !m_steps.empty()) {
-    const std::string path = m_options.files_path + m_context.model->simulation_name + ".xmf";
-    write_file_atomically(path, render_xdmf(*m_context.model, m_steps));
-  }
+  if (m_context.writer_index == 0 && !failure && !m_steps.empty()) write_xdmf();
   if (failure) std::rethrow_exception(failure);
 }
 

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -168,6 +169,7 @@ class hdf5_store final : public store {
                                   const std::vector<prepared_block>& mine, hid_t file, hid_t lcpl,
                                   hid_t dxpl, const std::string& path, byte_counts& counts) const;
   void add_xdmf_step(xdmf_step step);
+  void write_xdmf();
 
   // Thread mode without MPI_THREAD_MULTIPLE: this writer's blocks of each stored iteration,
   // gathered in finish() to write the master files and the XDMF.
@@ -184,6 +186,8 @@ class hdf5_store final : public store {
   bool m_deferred_view = false;
   std::vector<deferred_step> m_deferred;
   bool m_xdmf_held = false;  // finish(): the XDMF file is written once, after the last step
+  bool m_xdmf_dirty = false;  // steps not yet in the XDMF file
+  std::chrono::steady_clock::time_point m_next_xdmf_write{};
   std::vector<ghost_widths> m_ghosts;  // per layout
   // time-varying="false" variables already stored, and the iteration that holds them; the
   // same on every writer since it is decided from agreed data.
