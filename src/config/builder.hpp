@@ -45,6 +45,9 @@ class builder {
   static std::string describe(xml n);
   int attribute_line(xml n, std::string_view qualified, int occurrence) const;
   void check_attributes_once(xml n) const;
+  // Elements nested deeper than max_xml_depth are refused, before any recursive walk of the
+  // tree (a hostile file of thousands of nested groups overflowed the stack).
+  void check_depth(xml root) const;
   void check_text(xml n);
   void check_element(xml n);
 

@@ -20,6 +20,8 @@ inline constexpr std::size_t max_dimensions = 8;
 // Longest event or script name: a signal carries its name NUL-terminated in
 // transport::max_signal_name bytes (a unit test checks that the two agree).
 inline constexpr std::size_t max_signal_name_length = 63;
+// Deepest nesting of XML elements a configuration may have (groups inside groups...).
+inline constexpr int max_xml_depth = 100;
 // Most blocks (domains) a client may declare per variable.
 inline constexpr std::int64_t max_domains = 1 << 20;
 

@@ -47,6 +47,7 @@ model builder::build() {
   if (name_of(root) != "simulation") {
     fail(root, "root element is <" + name_of(root) + ">", "expected <simulation>");
   }
+  check_depth(root);
   check_attributes_once(root);
   check_text(root);
   check_element(root);
@@ -363,6 +364,34 @@ expression builder::integer_expression(xml n, const std::string& text, const nam
     }
   }
   return e;
+}
+
+void builder::check_depth(xml root) const {
+  // Walks the tree without recursion: down, then along, then back up.
+  int depth = 1;
+  xml n = root;
+  for (;;) {
+    xml child = n.first_child();
+    while (child && child.type() != pugi::node_element) child = child.next_sibling();
+    if (child) {
+      if (++depth > max_xml_depth)
+        fail(child, "elements nested " + std::to_string(depth) + " levels deep",
+             "at most " + std::to_string(max_xml_depth) + " levels are supported");
+      n = child;
+      continue;
+    }
+    for (;;) {
+      if (n == root) return;
+      xml next = n.next_sibling();
+      while (next && next.type() != pugi::node_element) next = next.next_sibling();
+      if (next) {
+        n = next;
+        break;
+      }
+      n = n.parent();
+      --depth;
+    }
+  }
 }
 
 }  // namespace detail

@@ -1172,3 +1172,20 @@ TEST(config, sizes_that_do_not_fit_in_64_bits_are_refused_with_the_line) {
   EXPECT_EQ(cfg::array_bytes({65536, 65536, 65536}, 8), std::optional<std::uint64_t>(1ull << 51));
   EXPECT_FALSE(cfg::array_bytes({65536, 65536, 65536, 65536}, 8));
 }
+
+// Hostile nesting (thousands of <group> levels) is refused with the line, not a stack overflow.
+TEST(config, deeply_nested_elements_are_refused_without_overflowing_the_stack) {
+  std::string xml = "<simulation name=\"t\">\n<data>\n";
+  for (int i = 0; i < 20000; ++i) xml += "<group name=\"g\">";
+  for (int i = 0; i < 20000; ++i) xml += "</group>";
+  xml += "\n</data>\n</simulation>\n";
+  expect_error(xml, 3, {"elements nested 101 levels deep", "at most 100 levels"});
+  // 98 levels of groups (with <simulation> and <data>) are fine.
+  std::string fine = "<simulation name=\"t\">\n<data>\n";
+  for (int i = 0; i < 97; ++i) fine += "<group name=\"g\">";
+  fine += "<variable name=\"v\" layout=\"int\"/>";
+  for (int i = 0; i < 97; ++i) fine += "</group>";
+  fine += "\n</data>\n</simulation>\n";
+  const cfg::model m = cfg::parse_model(fine, "fine.xml");
+  EXPECT_EQ(m.variables.size(), 1u);
+}
