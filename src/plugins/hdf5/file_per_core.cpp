@@ -50,13 +50,20 @@ void hdf5_store::write_file_per_core(const iteration_data& data) {
       }
       prepared.push_back(prepare(*vb));
     }
+    // Written under a temporary name and renamed once complete: a writer killed, or failing,
+    // part-way never leaves a partial file under the name readers look for.
+    const std::string temporary = path + ".part";
     byte_counts counts;
     try {
-      counts = write_file_per_core_contents(data, selected, prepared, path);
+      counts = write_file_per_core_contents(data, selected, prepared, path, temporary);
+      std::error_code error;
+      std::filesystem::rename(temporary, path, error);
+      if (error)
+        throw storage_error("HDF5 store: cannot rename \"" + temporary + "\" to \"" + path +
+                            "\": " + error.message());
     } catch (...) {
-      // A partial file would look like valid output to a reader.
       std::error_code ignored;
-      std::filesystem::remove(path, ignored);
+      std::filesystem::remove(temporary, ignored);
       throw;
     }
     log_written(path, counts, true);
@@ -136,7 +143,8 @@ void hdf5_store::write_file_per_core(const iteration_data& data) {
 
 byte_counts hdf5_store::write_file_per_core_contents(
     const iteration_data& data, const std::vector<const variable_blocks*>& selected,
-    const std::vector<std::vector<prepared_block>>& prepared, const std::string& path) const {
+    const std::vector<std::vector<prepared_block>>& prepared, const std::string& path,
+    const std::string& temporary) const {
   const call_site file_site{path, {}};
   // HDF5 cannot give up a file it failed to create (it keeps it, and crashes when the library
   // shuts down): make sure first that the file system can hold it.
@@ -144,7 +152,7 @@ byte_counts hdf5_store::write_file_per_core_contents(
   for (const auto& blocks : prepared)
     for (const prepared_block& p : blocks) bytes += p.bytes + (4 << 10);
   ensure_space(path, bytes);
-  file_handle file(check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+  file_handle file(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                             "H5Fcreate", file_site));
   try {
     byte_counts counts = write_contents(file, data, selected, prepared, path);

@@ -158,10 +158,12 @@ class hdf5_store final : public store {
                              const std::vector<const variable_blocks*>& selected,
                              const std::vector<std::vector<prepared_block>>& prepared,
                              const std::string& path) const;
+  // Writes the file at `temporary`; messages name `path`, where it will be renamed to.
   byte_counts write_file_per_core_contents(const iteration_data& data,
                                            const std::vector<const variable_blocks*>& selected,
                                            const std::vector<std::vector<prepared_block>>& prepared,
-                                           const std::string& path) const;
+                                           const std::string& path,
+                                           const std::string& temporary) const;
   void publish_file_per_core(std::int32_t iteration, std::vector<variable_record> records,
                              bool complete);
   void write_collective(const iteration_data& data);
