@@ -3,6 +3,8 @@
 // iteration, for a signal, or when the ring fills up.
 #include "engines/shm_engine.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -24,11 +26,44 @@ shm_engine::shm_engine(const config::model& model, transport::channel& channel, 
 
 std::uint64_t shm_engine::capacity() const noexcept { return m_channel.heap().capacity(); }
 
+void shm_engine::check_server_alive(const char* waiting_for, int code) {
+  if (!m_server_stalled) return;
+  // A live core passes through its loop within a few milliseconds of being woken: give it a
+  // twentieth of a second (it may just have been resumed) before giving up.
+  m_channel.wake_server();
+  for (int ms = 0; ms < 50; ++ms) {
+    if (m_channel.heartbeat() != m_stalled_at) {
+      m_server_stalled = false;  // it moved again
+      return;
+    }
+    const timespec pause{0, 1000000};
+    nanosleep(&pause, nullptr);
+  }
+  throw error(code, std::string("not waiting for ") + waiting_for +
+                        ": the dedicated core has not moved since an earlier wait for it timed out "
+                        "(stopped, stuck in a store, or dead?); calls wait again once it moves");
+}
+
+void shm_engine::note_server_stalled() noexcept {
+  m_server_stalled = true;
+  m_stalled_at = m_channel.heartbeat();
+}
+
 reservation shm_engine::reserve(std::uint64_t bytes) {
   transport::shared_heap& heap = m_channel.heap();
   reservation r;
   if (m_model.arch.policy == config::full_buffer_policy::wait) {
-    r.offset = heap.allocate(bytes, m_model.arch.wait_timeout_seconds, m_stretch);
+    if (auto got = heap.try_allocate(bytes, m_stretch)) {
+      r.offset = *got;
+    } else {
+      check_server_alive("room in the shared buffer", DAMARIS_ALLOCATION_ERROR);
+      try {
+        r.offset = heap.allocate(bytes, m_model.arch.wait_timeout_seconds, m_stretch);
+      } catch (const allocation_error&) {
+        note_server_stalled();
+        throw;
+      }
+    }
   } else if (auto got = heap.try_allocate(bytes, m_stretch)) {
     r.offset = *got;
   } else {
@@ -47,10 +82,13 @@ void shm_engine::send(const transport::message& m, bool wake) {
   // per ring: the room found stays), within the configured timeout.
   const double timeout = m_model.arch.wait_timeout_seconds;
   m_channel.wake_server();
-  if (!m_channel.wait_for_room(m_slot, timeout))
+  check_server_alive("room in the message queue", DAMARIS_CHANNEL_ERROR);
+  if (!m_channel.wait_for_room(m_slot, timeout)) {
+    note_server_stalled();
     throw error(DAMARIS_CHANNEL_ERROR,
                 "message queue to the dedicated core stayed full for " + std::to_string(timeout) +
                     " s: the server is not consuming (did it call damaris_start?)");
+  }
   m_channel.try_push(m_slot, m);
   m_channel.wake_server();
 }
@@ -103,11 +141,18 @@ void shm_engine::iteration_started(int started) {
 }
 
 void shm_engine::sync(int iterations) {
+  if (m_channel.wait_stored(static_cast<std::uint32_t>(iterations), 0.001)) {
+    report_store_failures();
+    return;
+  }
+  check_server_alive("iterations to be stored", DAMARIS_CHANNEL_ERROR);
   if (!m_channel.wait_stored(static_cast<std::uint32_t>(iterations),
-                             m_model.arch.wait_timeout_seconds))
+                             m_model.arch.wait_timeout_seconds)) {
+    note_server_stalled();
     throw error(DAMARIS_CHANNEL_ERROR,
                 "the dedicated core did not store iteration " + std::to_string(iterations - 1) +
                     " within " + std::to_string(m_model.arch.wait_timeout_seconds) + " s");
+  }
   report_store_failures();
 }
 

@@ -34,6 +34,11 @@ class shm_engine final : public engine {
   // Throws storage_error once for the store failures the server published since the last
   // report: the program learns that data it handed over was not stored.
   void report_store_failures();
+  // A wait for the dedicated core timed out: until it shows a sign of life, the next waits
+  // for it fail at once instead of waiting their whole timeout again.
+  // Throws error(code), the code the wait would have ended with.
+  void check_server_alive(const char* waiting_for, int code);
+  void note_server_stalled() noexcept;
 
   const config::model& m_model;
   transport::channel& m_channel;
@@ -42,6 +47,8 @@ class shm_engine final : public engine {
   std::uint64_t m_stretch = 0;      // where this client's searches of the shared heap start
   std::int64_t m_slowest_seen = 0;  // iterations the slowest client of the core had ended
   std::uint32_t m_failures_seen = 0;  // store failures of the server already reported here
+  bool m_server_stalled = false;      // a wait for the server timed out...
+  std::uint64_t m_stalled_at = 0;     // ...when its heartbeat was this
 };
 
 }  // namespace sidecore::engines

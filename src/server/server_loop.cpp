@@ -66,6 +66,7 @@ void server_loop::run() {
   long nap_us = 0;
   int idle = 0;
   while (m_stopped_count < m_channel.client_count()) {
+    m_channel.beat();
     bool progress = drain();
     if (m_events.has_bcast()) progress = m_events.poll() || progress;
     if (m_processor.waiting()) {

@@ -21,7 +21,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 
 
 namespace {
 constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
-constexpr std::uint32_t layout_version = 5;
+constexpr std::uint32_t layout_version = 6;
 constexpr std::size_t failure_text_bytes = 1024;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
@@ -81,6 +81,7 @@ struct channel::header {
   std::atomic<std::uint32_t> progress_waiters;
   // Store failures of the server, and the first one's message (written before the count
   // leaves 0, read after it did).
+  alignas(64) std::atomic<std::uint64_t> heartbeat;
   alignas(64) std::atomic<std::uint32_t> store_failures;
   char first_failure[failure_text_bytes];
 };
@@ -190,6 +191,12 @@ void channel::sleep(std::uint32_t token, int timeout_ms) noexcept {
   if (timeout_ms < 0) timeout_ms = 0;
   timespec timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
   futex(&head()->wake_word, FUTEX_WAIT, token, &timeout);
+}
+
+void channel::beat() noexcept { head()->heartbeat.fetch_add(1, std::memory_order_relaxed); }
+
+std::uint64_t channel::heartbeat() const noexcept {
+  return head()->heartbeat.load(std::memory_order_relaxed);
 }
 
 void channel::publish_stored(std::uint32_t iterations) noexcept {

@@ -55,6 +55,10 @@ class channel {
   void sleep(std::uint32_t token, int timeout_ms) noexcept;
   void end_sleep() noexcept;
 
+  // Server: proof of life, raised at every pass of its loop (not while a store runs).
+  void beat() noexcept;
+  std::uint64_t heartbeat() const noexcept;
+
   // Server: iterations stored so far; wakes clients waiting in damaris_sync.
   void publish_stored(std::uint32_t iterations) noexcept;
   // Client: waits until at least `iterations` are stored; false on timeout (<= 0: forever).
