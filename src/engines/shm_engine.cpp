@@ -93,7 +93,15 @@ void shm_engine::send(const transport::message& m, bool wake) {
   m_channel.wake_server();
 }
 
-void shm_engine::commit(const transport::message& m, block_buffer) { send(m, false); }
+void shm_engine::commit(const transport::message& m, block_buffer) {
+  try {
+    send(m, false);
+  } catch (...) {
+    // The server will never hear of this block: give its memory back.
+    m_channel.heap().release(m.offset, m.bytes);
+    throw;
+  }
+}
 
 void shm_engine::signal(const config::event& event, std::size_t index, int iteration) {
   send(signal_message(event, index, iteration, m_source), true);

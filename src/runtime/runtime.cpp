@@ -327,7 +327,7 @@ void runtime::connect_channel() {
       sizes.heap_bytes =
           m_model.arch.buffer_size / static_cast<std::uint64_t>(m_model.arch.dedicated_cores);
       sizes.clients = static_cast<std::uint32_t>(m_topo.group_size - 1);
-      // A ring holds notifications only (320 bytes each): keep at least 1024 per client so that a
+      // A ring holds notifications only (304 bytes each): keep at least 1024 per client so that a
       // server busy storing one iteration never stops its clients from writing the next ones
       // while the buffer has room (Damaris files often say size="100").
       sizes.ring_capacity = static_cast<std::uint32_t>(std::min<std::uint64_t>(
@@ -479,10 +479,17 @@ void runtime::finalize() {
           "running the server now");
       start();
     }
-  } catch (const error& e) {
+  } catch (const std::exception& e) {
+    // Whatever it was (out of memory too), every rank must still reach the barrier.
     failure = e.what();
+  } catch (...) {
+    failure = "unknown exception while stopping";
   }
-  report();
+  try {
+    report();
+  } catch (...) {
+    // The counters are a courtesy; the barrier is not.
+  }
   check_mpi(MPI_Barrier(m_topo.world.get()), "MPI_Barrier");
   if (!failure.empty()) throw error(DAMARIS_FINALIZE_ERROR, failure);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace sidecore::transport {
 
@@ -30,5 +31,10 @@ struct message {
   std::int64_t position[max_dimensions];
   char name[max_signal_name];  // event name (signal), NUL terminated
 };
+
+// The layout of a notification is part of the shared segment's format (channel's
+// layout_version): pin it, so that a change is a deliberate one.
+static_assert(sizeof(message) == 304, "the message layout changed: bump the channel layout");
+static_assert(std::is_trivially_copyable_v<message>, "messages are copied as bytes");
 
 }  // namespace sidecore::transport

@@ -31,11 +31,11 @@ namespace {
 // A configuration with one variable `v` of 4 ints, an event `mark`, a file-per-core HDF5 store
 // in `directory`, and the given buffer policy.
 config::model model_in(const std::string& directory, const char* policy = "wait",
-                       std::uint64_t buffer = 1 << 20) {
+                       std::uint64_t buffer = 1 << 20, const char* timeout = "5") {
   const std::string xml =
       "<simulation name=\"eng\">\n<architecture><buffer name=\"b\" size=\"" +
-      std::to_string(buffer) + "\" policy=\"" + policy +
-      "\" timeout=\"5\"/></architecture>\n"
+      std::to_string(buffer) + "\" policy=\"" + policy + "\" timeout=\"" + timeout +
+      "\"/></architecture>\n"
       "<data><layout name=\"l\" type=\"int\" dimensions=\"4\"/>\n"
       "<variable name=\"v\" layout=\"l\" store=\"s\"/></data>\n"
       "<storage><store name=\"s\" type=\"HDF5\"><option key=\"FilesPath\">" +
@@ -201,6 +201,27 @@ TEST_F(engines_test, shm_engine_under_skip_policy_drops_what_does_not_fit) {
   engines::reservation first = engine.reserve(engine.capacity());
   EXPECT_TRUE(first);
   EXPECT_FALSE(engine.reserve(64));  // full: dropped, not waited for
+}
+
+// A block whose notification cannot be sent (the ring stays full past the timeout) gives its
+// shared memory back: the server will never hear of it.
+TEST_F(engines_test, shm_engine_gives_back_a_block_it_could_not_announce) {
+  const config::model model = model_in(m_directory, "wait", 1 << 20, "0.2");
+  transport::channel_sizes sizes;
+  sizes.heap_bytes = 1 << 16;
+  sizes.clients = 1;
+  sizes.ring_capacity = 1;
+  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-leak";
+  transport::channel channel = transport::channel::create(name, sizes);
+  channel.unlink();
+  engines::shm_engine engine(model, channel, 0, 0);
+  engines::reservation first = engine.reserve(16);
+  engine.commit(block_of(0, 0, first.offset), {});  // fills the ring (nobody pops)
+  const std::uint64_t used = channel.heap().used();
+  engines::reservation second = engine.reserve(16);
+  EXPECT_GT(channel.heap().used(), used);
+  EXPECT_THROW(engine.commit(block_of(0, 0, second.offset), {}), error);
+  EXPECT_EQ(channel.heap().used(), used);
 }
 
 TEST_F(engines_test, mpi_engine_announces_blocks_and_sends_their_data_to_the_server) {
