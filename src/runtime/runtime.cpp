@@ -332,6 +332,19 @@ void runtime::connect_channel() {
       // while the buffer has room (Damaris files often say size="100").
       sizes.ring_capacity = static_cast<std::uint32_t>(std::min<std::uint64_t>(
           std::max<std::uint64_t>(m_model.arch.queue_size, 1024), 1u << 20));
+      // Say so when the XML's sizes are not taken as written.
+      if (m_topo.server_index == 0) {
+        if (m_model.arch.queue_size > sizes.ring_capacity)
+          log::warning(m_model.file, ": <queue size=\"", m_model.arch.queue_size,
+                       "\"> is more than the ", sizes.ring_capacity,
+                       " notifications a client's ring holds at most; using ", sizes.ring_capacity);
+        const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+        const std::uint64_t heap = (sizes.heap_bytes + page - 1) / page * page;
+        if (heap > sizes.heap_bytes + sizes.heap_bytes / 100)
+          log::warning(m_model.file, ": <buffer size=\"", m_model.arch.buffer_size, "\"> gives ",
+                       sizes.heap_bytes, " bytes per dedicated core, rounded up to ", heap,
+                       " (whole pages of ", page, " bytes)");
+      }
       m_channel.emplace(transport::channel::create(name, sizes));
     } catch (const error& e) {
       code = e.code();
