@@ -94,7 +94,7 @@ std::unique_ptr<store> make_hdf5_store(const store_context& context) {
     throw argument_error("HDF5 store: " + store_where(context) +
                          " was given no communicator (writers exchange block metadata)");
   }
-  if (!options.files_path.empty()) create_directories(options.files_path, context);
+  create_directories(options.files_path.empty() ? std::string(".") : options.files_path, context);
   return std::make_unique<hdf5_store>(context, std::move(options));
 }
 

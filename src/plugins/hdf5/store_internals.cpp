@@ -5,10 +5,13 @@
 #include <hdf5.h>
 #include <mpi.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -138,6 +141,13 @@ void create_directories(const std::string& path, const store_context& context) {
     throw storage_error("HDF5 store: cannot create directory \"" + path + "\" (FilesPath of " +
                         store_where(context) + ")" +
                         (error ? ": " + error.message() : std::string()));
+  }
+  // A directory that exists but cannot be written (read-only file system, no permission) is
+  // found now, at initialization, rather than by the first iteration's store.
+  if (::access(path.c_str(), W_OK | X_OK) != 0) {
+    const int err = errno;
+    throw storage_error("HDF5 store: cannot write into directory \"" + path + "\" (FilesPath of " +
+                        store_where(context) + "): " + std::strerror(err));
   }
 }
 
