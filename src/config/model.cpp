@@ -168,6 +168,20 @@ std::string read_configuration_file(const std::string& path) {
   return content;
 }
 
+std::vector<ghost_widths> evaluate_ghosts(const config::model& model) {
+  std::vector<std::int64_t> values;
+  values.reserve(model.parameters.size());
+  for (const parameter& p : model.parameters) values.push_back(p.int_value);
+  std::vector<ghost_widths> result(model.layouts.size());
+  for (std::size_t l = 0; l < model.layouts.size(); ++l) {
+    for (const auto& [before, after] : model.layouts[l].ghosts) {
+      result[l].before.push_back(before.evaluate(values));
+      result[l].after.push_back(after.evaluate(values));
+    }
+  }
+  return result;
+}
+
 model load_model_file(const std::string& path) {
   return parse_model(read_configuration_file(path), path);
 }

@@ -260,6 +260,17 @@ struct parse_options {
   bool strict = false;
 };
 
+// Ghost widths of one layout, evaluated once; empty when the layout has none.
+struct ghost_widths {
+  std::vector<std::int64_t> before;
+  std::vector<std::int64_t> after;
+  bool empty() const noexcept { return before.empty(); }
+};
+
+// Evaluates the ghosts of every layout of the model with the parameters' initial values (a
+// stored block does not carry the values in force when it was written; stores use these).
+std::vector<ghost_widths> evaluate_ghosts(const config::model& model);
+
 // Builds a model from XML text. file_name is used only in messages.
 // Throws config_error (file, line, what is wrong, what would be valid) on the first error.
 model parse_model(std::string_view xml_text, const std::string& file_name,

@@ -52,25 +52,6 @@ int32_t c_type(config::element_type type) {
 
 // Ghost widths of a layout, with the parameters' initial values (as the HDF5 store takes them:
 // blocks do not carry the values in force when they were written).
-struct ghost_widths {
-  std::vector<std::int64_t> before;
-  std::vector<std::int64_t> after;
-};
-
-std::vector<ghost_widths> evaluate_ghosts(const config::model& model) {
-  std::vector<std::int64_t> values;
-  values.reserve(model.parameters.size());
-  for (const config::parameter& p : model.parameters) values.push_back(p.int_value);
-  std::vector<ghost_widths> result(model.layouts.size());
-  for (std::size_t l = 0; l < model.layouts.size(); ++l) {
-    for (const auto& [before, after] : model.layouts[l].ghosts) {
-      result[l].before.push_back(before.evaluate(values));
-      result[l].after.push_back(after.evaluate(values));
-    }
-  }
-  return result;
-}
-
 class external_store final : public store {
  public:
   external_store(library_handle library, const sidecore_store_descriptor* descriptor,
@@ -79,7 +60,7 @@ class external_store final : public store {
         m_descriptor(descriptor),
         m_label(std::move(label)),
         m_context(context),
-        m_ghosts(evaluate_ghosts(*context.model)) {}
+        m_ghosts(config::evaluate_ghosts(*context.model)) {}
 
   ~external_store() override {
     if (m_created) m_descriptor->destroy(m_handle);
@@ -207,7 +188,7 @@ class external_store final : public store {
   const sidecore_store_descriptor* m_descriptor;
   std::string m_label;  // "plugin 'npy' (/path/libsidecore_npy.so)"
   store_context m_context;
-  std::vector<ghost_widths> m_ghosts;  // per layout of the model
+  std::vector<config::ghost_widths> m_ghosts;  // per layout of the model
   void* m_handle = nullptr;
   bool m_created = false;
   // Rebuilt for every iteration; members only to reuse their memory.

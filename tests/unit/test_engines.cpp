@@ -20,6 +20,7 @@
 #include "engines/shm_engine.hpp"
 #include "engines/thread_engine.hpp"
 #include "transport/channel.hpp"
+#include "unit_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace sidecore;
@@ -60,37 +61,9 @@ message block_of(int iteration, int source, std::uint64_t offset = 0) {
   return m;
 }
 
-std::vector<std::int32_t> read_ints(const std::string& file, const char* dataset) {
-  std::vector<std::int32_t> values(4, -1);
-  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) return {};
-  hid_t d = H5Dopen2(f, dataset, H5P_DEFAULT);
-  if (d >= 0) {
-    H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
-    H5Dclose(d);
-  } else {
-    values.clear();
-  }
-  H5Fclose(f);
-  return values;
-}
-
-class engines_test : public ::testing::Test {
+class engines_test : public testing_support::output_directory_test {
  protected:
-  void SetUp() override {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) MPI_Init(nullptr, nullptr);
-    m_directory = (fs::temp_directory_path() /
-                   ("sidecore-engines-" + std::to_string(::getpid()) + "-" +
-                    ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-                      .string() +
-                  "/";
-    fs::remove_all(m_directory);
-  }
-  void TearDown() override { fs::remove_all(m_directory); }
-
-  std::string m_directory;
+  engines_test() : output_directory_test("engines") {}
 };
 
 const std::vector<std::int32_t> values = {7, -8, 9, 1 << 30};
@@ -108,7 +81,7 @@ TEST_F(engines_test, inline_engine_stores_the_iteration_when_it_ends) {
   EXPECT_FALSE(fs::exists(m_directory + "eng_It0_Pr0.h5"));  // stored at the end only
   engine.end_iteration(0, false);
   engine.iteration_started(1);
-  EXPECT_EQ(read_ints(m_directory + "eng_It0_Pr0.h5", "v/P0"), values);
+  EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "eng_It0_Pr0.h5", "v/P0"), values);
   engine.stop(1);
 }
 
@@ -128,7 +101,9 @@ TEST_F(engines_test, thread_engine_stores_on_its_thread_and_sync_waits_for_it) {
   for (int it = 0; it < 3; ++it) {
     std::vector<std::int32_t> mine = values;
     mine[0] = it;
-    EXPECT_EQ(read_ints(m_directory + "eng_It" + std::to_string(it) + "_Pr0.h5", "v/P0"), mine);
+    EXPECT_EQ(testing_support::read_int32_dataset(
+                  m_directory + "eng_It" + std::to_string(it) + "_Pr0.h5", "v/P0"),
+              mine);
   }
   engine.stop(3);
   // A second damaris_start: the thread runs again.
@@ -138,7 +113,7 @@ TEST_F(engines_test, thread_engine_stores_on_its_thread_and_sync_waits_for_it) {
   engine.commit(block_of(3, 0), std::move(r.owned));
   engine.end_iteration(3, false);
   engine.sync(4);
-  EXPECT_EQ(read_ints(m_directory + "eng_It3_Pr0.h5", "v/P0"), values);
+  EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "eng_It3_Pr0.h5", "v/P0"), values);
   engine.stop(4);
 }
 

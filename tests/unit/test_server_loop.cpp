@@ -18,6 +18,7 @@
 #include "server/server_loop.hpp"
 #include "topology/topology.hpp"
 #include "transport/channel.hpp"
+#include "unit_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace sidecore;
@@ -65,33 +66,11 @@ void client_session(const config::model& model, transport::channel& channel, std
   engine.stop(first_iteration + iterations);
 }
 
-std::vector<std::int32_t> read_block(const std::string& file, const std::string& dataset) {
-  std::vector<std::int32_t> values(4, -7);
-  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) return {};
-  hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
-  if (d < 0) {
-    H5Fclose(f);
-    return {};
-  }
-  H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
-  H5Dclose(d);
-  H5Fclose(f);
-  return values;
-}
-
-class server_loop_test : public ::testing::Test {
+class server_loop_test : public testing_support::output_directory_test {
  protected:
+  server_loop_test() : output_directory_test("loop") {}
   void SetUp() override {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) MPI_Init(nullptr, nullptr);
-    m_directory = (fs::temp_directory_path() /
-                   ("sidecore-loop-" + std::to_string(::getpid()) + "-" +
-                    ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-                      .string() +
-                  "/";
-    fs::remove_all(m_directory);
+    output_directory_test::SetUp();
     MPI_Comm servers = MPI_COMM_NULL;
     MPI_Comm_dup(MPI_COMM_SELF, &servers);
     m_topo.servers = communicator(servers);
@@ -101,8 +80,6 @@ class server_loop_test : public ::testing::Test {
     m_topo.server_count = 1;
     m_topo.client_count = 2;
   }
-  void TearDown() override { fs::remove_all(m_directory); }
-
   transport::channel make_channel() {
     transport::channel_sizes sizes;
     sizes.heap_bytes = 65536;
@@ -114,7 +91,6 @@ class server_loop_test : public ::testing::Test {
     return channel;
   }
 
-  std::string m_directory;
   topology::layout m_topo;
 };
 
@@ -138,8 +114,9 @@ TEST_F(server_loop_test, stores_every_iteration_of_every_client_and_frees_the_bu
   EXPECT_EQ(channel.heap().used(), 0u);  // every byte given back
   for (int it = 0; it < 6; ++it)
     for (int source = 0; source < 2; ++source)
-      EXPECT_EQ(read_block(m_directory + "loop_It" + std::to_string(it) + "_Pr0.h5",
-                           "v/P" + std::to_string(source)),
+      EXPECT_EQ(testing_support::read_int32_dataset(
+                    m_directory + "loop_It" + std::to_string(it) + "_Pr0.h5",
+                    "v/P" + std::to_string(source)),
                 values_of(it, source))
           << "iteration " << it << " source " << source;
 }
@@ -158,5 +135,6 @@ TEST_F(server_loop_test, a_second_run_serves_clients_that_start_again) {
     clients.join();
   }
   EXPECT_EQ(loop.counters().iterations_stored, 4u);
-  EXPECT_EQ(read_block(m_directory + "loop_It3_Pr0.h5", "v/P1"), values_of(3, 1));
+  EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "loop_It3_Pr0.h5", "v/P1"),
+            values_of(3, 1));
 }

@@ -106,20 +106,6 @@ stored_hdf5_type::stored_hdf5_type(stored_type type) {
   check_status(H5Tset_ebias(id, 15), "H5Tset_ebias", site);
 }
 
-std::vector<ghost_widths> evaluate_ghosts(const config::model& model) {
-  std::vector<std::int64_t> values;
-  values.reserve(model.parameters.size());
-  for (const config::parameter& p : model.parameters) values.push_back(p.int_value);
-  std::vector<ghost_widths> result(model.layouts.size());
-  for (std::size_t l = 0; l < model.layouts.size(); ++l) {
-    for (const auto& [before, after] : model.layouts[l].ghosts) {
-      result[l].before.push_back(before.evaluate(values));
-      result[l].after.push_back(after.evaluate(values));
-    }
-  }
-  return result;
-}
-
 std::vector<std::int64_t> interior_dims(const config::variable& var, const block_view& block,
                                         const ghost_widths& ghosts) {
   std::vector<std::int64_t> dims = block.dims;

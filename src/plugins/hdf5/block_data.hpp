@@ -39,16 +39,9 @@ class stored_hdf5_type {
   hid_t m_predefined = H5I_INVALID_HID;
 };
 
-// Ghost widths of one layout, evaluated once; empty when the layout has none.
-struct ghost_widths {
-  std::vector<std::int64_t> before;
-  std::vector<std::int64_t> after;
-  bool empty() const noexcept { return before.empty(); }
-};
-
-// Evaluates the ghosts of every layout of the model with the parameters' initial values
-// (block_view does not carry the values in force when the block was written).
-std::vector<ghost_widths> evaluate_ghosts(const config::model& model);
+// Ghost zones of each layout: config::ghost_widths, config::evaluate_ghosts.
+using config::evaluate_ghosts;
+using config::ghost_widths;
 
 // One block ready to be written: contiguous interior data in the stored type. data points
 // either into the block itself (nothing to remove or convert) or into the owned staging copy.

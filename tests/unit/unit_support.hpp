@@ -1,0 +1,57 @@
+// What several unit tests share: a fresh output directory per test (MPI started, as the HDF5
+// store needs it), and reading an int32 dataset back.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace sidecore::testing_support {
+
+// Each test gets m_directory ("/tmp/sidecore-<what>-<pid>-<test>/"), empty, removed after.
+class output_directory_test : public ::testing::Test {
+ protected:
+  explicit output_directory_test(std::string what) : m_what(std::move(what)) {}
+  void SetUp() override {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) MPI_Init(nullptr, nullptr);
+    m_directory = (std::filesystem::temp_directory_path() /
+                   ("sidecore-" + m_what + "-" + std::to_string(::getpid()) + "-" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+                      .string() +
+                  "/";
+    std::filesystem::remove_all(m_directory);
+  }
+  void TearDown() override { std::filesystem::remove_all(m_directory); }
+
+  std::string m_what;
+  std::string m_directory;
+};
+
+// The int32 values of a dataset; empty when the file or the dataset cannot be opened.
+inline std::vector<std::int32_t> read_int32_dataset(const std::string& file,
+                                                    const std::string& dataset) {
+  std::vector<std::int32_t> values;
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return values;
+  const hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
+  if (d >= 0) {
+    const hid_t space = H5Dget_space(d);
+    values.resize(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space)));
+    H5Sclose(space);
+    if (H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+      values.clear();
+    H5Dclose(d);
+  }
+  H5Fclose(f);
+  return values;
+}
+
+}  // namespace sidecore::testing_support
