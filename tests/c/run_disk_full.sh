@@ -2,9 +2,9 @@
 # Runs disk_full in a private mount namespace whose FilesPath is a 2 MiB tmpfs, then checks that
 # the job ended (no crash, no hang), reported the full disk, and left only complete files.
 # Needs root and unshare -m; skipped (exit 77) otherwise.
-# usage: run_disk_full.sh <disk_full program> <xml template> <dedicated cores> <ranks>
+# usage: run_disk_full.sh <disk_full program> <xml template> <dedicated cores> <ranks> [file mode]
 set -euo pipefail
-program=$1 template=$2 cores=$3 ranks=$4
+program=$1 template=$2 cores=$3 ranks=$4 filemode=${5:-FilePerCore}
 python=${SIDECORE_TEST_PYTHON:-python3}
 if [ "$(id -u)" -ne 0 ] || ! unshare -m true 2>/dev/null; then
   echo "SKIP: needs root and unshare -m to mount a small file system"
@@ -13,7 +13,7 @@ fi
 work=$(mktemp -d /tmp/sidecore-disk-full-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/full"
-sed "s#@CORES@#$cores#; s#@OUT@#$work/full#" "$template" > "$work/full.xml"
+sed "s#@CORES@#$cores#; s#@OUT@#$work/full#; s#@FILEMODE@#$filemode#" "$template" > "$work/full.xml"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 set +e
 unshare -m bash -c "mount -t tmpfs -o size=2m tmpfs '$work/full' &&
@@ -36,11 +36,12 @@ grep -q "\.tmp\|\.part" "$work/listing" && { echo "FAIL: temporary files left"; 
 import glob, os, re, sys
 import h5py, numpy as np
 work = sys.argv[1]
-files = sorted(glob.glob(os.path.join(work, "full_It*_Pr*.h5")))
+files = sorted(f for f in glob.glob(os.path.join(work, "full_It*.h5"))
+               if "_Pr" in f or not glob.glob(os.path.join(work, "full_It*_Pr*.h5")))
 if not files:
     sys.exit("FAIL: no file was stored before the disk filled up")
 for name in files:
-    it, writer = map(int, re.search(r"_It(\d+)_Pr(\d+)\.h5$", name).groups())
+    it = int(re.search(r"_It(\d+)(_Pr\d+)?\.h5$", name).group(1))
     try:
         with h5py.File(name, "r") as h5:
             for path, ds in h5["field"].items():

@@ -11,7 +11,7 @@ fi
 work=$(mktemp -d /tmp/sidecore-read-only-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/ro"
-sed "s#@CORES@#$cores#; s#@OUT@#$work/ro#" "$template" > "$work/ro.xml"
+sed "s#@CORES@#$cores#; s#@OUT@#$work/ro#; s#@FILEMODE@#FilePerCore#" "$template" > "$work/ro.xml"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 set +e
 unshare -m bash -c "mount -t tmpfs -o ro,size=1m tmpfs '$work/ro' &&

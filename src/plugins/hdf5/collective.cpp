@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <utility>
@@ -214,16 +215,50 @@ void hdf5_store::write_collective(const iteration_data& data) {
       if (!problem.empty()) break;
     }
   }
+  const std::string path = m_options.files_path + global_name(data.iteration);
+  // The file system must have room for the file (HDF5 cannot give up a file it failed to write):
+  // one writer checks, for all.
+  if (problem.empty() && m_context.writer_index == 0) {
+    std::uint64_t bytes = 64 << 10;
+    for (std::size_t i = 0; i < variable_count; ++i)
+      bytes += covered[i] * element_type_info(selected[i]->layout->type).bytes + (4 << 10);
+    try {
+      ensure_space(path, bytes);
+    } catch (const storage_error& e) {
+      problem = std::string(e.what()).substr(std::string("HDF5 store: ").size());
+    }
+  }
   int failed = problem.empty() ? 0 : 1;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, m_context.comm),
             "MPI_Allreduce");
   if (failed != 0) {
     if (!problem.empty()) throw storage_error("HDF5 store: " + problem);
-    throw storage_error("HDF5 store: another writer holds an invalid block in iteration " +
-                        std::to_string(data.iteration) + "; nothing was written");
+    throw storage_error("HDF5 store: iteration " + std::to_string(data.iteration) +
+                        " not written: another writer found a problem first (its error says "
+                        "which)");
   }
+  // Written under a temporary name, renamed by one writer once every writer closed it: a job
+  // killed part-way never leaves a partial file under the name readers look for.
+  const std::string temporary = path + ".part";
+  try {
+    write_collective_file(data, selected, prepared, agreed, offsets, covered, path, temporary);
+  } catch (...) {
+    if (m_context.writer_index == 0) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+    }
+    throw;
+  }
+}
 
-  const std::string path = m_options.files_path + global_name(data.iteration);
+void hdf5_store::write_collective_file(const iteration_data& data,
+                                       const std::vector<const variable_blocks*>& selected,
+                                       const std::vector<std::vector<prepared_block>>& prepared,
+                                       const std::vector<std::int64_t>& agreed,
+                                       const std::vector<std::size_t>& offsets,
+                                       const std::vector<std::uint64_t>& covered,
+                                       const std::string& path, const std::string& temporary) {
+  const std::size_t variable_count = selected.size();
   const call_site file_site{path, {}};
   file_handle file;
   {
@@ -234,8 +269,9 @@ void hdf5_store::write_collective(const iteration_data& data) {
     // alone at close time.
     check_status(H5Pset_coll_metadata_write(fapl.get(), 1), "H5Pset_coll_metadata_write",
                  file_site);
-    file = file_handle(check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                                "H5Fcreate", file_site));
+    file =
+        file_handle(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                             "H5Fcreate", file_site));
   }
   write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
   write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
@@ -357,6 +393,13 @@ void hdf5_store::write_collective(const iteration_data& data) {
   }
   write_ratio_attributes(file.get(), counts, path);
   check_status(file.close(), "H5Fclose", file_site);
+  if (m_context.writer_index == 0) {
+    std::error_code error;
+    std::filesystem::rename(temporary, path, error);
+    if (error)
+      throw storage_error("HDF5 store: cannot rename \"" + temporary + "\" to \"" + path +
+                          "\": " + error.message());
+  }
   // Every writer holds the same counts of the shared file: one of them reports them.
   log_written(path, counts, m_context.writer_index == 0);
   if (m_options.xdmf && m_context.writer_index == 0 && !step.datasets.empty()) {

@@ -167,6 +167,14 @@ class hdf5_store final : public store {
   void publish_file_per_core(std::int32_t iteration, std::vector<variable_record> records,
                              bool complete);
   void write_collective(const iteration_data& data);
+  // The collective file of one iteration, once the writers agreed that it can be written.
+  void write_collective_file(const iteration_data& data,
+                             const std::vector<const variable_blocks*>& selected,
+                             const std::vector<std::vector<prepared_block>>& prepared,
+                             const std::vector<std::int64_t>& agreed,
+                             const std::vector<std::size_t>& offsets,
+                             const std::vector<std::uint64_t>& covered, const std::string& path,
+                             const std::string& temporary);
   void write_collective_per_block(const iteration_data& data, const variable_blocks& vb,
                                   const std::vector<prepared_block>& mine, hid_t file, hid_t lcpl,
                                   hid_t dxpl, const std::string& path, byte_counts& counts) const;
