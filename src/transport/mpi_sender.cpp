@@ -95,7 +95,12 @@ void mpi_sender::wait_stored(std::int32_t iterations) {
   for (int rounds = 0;; ++rounds) {
     int done = 0;
     check_mpi(MPI_Test(&receive, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    if (done) break;
+    // A reply carries the iterations stored when it was sent: one that answers an earlier
+    // sync that timed out may say fewer than this one waits for; wait for the next.
+    if (done && reply >= iterations) break;
+    if (done)
+      check_mpi(MPI_Irecv(&reply, 1, MPI_INT32_T, m_server, sync_tag, m_link, &receive),
+                "MPI_Irecv");
     progress();
     if (deadline_passed(started)) {
       MPI_Cancel(&receive);
