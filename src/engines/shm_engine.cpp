@@ -149,10 +149,6 @@ void shm_engine::iteration_started(int started) {
 }
 
 void shm_engine::sync(int iterations) {
-  if (m_channel.wait_stored(static_cast<std::uint32_t>(iterations), 0.001)) {
-    report_store_failures();
-    return;
-  }
   check_server_alive("iterations to be stored", DAMARIS_CHANNEL_ERROR);
   if (!m_channel.wait_stored(static_cast<std::uint32_t>(iterations),
                              m_model.arch.wait_timeout_seconds)) {

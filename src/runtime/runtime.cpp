@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +18,7 @@
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/text.hpp"
 #include "common/units.hpp"
 #include "engines/inline_engine.hpp"
 #include "engines/mpi_engine.hpp"
@@ -135,8 +135,7 @@ std::string job_token(MPI_Comm comm) {
 int strict_from_environment() {
   const char* env = std::getenv("SIDECORE_STRICT");
   if (!env) return 0;
-  std::string value(env);
-  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string value = lowercase(env);
   if (value == "1" || value == "true" || value == "yes" || value == "on") return 1;
   if (!(value.empty() || value == "0" || value == "false" || value == "no" || value == "off"))
     log::warning("SIDECORE_STRICT='", env,
@@ -390,11 +389,14 @@ std::unique_ptr<engines::engine> runtime::make_engine() {
     return std::make_unique<engines::shm_engine>(
         m_model, *m_channel, static_cast<std::uint32_t>(m_topo.group_rank), source);
   const MPI_Comm clients = m_topo.clients.get();
-  // Stores that call the clients together need every client at every iteration.
+  // Stores that call the clients together need every client at every iteration; the first
+  // that writes collectively decides how a background thread can run them.
   bool in_step = false;
+  const config::store* collective = nullptr;
   for (const config::store& st : m_model.stores) {
     const plugins::store_needs needs = plugins::needs_of(m_model, st);
     in_step = in_step || needs.collective_writes || needs.writers_exchange;
+    if (needs.collective_writes && !collective) collective = &st;
   }
   if (m_model.arch.io_threads == 0)
     return std::make_unique<engines::inline_engine>(m_model, clients, source, in_step);
@@ -403,17 +405,14 @@ std::unique_ptr<engines::engine> runtime::make_engine() {
   // collective output, which needs every process, is written synchronously instead.
   int provided = MPI_THREAD_SINGLE;
   check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
-  if (provided != MPI_THREAD_MULTIPLE) {
-    for (const config::store& st : m_model.stores) {
-      if (!plugins::needs_of(m_model, st).collective_writes) continue;
-      if (m_topo.client_index == 0)
-        log::warning(m_model.file, ":", st.line, ": store '", st.name,
-                     "' writes collectively (all writers together), which a background thread "
-                     "can only do when MPI is initialized with MPI_Init_thread(..., "
-                     "MPI_THREAD_MULTIPLE, ...); this run stores synchronously, inside "
-                     "damaris_end_iteration, instead (same files)");
-      return std::make_unique<engines::inline_engine>(m_model, clients, source, in_step);
-    }
+  if (provided != MPI_THREAD_MULTIPLE && collective) {
+    if (m_topo.client_index == 0)
+      log::warning(m_model.file, ":", collective->line, ": store '", collective->name,
+                   "' writes collectively (all writers together), which a background thread "
+                   "can only do when MPI is initialized with MPI_Init_thread(..., "
+                   "MPI_THREAD_MULTIPLE, ...); this run stores synchronously, inside "
+                   "damaris_end_iteration, instead (same files)");
+    return std::make_unique<engines::inline_engine>(m_model, clients, source, in_step);
   }
   check_node_memory(m_model, m_topo, "background thread", true);
   buffer_pool::reserve_arena(m_model.arch.buffer_size);

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 
 namespace sidecore::plugins::hdf5 {
 
@@ -32,12 +33,7 @@ constexpr filter_info filters[] = {
 constexpr const char* valid_forms =
     "none, deflate[:0-9] (also gzip), zstd[:1-22], blosc[:0-9], lz4, bzip2[:1-9]";
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
-  return out;
-}
+std::string lower(std::string_view text) { return lowercase(text); }
 
 const filter_info& info_of(filter_kind kind) {
   for (const filter_info& f : filters) {
