@@ -1,5 +1,8 @@
-// Shared heap: alignment, coalescing, limits, timeouts and allocation from several processes.
+// Shared heap: alignment, coalescing, limits, timeouts, allocation from several processes, and
+// processes killed while they hold its lock or change its free ranges.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +30,7 @@ namespace {
 using sidecore::allocation_error;
 using sidecore::transport::heap_alignment;
 using sidecore::transport::heap_extent;
+using sidecore::transport::heap_state;
 using sidecore::transport::shared_heap;
 using clock_type = std::chrono::steady_clock;
 
@@ -349,4 +353,211 @@ TEST(shared_heap, a_full_stretch_spills_over_to_the_rest_of_the_heap) {
   EXPECT_FALSE(heap.try_allocate(64, hint).has_value());
   for (std::uint64_t offset : got) heap.release(offset, 128 << 10);
   EXPECT_EQ(*heap.try_allocate(1 << 20, 0), arena.heap_offset());  // everything coalesced
+}
+
+namespace {
+
+// The update point at which a forked child kills itself (see shared_heap::set_update_probe).
+int g_die_at = 0;
+
+void die_at_armed_point(int point) {
+  if (point == g_die_at) ::kill(::getpid(), SIGKILL);
+}
+
+heap_state* state_of(shared_arena& arena) {
+  return reinterpret_cast<heap_state*>(arena.address(0));
+}
+
+// A forked child that takes the heap's lock and is killed while it still holds it.
+pid_t child_dying_with_the_lock(shared_arena& arena, void (*before_dying)(heap_state*)) {
+  return spawn([&arena, before_dying] {
+    heap_state* state = state_of(arena);
+    if (pthread_mutex_lock(&state->mutex) != 0) return 3;
+    before_dying(state);
+    ::kill(::getpid(), SIGKILL);
+    return 4;
+  });
+}
+
+}  // namespace
+
+TEST(shared_heap, a_process_killed_inside_an_allocation_or_a_free_poisons_the_heap) {
+  for (const bool freeing : {false, true}) {
+    for (int point = 1; point <= 3; ++point) {
+      SCOPED_TRACE(std::string(freeing ? "free" : "allocation") + ", killed at point " +
+                   std::to_string(point));
+      shared_arena arena(64 * 1024);
+      shared_heap heap = arena.heap();
+      // a, b, c side by side: freeing b alone moves the free ranges around.
+      const std::uint64_t a = *heap.try_allocate(1000);
+      const std::uint64_t b = *heap.try_allocate(1000);
+      const std::uint64_t c = *heap.try_allocate(1000);
+      std::memset(arena.address(a), 0x5a, 1000);
+      std::memset(arena.address(c), 0xa5, 1000);
+
+      const pid_t child = spawn([&arena, freeing, point, b] {
+        g_die_at = point;
+        shared_heap::set_update_probe(die_at_armed_point);
+        shared_heap mine = arena.heap();
+        if (freeing)
+          mine.release(b, 1000);
+        else
+          (void)mine.try_allocate(5000);
+        return 5;  // the probe did not fire
+      });
+      ASSERT_GT(child, 0);
+      ASSERT_EQ(wait_for(child), 128 + SIGKILL) << "the child was not killed inside the update";
+
+      // The next user finds the lock's owner dead in the middle of an update.
+      const auto start = clock_type::now();
+      try {
+        (void)heap.try_allocate(64);
+        ADD_FAILURE() << "allocation from a heap whose owner died mid-update succeeded";
+      } catch (const allocation_error& e) {
+        EXPECT_NE(std::string(e.what()).find("died while it was allocating or freeing"),
+                  std::string::npos)
+            << e.what();
+      }
+      // Every later allocation fails at once, waiting or not.
+      EXPECT_THROW(heap.allocate(64, 20.0), allocation_error);
+      EXPECT_LT(seconds_since(start), 5.0);
+      EXPECT_NE(heap.poisoned(), "");
+      // What was handed over is still there, and giving it back does no harm.
+      EXPECT_NO_THROW(heap.release({{a, 1000}, {c, 1000}}));
+      EXPECT_EQ(static_cast<unsigned char>(arena.address(a)[999]), 0x5au);
+      EXPECT_EQ(static_cast<unsigned char>(arena.address(c)[0]), 0xa5u);
+    }
+  }
+}
+
+TEST(shared_heap, a_process_killed_holding_the_lock_between_updates_is_survived) {
+  shared_arena arena(64 * 1024);
+  shared_heap heap = arena.heap();
+  const std::uint64_t a = *heap.try_allocate(1000);
+  const pid_t child = child_dying_with_the_lock(arena, [](heap_state*) {});
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(wait_for(child), 128 + SIGKILL);
+
+  EXPECT_EQ(heap.used(), 1024u);  // locks, finds the owner dead, checks and goes on
+  EXPECT_EQ(heap.poisoned(), "");
+  EXPECT_EQ(heap.check(), "");
+  const std::optional<std::uint64_t> b = heap.try_allocate(2000);
+  ASSERT_TRUE(b.has_value());
+  heap.release({{a, 1000}, {*b, 2000}});
+  EXPECT_EQ(heap.used(), 0u);
+  EXPECT_EQ(heap.check(), "");
+}
+
+TEST(shared_heap, a_dead_owner_that_left_the_free_ranges_inconsistent_poisons_the_heap) {
+  shared_arena arena(64 * 1024);
+  shared_heap heap = arena.heap();
+  ASSERT_TRUE(heap.try_allocate(1000).has_value());
+  // Not inside an update (the marker is down), yet free and used no longer add up.
+  const pid_t child =
+      child_dying_with_the_lock(arena, [](heap_state* state) { state->used += heap_alignment; });
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(wait_for(child), 128 + SIGKILL);
+
+  try {
+    (void)heap.try_allocate(64);
+    ADD_FAILURE() << "allocation from an inconsistent heap succeeded";
+  } catch (const allocation_error& e) {
+    EXPECT_NE(std::string(e.what()).find("inconsistent"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is not the heap's"), std::string::npos) << e.what();
+  }
+}
+
+TEST(shared_heap, a_writer_waiting_for_space_fails_at_once_when_the_heap_is_poisoned) {
+  shared_arena arena(16 * 1024);
+  shared_heap heap = arena.heap();
+  const std::uint64_t whole = *heap.try_allocate(heap.capacity());
+  std::atomic<int> outcome{0};  // 1: allocated, 2: allocation_error naming the death
+  std::thread writer([&] {
+    shared_heap mine = arena.heap();
+    try {
+      mine.release(mine.allocate(4096, 60.0), 4096);
+      outcome = 1;
+    } catch (const allocation_error& e) {
+      outcome = std::string(e.what()).find("died") != std::string::npos ? 2 : 3;
+    }
+  });
+  while (heap.waiters() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  const auto start = clock_type::now();
+  const pid_t child = spawn([&arena, whole] {
+    g_die_at = 2;
+    shared_heap::set_update_probe(die_at_armed_point);
+    arena.heap().release(whole, 16 * 1024);
+    return 5;
+  });
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(wait_for(child), 128 + SIGKILL);
+  // The next process to take the lock (here: looking at the waiters, as the dedicated core's
+  // loop does when idle) finds the death, poisons the heap and wakes the writer.
+  (void)heap.waiters();
+  writer.join();
+  EXPECT_EQ(outcome.load(), 2);
+  EXPECT_LT(seconds_since(start), 20.0);
+}
+
+TEST(shared_heap, a_range_given_back_twice_or_never_allocated_is_refused_without_harm) {
+  shared_arena arena(64 * 1024);
+  shared_heap heap = arena.heap();
+  const std::uint64_t a = *heap.try_allocate(1000);
+  const std::uint64_t b = *heap.try_allocate(1000);
+  heap.release(a, 1000);
+  try {
+    heap.release(a, 1000);
+    ADD_FAILURE() << "a double free was accepted";
+  } catch (const allocation_error& e) {
+    EXPECT_NE(std::string(e.what()).find("free already"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(heap.release(arena.heap_offset() + heap.capacity(), 64), allocation_error);
+  EXPECT_THROW(heap.release(b + 1, 64), allocation_error);  // not on the granularity
+  EXPECT_THROW(heap.release(b, ~0ull - 10), allocation_error);
+  // A batch: the valid range is given back, the bad one reported.
+  EXPECT_THROW(heap.release({{a, 1000}, {b, 1000}}), allocation_error);
+  EXPECT_EQ(heap.used(), 0u);
+  EXPECT_EQ(heap.check(), "");
+  EXPECT_EQ(heap.poisoned(), "");
+  EXPECT_EQ(*heap.try_allocate(heap.capacity()), arena.heap_offset());
+}
+
+TEST(shared_heap, is_allocated_tells_allocated_ranges_from_free_or_foreign_ones) {
+  shared_arena arena(64 * 1024);
+  shared_heap heap = arena.heap();
+  const std::uint64_t a = *heap.try_allocate(1000);
+  const std::uint64_t b = *heap.try_allocate(1000);
+  heap.release(a, 1000);
+  EXPECT_TRUE(heap.is_allocated(b, 1000));
+  EXPECT_TRUE(heap.is_allocated(b, 1));
+  EXPECT_FALSE(heap.is_allocated(a, 1000));       // free
+  EXPECT_FALSE(heap.is_allocated(b, 2000));       // runs into free space
+  EXPECT_FALSE(heap.is_allocated(b + 8, 64));     // off the granularity
+  EXPECT_FALSE(heap.is_allocated(0, 64));         // before the heap
+  EXPECT_FALSE(heap.is_allocated(b, ~0ull - 5));  // would wrap around
+  EXPECT_FALSE(heap.is_allocated(arena.heap_offset() + heap.capacity(), 64));
+}
+
+TEST(shared_heap, free_ranges_keep_their_invariants_through_random_use) {
+  shared_arena arena(256 * 1024);
+  shared_heap heap = arena.heap();
+  std::mt19937 random(11);
+  std::uniform_int_distribution<std::uint64_t> size(1, 9000);
+  std::vector<heap_extent> live;
+  for (int round = 0; round < 5000; ++round) {
+    if (live.empty() || random() % 3 != 0) {
+      const std::uint64_t bytes = size(random);
+      if (auto offset = heap.try_allocate(bytes, heap.stretch_of(random() % 4, 4)))
+        live.push_back({*offset, bytes});
+    } else {
+      const std::size_t k = random() % live.size();
+      heap.release(live[k].offset, live[k].bytes);
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    if (round % 97 == 0) ASSERT_EQ(heap.check(), "") << "round " << round;
+  }
+  heap.release(live);
+  EXPECT_EQ(heap.check(), "");
+  EXPECT_EQ(heap.used(), 0u);
 }
