@@ -1,5 +1,6 @@
-/* Sidecore store plugins: the C interface a shared library implements so that Sidecore loads it
- * by name from the XML and hands it every iteration to store.
+/* Sidecore plugins: the C interface a shared library implements so that Sidecore loads it by
+ * name from the XML and hands it every iteration to store (a store plugin) or to analyse, with
+ * the events signalled to it (an action plugin, described after the store plugins below).
  *
  * Copyright (c) 2026, the Sidecore developers. SPDX-License-Identifier: BSD-3-Clause
  *
@@ -225,6 +226,149 @@ typedef struct sidecore_store_descriptor {
  *   }
  */
 SIDECORE_PLUGIN_EXPORT const sidecore_store_descriptor* sidecore_store_plugin(void);
+
+/* Action plugins.
+ *
+ * An action plugin analyses data where the stores run, and answers events. The library defines
+ * sidecore_action_plugin(), returning a sidecore_action_descriptor, and the XML names it in
+ * <actions>:
+ *
+ *   <actions>
+ *     <plugin name="stats" library="/path/to/libstats_action.so" frequency="2"
+ *             variables="temperature,fluid/pressure">
+ *       <option key="Output">stats.csv</option>
+ *     </plugin>
+ *     <event name="snapshot" plugin="stats" scope="core"/>
+ *   </actions>
+ *
+ * library="..." is found as a store's is (a path when it contains '/', else the dynamic
+ * loader's search). frequency="N" (default 1) passes every N-th iteration (those that are a
+ * multiple of N); frequency="0" passes none: the plugin only answers events. variables="..."
+ * (comma separated full names, groups joined with '/') chooses the variables whose blocks it
+ * receives; without it, every enabled variable. An <event> with plugin="..." instead of
+ * action="..." is routed to the plugin: each time it fires (by its scope, as for any event)
+ * the plugin's on_event() is called.
+ *
+ * Loading, versions and errors follow the store plugins' rules, with the action descriptor's
+ * own version, SIDECORE_ACTION_ABI_VERSION, read from its first field: a missing library, a
+ * library without sidecore_action_plugin() or another version fails damaris_initialize() with
+ * DAMARIS_CONFIG_ERROR naming the XML file and line, the library and the two versions. Store
+ * plugins and action plugins are versioned apart: a change to one never refuses the other. A
+ * library may be both (it exports both functions).
+ *
+ * Lifecycle, on every writer (where the stores run: each dedicated core or node, or each
+ * simulation process when there is none, synchronously or on its background I/O thread):
+ *
+ *   create()         once, in damaris_initialize()
+ *   on_iteration()   once per iteration passed, in increasing order, after the stores ran on
+ *                    it and before its memory is released; on every writer, also when it holds
+ *                    no block: a plugin may use MPI collectives on config->comm here
+ *   on_event()       each time an event routed to it fires on this writer, between two
+ *                    iterations: after the blocks the signalling client wrote before the
+ *                    signal arrived, possibly before their iteration was passed. Events fire
+ *                    on one writer or on some of them (scope core or group) or on all of them
+ *                    in no common order (bcast): on_event() must not call collectives
+ *   finish()         once, after the last iteration, on every writer (collectives allowed)
+ *   destroy()        once, last; also without finish() after an error elsewhere; must not
+ *                    communicate
+ *
+ * Threads, ownership and return codes are as for stores: calls on one action never overlap
+ * and come from the thread that runs the stores (on_iteration and on_event may come from a
+ * background I/O thread, create, finish and destroy from the thread of damaris_initialize);
+ * everything passed is Sidecore's and valid until the call returns; block data is read-only.
+ * Errors of create() fail damaris_initialize(); errors of on_iteration(), on_event() and
+ * finish() are logged, counted and returned to the program as store failures are
+ * (DAMARIS_ERROR_UNKNOWN), and the run goes on. With dedicated cores, an event signalled with
+ * execution="local" runs in the client, where no action plugin lives: an event routed to a
+ * plugin cannot be local.
+ */
+
+/* The version of the action plugin interface (the structs and functions below, and the
+ * sidecore_block and sidecore_iteration they use). Sidecore loads only action plugins built
+ * with the same value. */
+#define SIDECORE_ACTION_ABI_VERSION 1
+
+/* The name of the function an action plugin library exports (for dlsym). */
+#define SIDECORE_ACTION_PLUGIN_SYMBOL "sidecore_action_plugin"
+
+/* What an action plugin is created from. */
+typedef struct sidecore_action_config {
+  const char* simulation;           /* <simulation name="..."> */
+  const char* action_name;          /* <plugin name="..."> */
+  const char* library;              /* library="...", as written */
+  uint64_t option_count;            /* <option key="...">value</option> children */
+  const char* const* option_keys;   /* option_count keys, in XML order, unique, trimmed */
+  const char* const* option_values; /* the matching values, trimmed ("" when empty) */
+  uint64_t variable_count;          /* the variables whose blocks on_iteration() receives */
+  const char* const* variables;     /* their full names, in configuration order */
+  int32_t frequency;                /* frequency="...": 0 when no iteration is passed */
+  int32_t writer_index;             /* this writer among the writers (0 .. writer_count-1) */
+  int32_t writer_count;             /* writers, each with its own instance of the plugin */
+  int32_t reserved;                 /* 0 */
+  /* As in sidecore_store_config: the writers' communicator (usable in create, on_iteration
+   * and finish; MPI_COMM_SELF on background threads without MPI_THREAD_MULTIPLE, and then
+   * finish_comm spans the writers, usable in finish only; MPI_COMM_NULL otherwise). Do not
+   * free them. */
+  MPI_Comm comm;
+  MPI_Comm finish_comm;
+} sidecore_action_config;
+
+/* Scopes of an event (<event scope="...">). Values never change. */
+enum {
+  SIDECORE_EVENT_SCOPE_CORE = 0,  /* each signal, on the signalling client's writer */
+  SIDECORE_EVENT_SCOPE_GROUP = 1, /* once per iteration, when all of a writer's clients sent it */
+  SIDECORE_EVENT_SCOPE_BCAST = 2  /* each signal, on every writer */
+};
+
+/* One event that fired. */
+typedef struct sidecore_event {
+  const char* name;  /* <event name="..."> */
+  int32_t source;    /* the client that signalled it (group scope: the one that completed the
+                        group), its rank among the clients */
+  int32_t iteration; /* the client's iteration when it signalled */
+  int32_t scope;     /* SIDECORE_EVENT_SCOPE_* */
+  int32_t reserved;  /* 0 */
+} sidecore_event;
+
+/* The functions of an action plugin. Sidecore reads abi_version first (the first field of every
+ * version of this struct) and the rest only when it matches. */
+typedef struct sidecore_action_descriptor {
+  uint32_t abi_version; /* SIDECORE_ACTION_ABI_VERSION, as the plugin was built */
+  const char* name;     /* short name for messages ("stats"); may be NULL */
+
+  /* Checks the options and prepares the action. Returns as a store's create() does; on failure
+   * destroy() is not called. Required. */
+  int (*create)(const sidecore_action_config* config, void** action, char* message,
+                size_t message_size);
+
+  /* One iteration (blocks of the chosen variables that this writer holds; block_count may be
+   * 0). May be NULL when the plugin only answers events. */
+  int (*on_iteration)(void* action, const sidecore_iteration* iteration, char* message,
+                      size_t message_size);
+
+  /* One event routed to the plugin. May be NULL when no event is. */
+  int (*on_event)(void* action, const sidecore_event* event, char* message, size_t message_size);
+
+  /* After the last iteration. May be NULL. */
+  int (*finish)(void* action, char* message, size_t message_size);
+
+  /* Releases the action. Called exactly once for every successful create(); must not fail or
+   * communicate. Required. */
+  void (*destroy)(void* action);
+} sidecore_action_descriptor;
+
+/* Defined by an action plugin library: returns its descriptor, which must stay valid while the
+ * library is loaded (a static const object). Called once per <plugin> element, before
+ * create(); must not fail. Example:
+ *
+ *   static const sidecore_action_descriptor descriptor = {
+ *       SIDECORE_ACTION_ABI_VERSION, "stats", stats_create, stats_on_iteration, NULL,
+ *       stats_finish, stats_destroy};
+ *   SIDECORE_PLUGIN_EXPORT const sidecore_action_descriptor* sidecore_action_plugin(void) {
+ *     return &descriptor;
+ *   }
+ */
+SIDECORE_PLUGIN_EXPORT const sidecore_action_descriptor* sidecore_action_plugin(void);
 
 #ifdef __cplusplus
 }

@@ -171,13 +171,29 @@ struct store {
 enum class scope { core, group, bcast };
 enum class execution { local, remote, coupled };
 
+// An action plugin (<actions><plugin>): a library of <sidecore/plugin.h> that receives the
+// blocks of some variables at every frequency-th iteration, and the events routed to it.
+struct action_plugin {
+  std::string name;
+  std::string library;  // as written: a path when it contains '/', else searched by the loader
+  std::vector<std::pair<std::string, std::string>> options;  // in XML order
+  std::vector<std::size_t> variables;  // indices into model::variables, in model order
+  int frequency = 1;                   // 0: no iteration, events only
+  int line = 0;
+};
+
 struct event {
   std::string name;
-  std::string action;   // symbol name
+  std::string action;   // symbol name; "" when the event is routed to a plugin
   std::string library;  // "" means the executable itself
   enum scope scope = scope::core;
   enum execution execution = execution::remote;
+  // Index into model::action_plugins of the plugin the event is routed to (plugin="..."), or
+  // no_plugin for an event that runs a function.
+  std::size_t plugin = no_plugin;
   int line = 0;
+
+  static constexpr std::size_t no_plugin = static_cast<std::size_t>(-1);
 };
 
 struct script {
@@ -233,6 +249,7 @@ struct model {
   std::vector<mesh> meshes;
   std::vector<store> stores;
   std::vector<event> events;
+  std::vector<action_plugin> action_plugins;
   std::vector<script> scripts;
   log_settings log;
   // Non-fatal findings (unused references, deprecated forms), each naming file and line.

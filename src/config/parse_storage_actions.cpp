@@ -131,19 +131,129 @@ void builder::check_unique_action(xml n, const std::string& name) {
 
 void builder::read_actions(xml actions) {
   check_element(actions);
+  // variables="a,b": the variables whose blocks a plugin receives; all enabled ones without it.
+  const auto read_plugin_variables = [this](xml n, action_plugin& p) {
+    if (!has(n, "variables")) {
+      for (std::size_t v = 0; v < m_model.variables.size(); ++v)
+        if (m_model.variables[v].enabled) p.variables.push_back(v);
+      return;
+    }
+    std::vector<std::string> known;
+    for (const auto& v : m_model.variables) known.push_back(v.name);
+    for (const std::string& name : split(attribute(n, "variables"), ',')) {
+      if (name.empty()) {
+        fail(n,
+             "empty variable name in variables=\"" + attribute(n, "variables") + "\" of " +
+                 describe(n),
+             "list full variable names separated by commas (groups joined with '/'), or omit "
+             "variables=\"...\" to pass every enabled variable");
+      }
+      const std::size_t v = m_model.find_variable(name);
+      if (v == model::npos) {
+        fail(n, describe(n) + " names the undefined variable '" + name + "' in variables=",
+             known.empty() ? std::string("no variable is defined in <data>")
+                           : detail::suggest(name, known, "variables"));
+      }
+      if (!m_model.variables[v].enabled) {
+        fail(n,
+             describe(n) + " names the variable '" + name + "', which is disabled (line " +
+                 std::to_string(m_model.variables[v].line) + ")",
+             "a disabled variable is never written; enable it or remove it from variables=");
+      }
+      if (std::find(p.variables.begin(), p.variables.end(), v) != p.variables.end()) {
+        fail(n, describe(n) + " names the variable '" + name + "' twice in variables=",
+             "name each variable once");
+      }
+      p.variables.push_back(v);
+    }
+    std::sort(p.variables.begin(), p.variables.end());
+  };
+  // plugin="x": the event fires by its scope, and calls the plugin's on_event instead of a
+  // function.
+  const auto route_event_to_plugin = [this](xml n, event& e) {
+    const std::string name = trim(attribute(n, "plugin"));
+    if (has(n, "action")) {
+      fail(n,
+           describe(n) + " has both action=\"" + attribute(n, "action") + "\" and plugin=\"" +
+               name + "\"",
+           "an event runs a function (action=) or is routed to an action plugin (plugin=), "
+           "not both");
+    }
+    if (!e.library.empty()) {
+      fail(n, describe(n) + " has plugin=\"" + name + "\" and library=\"" + e.library + "\"",
+           "the <plugin> element names the plugin's library; remove library= from the event");
+    }
+    if (e.execution == execution::local) {
+      fail(n,
+           describe(n) + " is routed to the action plugin '" + name + "' with execution=\"local\"",
+           "an action plugin runs where the stores run, not in the signalling client; remove "
+           "execution=\"local\"");
+    }
+    std::vector<std::string> known;
+    for (std::size_t i = 0; i < m_model.action_plugins.size(); ++i) {
+      known.push_back(m_model.action_plugins[i].name);
+      if (m_model.action_plugins[i].name == name) e.plugin = i;
+    }
+    if (e.plugin == event::no_plugin) {
+      fail(n, describe(n) + " is routed to the undefined action plugin '" + name + "'",
+           known.empty() ? std::string("declare it in <actions> with <plugin name=\"") + name +
+                               "\" library=\"...\"/>"
+                         : detail::suggest(name, known, "action plugins"));
+    }
+  };
+  // Action plugins first: an event may name a plugin declared after it.
   for (xml n : elements(actions)) {
+    if (name_of(n) != "plugin") continue;
     check_element(n);
+    action_plugin p;
+    p.name = name_attribute(n);
+    p.line = line_of(n);
+    for (const auto& other : m_model.action_plugins) {
+      if (other.name == p.name) {
+        fail(n,
+             "action plugin '" + p.name + "' is already defined at line " +
+                 std::to_string(other.line),
+             "give each <plugin> a unique name");
+      }
+    }
+    p.library = name_attribute(n, "library");
+    p.frequency = static_cast<int>(integer(n, "frequency", 1, 0, std::numeric_limits<int>::max()));
+    read_plugin_variables(n, p);
+    for (xml option : elements(n)) {
+      check_element(option);
+      const std::string key = name_attribute(option, "key");
+      for (const auto& [k, v] : p.options) {
+        if (k == key) {
+          fail(option, "option '" + key + "' is given twice in action plugin '" + p.name + "'",
+               "give each option once");
+        }
+      }
+      p.options.emplace_back(key, trim(option.text().get()));
+    }
+    m_model.action_plugins.push_back(std::move(p));
+  }
+  for (xml n : elements(actions)) {
     const std::string kind = name_of(n);
+    if (kind == "plugin") continue;
+    check_element(n);
     if (kind == "event") {
       event e;
       e.name = name_attribute(n);
       e.line = line_of(n);
       check_unique_action(n, e.name);
-      e.action = name_attribute(n, "action");
       e.library = trim(attribute(n, "library"));
       e.scope = pick(n, "scope", scope_choices, scope::core);
       e.execution = pick(n, "execution", execution_choices, execution::remote);
       flag(n, "external", false);
+      if (has(n, "plugin")) {
+        route_event_to_plugin(n, e);
+      } else if (!has(n, "action")) {
+        fail(n, describe(n) + " is missing the required attribute 'action'",
+             "an event names the function it runs (action=\"...\") or the action plugin it is "
+             "routed to (plugin=\"...\")");
+      } else {
+        e.action = name_attribute(n, "action");
+      }
       m_model.events.push_back(std::move(e));
     } else if (kind == "script" || kind == "pyscript") {
       script s;

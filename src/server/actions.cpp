@@ -53,6 +53,24 @@ signal_t action_registry::resolve(const config::event& event, const std::string&
 void action_registry::run(const config::event& event, const std::string& config_file, int source,
                           int iteration) noexcept {
   try {
+    if (event.plugin != config::event::no_plugin) {
+      event_handler handler;
+      {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        auto it = m_routes.find(&event);
+        if (it != m_routes.end() && !it->second.empty()) handler = it->second.back().handler;
+      }
+      if (!handler) {
+        throw error(DAMARIS_UNDEFINED_ACTION,
+                    config_file + ":" + std::to_string(event.line) + ": event '" + event.name +
+                        "' is routed to an action plugin, which does not run in this process "
+                        "(action plugins run where the stores run)");
+      }
+      log::debug("event '", event.name, "' from client ", source, " at iteration ", iteration,
+                 " to its action plugin");
+      handler(event, source, iteration);
+      return;
+    }
     signal_t function = resolve(event, config_file);
     log::debug("event '", event.name, "' from client ", source, " at iteration ", iteration);
     function(event.name.c_str(), source, iteration, "");
@@ -64,6 +82,31 @@ void action_registry::run(const config::event& event, const std::string& config_
       log::error(e.what(), " (reported once per event)");
     }
   }
+}
+
+long action_registry::failures() const noexcept {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_failures;
+}
+
+void action_registry::route(const config::event* event, const void* owner, event_handler handler) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_routes[event].push_back({owner, std::move(handler)});
+}
+
+void action_registry::unroute(const config::event* event, const void* owner) noexcept {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  auto it = m_routes.find(event);
+  if (it == m_routes.end()) return;
+  auto& entries = it->second;
+  for (auto e = entries.end(); e != entries.begin();) {
+    --e;
+    if (e->owner == owner) {
+      entries.erase(e);
+      break;
+    }
+  }
+  if (entries.empty()) m_routes.erase(it);
 }
 
 }  // namespace sidecore::server

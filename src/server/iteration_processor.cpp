@@ -3,12 +3,13 @@
 #include "server/iteration_processor.hpp"
 
 #include <algorithm>
-#include <utility>
 #include <chrono>
 #include <string>
+#include <utility>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "server/actions.hpp"
 #include "server/active_buffer.hpp"
 
 namespace sidecore::server {
@@ -51,9 +52,30 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
     context.finish_comm = finish_comm;
     m_stores[s] = plugins::make_store(context);
   }
+  m_actions.reserve(model.action_plugins.size());
+  for (const config::action_plugin& settings : model.action_plugins) {
+    plugins::action_context context;
+    context.model = &model;
+    context.settings = &settings;
+    context.comm = writers;
+    context.writer_index = rank;
+    context.writer_count = size;
+    context.finish_comm = finish_comm;
+    m_actions.push_back(plugins::make_action(context));
+  }
+  // Last, once nothing can throw: the events of the plugins come here.
+  for (const config::event& event : model.events) {
+    if (event.plugin == config::event::no_plugin) continue;
+    action_registry::instance().route(&event, this,
+                                      [this](const config::event& e, int source, int iteration) {
+                                        run_event(e, source, iteration);
+                                      });
+    m_routed.push_back(&event);
+  }
 }
 
 iteration_processor::~iteration_processor() {
+  for (const config::event* event : m_routed) action_registry::instance().unroute(event, this);
   // Memory of anything never stored goes back to the heap so that clients do not wait on it.
   std::vector<transport::heap_extent> ranges;
   auto collect = [&ranges](const pending_iteration& pending) {
@@ -158,6 +180,72 @@ void iteration_processor::finish() {
       if (m_failure.empty()) m_failure = message;
     }
   }
+  for (std::size_t a = 0; a < m_actions.size(); ++a) {
+    try {
+      m_actions[a]->finish();
+    } catch (const std::exception& e) {
+      note_failure("action plugin '" + m_model.action_plugins[a].name +
+                   "' at the end of the run: " + e.what());
+    }
+  }
+}
+
+void iteration_processor::note_failure(const std::string& message) {
+  ++m_counters.store_failures;
+  log::error(message);
+  if (m_failure.empty()) m_failure = message;
+}
+
+plugins::iteration_data iteration_processor::select(
+    int iteration, const pending_iteration& pending,
+    const std::vector<std::size_t>& variables) const {
+  plugins::iteration_data data;
+  data.iteration = iteration;
+  data.incomplete = pending.skipped;
+  for (std::size_t v : variables) {
+    const config::variable& var = m_model.variables[v];
+    plugins::variable_blocks entry;
+    entry.var = &var;
+    entry.layout = &m_model.layouts[var.layout_index];
+    // Blocks are sorted by variable: the variable's blocks are one run.
+    const auto first = std::lower_bound(
+        pending.blocks.begin(), pending.blocks.end(), static_cast<std::int32_t>(v),
+        [](const stored_block& b, std::int32_t variable) { return b.variable < variable; });
+    for (auto b = first; b != pending.blocks.end() && b->variable == static_cast<std::int32_t>(v);
+         ++b)
+      entry.blocks.push_back(&b->view);
+    data.variables.push_back(std::move(entry));
+  }
+  return data;
+}
+
+// After the stores, while the iteration's memory is still held: the plugins see the same
+// blocks, where they lie.
+void iteration_processor::run_actions(int iteration, const pending_iteration& pending) {
+  for (std::size_t a = 0; a < m_actions.size(); ++a) {
+    if (!m_actions[a]->wants(iteration)) continue;
+    try {
+      m_actions[a]->on_iteration(select(iteration, pending, m_model.action_plugins[a].variables));
+    } catch (const std::exception& e) {
+      note_failure("iteration " + std::to_string(iteration) + ", action plugin '" +
+                   m_model.action_plugins[a].name + "': " + e.what());
+    }
+  }
+}
+
+void iteration_processor::run_event(const config::event& event, int source,
+                                    int iteration) noexcept {
+  if (event.plugin >= m_actions.size()) return;
+  try {
+    m_actions[event.plugin]->on_event(event, source, iteration);
+  } catch (const std::exception& e) {
+    try {
+      note_failure("event '" + event.name + "' (client " + std::to_string(source) + ", iteration " +
+                   std::to_string(iteration) + "), action plugin '" +
+                   m_model.action_plugins[event.plugin].name + "': " + e.what());
+    } catch (...) {
+    }
+  }
 }
 
 void iteration_processor::store_iteration(int iteration, pending_iteration& pending) {
@@ -216,6 +304,7 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
       if (m_failure.empty()) m_failure = message;
     }
   }
+  run_actions(iteration, pending);
   ++m_counters.iterations_stored;
   if (pending.skipped) ++m_counters.iterations_incomplete;
   m_counters.blocks_stored += pending.blocks.size();

@@ -1,6 +1,7 @@
 // Indexes blocks by (variable, iteration, source, block), decides when an iteration is
-// complete, hands it to the stores and frees its memory. Shared by the dedicated cores and the
-// synchronous mode (where the client is its own writer).
+// complete, hands it to the stores and the action plugins and frees its memory; runs the
+// events routed to its action plugins. Shared by every mode's writer (a dedicated core or
+// node, a background I/O thread, a synchronous client).
 #pragma once
 
 #include <mpi.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "config/model.hpp"
+#include "plugins/action_plugin.hpp"
 #include "plugins/store.hpp"
 #include "transport/buffer_pool.hpp"
 #include "transport/message.hpp"
@@ -42,7 +44,9 @@ struct processor_counters {
   std::uint64_t blocks_stored = 0;
   std::uint64_t bytes_stored = 0;
   double seconds_in_stores = 0.0;
-  std::uint64_t store_failures = 0;  // write_iteration calls that threw
+  // Store and action plugin calls that failed (write_iteration, finish, on_iteration,
+  // on_event): reported to the clients alike.
+  std::uint64_t store_failures = 0;
 };
 
 class iteration_processor {
@@ -54,6 +58,9 @@ class iteration_processor {
   // MPI_COMM_SELF but the process is one of several (background threads without
   // MPI_THREAD_MULTIPLE).
   // finish_comm: see plugins::store_context::finish_comm.
+  // The action plugins are created after the stores, with the same communicators, and the
+  // events routed to them are routed (action_registry::route) to this processor until it is
+  // destroyed: keep at most one processor of a model alive per process.
   iteration_processor(const config::model& model, MPI_Comm writers, int sources,
                       release_function release, int writer_index = -1, int writer_count = -1,
                       MPI_Comm finish_comm = MPI_COMM_NULL);
@@ -101,11 +108,20 @@ class iteration_processor {
     bool skipped = false;
   };
   void store_iteration(int iteration, pending_iteration& pending);
+  // The blocks of the given variables (model indices, in model order) in an iteration.
+  plugins::iteration_data select(int iteration, const pending_iteration& pending,
+                                 const std::vector<std::size_t>& variables) const;
+  void run_actions(int iteration, const pending_iteration& pending);
+  // An event routed to one of the action plugins fired here.
+  void run_event(const config::event& event, int source, int iteration) noexcept;
+  void note_failure(const std::string& message);
 
   const config::model& m_model;
   int m_sources;
   release_function m_release;
   std::vector<std::unique_ptr<plugins::store>> m_stores;  // indexed like model.stores (may be null)
+  std::vector<std::unique_ptr<plugins::action>> m_actions;  // indexed like model.action_plugins
+  std::vector<const config::event*> m_routed;  // events routed here (unrouted when destroyed)
   std::map<int, pending_iteration> m_pending;
   std::deque<std::pair<int, pending_iteration>> m_ready;  // complete, not yet stored
   int m_next_iteration = 0;

@@ -1,0 +1,77 @@
+// What store and action plugins share: opening a library of <sidecore/plugin.h> and checking its
+// descriptor's version, and the C view of an iteration's blocks that both receive.
+#pragma once
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/model.hpp"
+#include "plugins/store.hpp"
+#include "sidecore/plugin.h"
+
+namespace sidecore::plugins {
+
+struct library_closer {
+  void operator()(void* handle) const noexcept { ::dlclose(handle); }
+};
+// A dlopen handle. The library is opened with RTLD_NODELETE, so closing it never unmaps code
+// that threads or atexit handlers it left behind still run.
+using library_handle = std::unique_ptr<void, library_closer>;
+
+// Room for a plugin's error message; plugin.h promises at least 256 bytes.
+inline constexpr std::size_t plugin_message_capacity = 1024;
+
+// Which kind of plugin a library must be.
+struct plugin_kind {
+  const char* noun;       // "store", "action": in messages
+  const char* symbol;     // the entry point
+  std::uint32_t version;  // the ABI version this Sidecore expects
+};
+inline constexpr plugin_kind store_plugin_kind{"store", SIDECORE_STORE_PLUGIN_SYMBOL,
+                                               SIDECORE_PLUGIN_ABI_VERSION};
+inline constexpr plugin_kind action_plugin_kind{"action", SIDECORE_ACTION_PLUGIN_SYMBOL,
+                                                SIDECORE_ACTION_ABI_VERSION};
+
+struct loaded_plugin {
+  library_handle library;
+  const void* descriptor = nullptr;  // its first field is a uint32_t equal to kind.version
+  std::string path;                  // where the loader found the library
+  std::string named;                 // "'lib.so' (/path/lib.so)", or "'/path/lib.so'", for messages
+};
+
+// Opens `library` (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), calls its entry point and checks
+// the version its descriptor starts with. Throws config_error starting with `prefix`
+// ("file:line: store \"s\": ") naming the library, and both versions when they differ.
+loaded_plugin load_plugin(const std::string& library, const std::string& prefix,
+                          const plugin_kind& kind);
+
+// "<label>: <function>() failed with code <code>: <message>"; the message is the plugin's
+// buffer of plugin_message_capacity bytes (NUL-terminated here, in case it filled it).
+std::string plugin_failure(const std::string& label, const char* function, int code, char* message);
+
+// The C view (sidecore_iteration) of an iteration_data: pointers into the blocks and the model,
+// valid while both are. Blocks a plugin could not read safely are refused here (storage_error
+// starting with the label), so plugins may trust ndims, dims and bytes.
+class c_iteration_view {
+ public:
+  explicit c_iteration_view(const config::model& model);
+  const sidecore_iteration& build(const iteration_data& data, const std::string& label);
+
+ private:
+  sidecore_block describe(const variable_blocks& entry, const block_view& block,
+                          const std::string& label) const;
+
+  const config::model& m_model;
+  std::vector<config::ghost_widths> m_ghosts;  // per layout of the model
+  // Rebuilt for every iteration; members only to reuse their memory.
+  sidecore_iteration m_iteration{};
+  std::vector<const char*> m_variables;
+  std::vector<sidecore_block> m_blocks;
+  std::vector<std::int64_t> m_zeros;  // the position of blocks that carry none
+};
+
+}  // namespace sidecore::plugins
