@@ -1,0 +1,292 @@
+"""Sidecore for Python simulations: hand arrays to dedicated I/O cores, nodes or a background
+thread, described once in the XML configuration (docs/python.md).
+
+    from mpi4py import MPI
+    import numpy as np
+    import sidecore
+
+    with sidecore.initialize("sim.xml", MPI.COMM_WORLD) as sc:
+        if sc.start():                      # False on a dedicated core, once it has served
+            for it in range(steps):
+                sc.write("temperature", field)
+                sc.end_iteration()
+
+Every call maps to one call of the C API (Damaris.h). A failing call raises sidecore.Error with
+the DAMARIS_* code; an array that does not match its variable's layout raises DtypeError (a
+TypeError) or ShapeError (a ValueError), both sidecore.Error too.
+"""
+import numbers
+import os
+
+import numpy as np
+
+from . import _errors
+from ._errors import CODE_NAMES, DtypeError, Error, ShapeError  # noqa: F401
+from . import _sidecore as _ext
+
+__all__ = ["initialize", "Session", "Error", "DtypeError", "ShapeError", "version",
+           "mpi_library_version", "hdf5_version"]
+
+__version__ = _ext.version()
+
+
+def version():
+    """Sidecore's version ("0.1.0")."""
+    return _ext.version()
+
+
+def mpi_library_version():
+    """The first line of MPI_Get_library_version() of the MPI library Sidecore uses."""
+    return _ext.mpi_library_version()
+
+
+def hdf5_version():
+    """The version of the HDF5 library Sidecore stores with ("1.10.8")."""
+    return _ext.hdf5_version()
+
+
+def initialize(config, comm=None):
+    """Reads the XML configuration (on the first rank of comm only), splits comm into clients
+    and servers and maps the shared memory: damaris_initialize(). Collective over comm, an
+    mpi4py communicator (MPI.COMM_WORLD by default; MPI is initialized by importing mpi4py).
+    Returns the Session, which is also a context manager that stops and finalizes.
+    Raises Error (CONFIG_ERROR for a bad file, the same on every rank; ALREADY_INITIALIZED)."""
+    from mpi4py import MPI  # imported here so that `python -m sidecore` never starts MPI
+
+    if comm is None:
+        comm = MPI.COMM_WORLD
+    _ext.initialize(os.fspath(config), comm.py2f())
+    return Session()
+
+
+_INTEGER_RANGES = {name: np.iinfo(name) for name in ("int8", "int16", "int32", "int64")}
+
+
+class Session:
+    """This process's part of a Sidecore run, from initialize() to finalize(). There is one per
+    process at a time (the C API has one runtime per process); calls must come from the thread
+    that called initialize(), as in C."""
+
+    def __init__(self):
+        self._started = False
+        self._stopped = False
+        self._is_client = None
+        self._has_servers = None
+        # Arrays returned by alloc, by (variable, block, iteration): made read-only when
+        # committed or released, forgotten once released.
+        self._allocated = {}
+
+    # Life cycle.
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        """Stops a client that started and did not stop, then finalizes; on an exception too.
+        An error while finishing is raised, unless an exception is already on its way: that
+        one propagates, with the finishing error added as a note."""
+        try:
+            self.close()
+        except Error as finishing:
+            if exc is None:
+                raise
+            if hasattr(exc, "add_note"):
+                exc.add_note(f"while finalizing Sidecore after it: {finishing}")
+        return False
+
+    def close(self):
+        """stop() if this client started and has not stopped, then finalize(); nothing when
+        finalized already."""
+        if not _ext.initialized():
+            return
+        try:
+            if self._started and self._is_client and not self._stopped:
+                self.stop()
+        finally:
+            self.finalize()
+
+    def start(self):
+        """damaris_start(): True on a client (at once). On a dedicated core or node, serves until
+        every client has stopped (the GIL is released meanwhile), then returns False. Without
+        dedicated resources every process is a client (True)."""
+        self._is_client, self._has_servers = _ext.start()
+        self._started = True
+        self._stopped = False
+        return self._is_client
+
+    def stop(self):
+        """Client: tells the servers this client sends nothing more (damaris_stop()). Without
+        dedicated resources it stores what is left. Further calls are harmless."""
+        _ext.stop()
+        self._stopped = True
+
+    def finalize(self):
+        """Releases everything initialize() acquired (damaris_finalize()); collective over the
+        communicator given to initialize(). A client that did not stop is stopped (with a
+        warning in the log). Arrays from alloc() must not be used afterwards: their memory is
+        unmapped or freed."""
+        self._release_all()
+        _ext.finalize()
+
+    @property
+    def is_client(self):
+        """True on a simulation process, False on a dedicated core or node (known after
+        start(); None before)."""
+        return self._is_client
+
+    @property
+    def has_servers(self):
+        """True with dedicated cores or nodes, False in synchronous and background-thread modes
+        (known after start(); None before)."""
+        return self._has_servers
+
+    @property
+    def client_comm(self):
+        """Client: the mpi4py communicator of all clients (damaris_client_comm_get()), to use
+        instead of the one given to initialize(). It belongs to Sidecore: do not free it."""
+        from mpi4py import MPI
+
+        return MPI.Comm.f2py(_ext.client_comm())
+
+    @property
+    def iteration(self):
+        """Client: the current iteration (0 before the first end_iteration())."""
+        return _ext.iteration()
+
+    # Parameters and layouts.
+
+    def parameter_get(self, name):
+        """The current value of a parameter on this process: an int for an integer parameter, a
+        float for a float or double one. Raises Error (UNDEFINED_PARAMETER)."""
+        return _ext.parameter_get(name)
+
+    def parameter_set(self, name, value):
+        """Sets a parameter on this process (damaris_parameter_set()); the layouts that read it
+        are evaluated again for the next writes. value must be an integer within the range of an
+        integer parameter's type (an int, or a float with no fractional part), a real number for
+        a float or double one. Raises DtypeError or ShapeError for a value of the wrong kind,
+        Error otherwise (UNDEFINED_PARAMETER, CONFIG_ERROR when a layout that reads it cannot be
+        evaluated with the new value: nothing changes then)."""
+        kind = _ext.parameter_type(name)
+        if kind in _INTEGER_RANGES:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise DtypeError(_errors.ARGUMENT_ERROR,
+                                 f"parameter_set('{name}'): {value!r} given, the parameter is "
+                                 f"an integer ({kind})")
+            if not isinstance(value, numbers.Integral):
+                if not float(value).is_integer():
+                    raise DtypeError(_errors.ARGUMENT_ERROR,
+                                     f"parameter_set('{name}'): {value!r} given, the parameter "
+                                     f"is an integer ({kind})")
+            value = int(value)
+            limits = _INTEGER_RANGES[kind]
+            if not limits.min <= value <= limits.max:
+                raise ShapeError(_errors.ARGUMENT_ERROR,
+                                 f"parameter_set('{name}'): {value} is outside the range of its "
+                                 f"type {kind} ({limits.min} .. {limits.max})")
+        else:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise DtypeError(_errors.ARGUMENT_ERROR,
+                                 f"parameter_set('{name}'): {value!r} given, the parameter is "
+                                 f"a real number ({kind})")
+            value = float(value)
+        _ext.parameter_set(name, value)
+
+    def parameter_type(self, name):
+        """A parameter's declared type as a NumPy type name ("int32", "float64"...)."""
+        return _ext.parameter_type(name)
+
+    def layout(self, name):
+        """(dtype, shape) a variable's arrays must have now: its layout's element type and its
+        extents with the current parameter values, in C order (slowest-varying first; for a
+        layout written for Fortran, the XML's dimensions reversed), ghost zones included."""
+        dtype, shape = _ext.layout(name)
+        return np.dtype(dtype), tuple(shape)
+
+    def set_position(self, name, position, block=0):
+        """Sets the global position of the block's first interior element, one integer per
+        dimension of its layout, in the layout's order (damaris_set_block_position()); used by
+        the writes that follow."""
+        _ext.set_position(name, block, [int(p) for p in position])
+
+    # Data.
+
+    def write(self, name, array, block=0):
+        """Copies an array into Sidecore as block `block` of variable `name` for the current
+        iteration (damaris_write_block()); the array may be reused at once. Its dtype and shape
+        must be those of layout(name) exactly (no conversion: DtypeError, ShapeError). A
+        C-contiguous array is copied once, directly; any other (a slice, a transposed or
+        Fortran-ordered array) is first copied into a C-ordered one by NumPy, so element [i, j]
+        is stored as element [i, j]. Anything else array-like is converted with numpy.asarray
+        (a list of Python ints becomes int64, of floats float64). Raises Error for the C API's
+        failures (UNDEFINED_VARIABLE, INVALID_BLOCK, ALLOCATION_ERROR...). The GIL is released
+        during the copy, which may wait for room in the buffer."""
+        a = array if isinstance(array, np.ndarray) else np.asarray(array)
+        if not a.dtype.isnative:
+            raise DtypeError(_errors.ARGUMENT_ERROR,
+                             f"write('{name}'): the array's dtype {a.dtype.str} is not in this "
+                             f"machine's byte order (convert with array.astype(array.dtype."
+                             f"newbyteorder('=')))")
+        if not a.flags.c_contiguous:
+            a = np.ascontiguousarray(a)
+        _ext.write(name, block, a)
+
+    def alloc(self, name, block=0):
+        """Zero copy: reserves block `block` of variable `name` in Sidecore's buffer for the
+        current iteration (damaris_alloc_block()) and returns a writable NumPy array on that
+        memory, of the layout's dtype and shape. Fill it in place (a[...] = values, never
+        a = values), then commit(name) and release(name). The array is made read-only by
+        commit() and release(); after release(), end_iteration() or finalize() it must not be
+        used at all (NumPy cannot revoke it: the memory is reused for other blocks, or unmapped
+        after finalize()). A block allocated and not committed is committed by end_iteration()."""
+        iteration = _ext.iteration()
+        view = _ext.alloc(name, block)
+        self._allocated[(name, block, iteration)] = view
+        return view
+
+    def commit(self, name, block=0, iteration=None):
+        """Declares an allocated block complete (damaris_commit_block_iteration()): it is stored
+        as it is now. Its array becomes read-only. iteration: the one the block was allocated in
+        (the current one by default). Raises Error (BLOCK_NOT_FOUND when not allocated)."""
+        if iteration is None:
+            iteration = _ext.iteration()
+        _ext.commit(name, block, iteration)
+        view = self._allocated.get((name, block, iteration))
+        if view is not None:
+            view.flags.writeable = False
+
+    def release(self, name, block=0, iteration=None):
+        """Gives an allocated block up (damaris_clear_block_iteration()), committing it first if
+        it was not. Its array becomes read-only and must not be used any more."""
+        if iteration is None:
+            iteration = _ext.iteration()
+        _ext.clear(name, block, iteration)
+        view = self._allocated.pop((name, block, iteration), None)
+        if view is not None:
+            view.flags.writeable = False
+
+    clear = release  # the C API's name
+
+    def signal(self, event):
+        """Triggers the event named in the XML (damaris_signal()). Raises Error
+        (UNDEFINED_ACTION)."""
+        _ext.signal(event)
+
+    def end_iteration(self):
+        """Ends the current iteration (damaris_end_iteration()): hands it to the servers, or, in
+        synchronous mode, stores it here. Arrays from alloc() for it become read-only. The GIL
+        is released. Raises Error (ERROR_UNKNOWN when a store failed, CHANNEL_ERROR...)."""
+        try:
+            _ext.end_iteration()
+        finally:
+            self._release_all()
+
+    def sync(self):
+        """Returns once every iteration this client has ended is stored (damaris_sync()). The
+        GIL is released while it waits."""
+        _ext.sync()
+
+    def _release_all(self):
+        for view in self._allocated.values():
+            view.flags.writeable = False
+        self._allocated.clear()

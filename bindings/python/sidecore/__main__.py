@@ -1,0 +1,25 @@
+"""python -m sidecore --version: what this Sidecore module is and what it was built with."""
+import argparse
+import sys
+
+from . import _sidecore as _ext
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m sidecore",
+        description="Sidecore: asynchronous I/O for MPI simulations (docs/python.md).")
+    parser.add_argument("--version", action="store_true",
+                        help="print the versions of Sidecore, its MPI library and HDF5")
+    args = parser.parse_args(argv)
+    if not args.version:
+        parser.print_help()
+        return 0
+    print(f"sidecore {_ext.version()}")
+    print(f"MPI: {_ext.mpi_library_version()}")
+    print(f"HDF5: {_ext.hdf5_version()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

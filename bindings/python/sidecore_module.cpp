@@ -1,0 +1,437 @@
+// sidecore._sidecore: the C API (Damaris.h, sidecore/introspection.h) as Python functions.
+// Glue only: every call goes to the C API, a failing code becomes sidecore.Error (or one of its
+// subclasses, defined in sidecore/_errors.py), and calls that can wait release the GIL. The
+// public API is the pure-Python layer in sidecore/__init__.py.
+#include <hdf5.h>
+#include <mpi.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "Damaris.h"
+#include "sidecore/introspection.h"
+
+namespace nb = nanobind;
+
+namespace {
+
+// The description of the configuration given to initialize(), for the checks of write/alloc.
+sidecore_description* g_description = nullptr;
+
+// Error classes from sidecore._errors, looked up once (the module outlives every call).
+struct error_classes {
+  nb::object error, dtype_error, shape_error;
+};
+error_classes& classes() {
+  static error_classes* c = [] {
+    nb::module_ errors = nb::module_::import_("sidecore._errors");
+    return new error_classes{errors.attr("Error"), errors.attr("DtypeError"),
+                             errors.attr("ShapeError")};
+  }();
+  return *c;
+}
+
+[[noreturn]] void raise(const nb::object& cls, int code, const std::string& message) {
+  nb::object instance = cls(code, message);
+  PyErr_SetObject(cls.ptr(), instance.ptr());
+  throw nb::python_error();
+}
+
+// Raises sidecore.Error with the code and the C API's message when code is not DAMARIS_OK.
+void check(int code) {
+  if (code != DAMARIS_OK) raise(classes().error, code, damaris_last_error_message());
+}
+void check_describe(int code) {
+  if (code != DAMARIS_OK) raise(classes().error, code, sidecore_describe_last_error());
+}
+
+const sidecore_description* description(const char* call) {
+  if (!g_description)
+    raise(classes().error, DAMARIS_NOT_INITIALIZED,
+          std::string(call) + " called before sidecore.initialize");
+  return g_description;
+}
+
+// NumPy's name of a DAMARIS_TYPE_* element type, and its DLPack dtype.
+struct element {
+  const char* name;
+  nb::dlpack::dtype dtype;
+};
+element element_of(int32_t type) {
+  using nb::dlpack::dtype_code;
+  auto make = [](const char* name, dtype_code code, int bits) {
+    return element{name,
+                   nb::dlpack::dtype{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1}};
+  };
+  switch (type) {
+    case DAMARIS_TYPE_CHAR:
+      return make("int8", dtype_code::Int, 8);
+    case DAMARIS_TYPE_SHORT:
+      return make("int16", dtype_code::Int, 16);
+    case DAMARIS_TYPE_INT:
+      return make("int32", dtype_code::Int, 32);
+    case DAMARIS_TYPE_LONG:
+      return make("int64", dtype_code::Int, 64);
+    case DAMARIS_TYPE_FLOAT:
+      return make("float32", dtype_code::Float, 32);
+    case DAMARIS_TYPE_DOUBLE:
+      return make("float64", dtype_code::Float, 64);
+    default:
+      return make("undefined", dtype_code::Int, 0);
+  }
+}
+
+std::string dtype_name(nb::dlpack::dtype d) {
+  using nb::dlpack::dtype_code;
+  std::string kind;
+  switch (static_cast<dtype_code>(d.code)) {
+    case dtype_code::Int:
+      kind = "int";
+      break;
+    case dtype_code::UInt:
+      kind = "uint";
+      break;
+    case dtype_code::Float:
+      kind = "float";
+      break;
+    case dtype_code::Complex:
+      kind = "complex";
+      break;
+    case dtype_code::Bool:
+      return "bool";
+    default:
+      kind = "type" + std::to_string(d.code) + "_";
+      break;
+  }
+  return kind + std::to_string(d.bits);
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+// A variable as its layout resolves now: element type and C-order extents.
+struct layout_now {
+  int32_t type = DAMARIS_TYPE_UNDEFINED;
+  std::vector<int64_t> shape;
+};
+layout_now layout_of(const char* call, const std::string& variable) {
+  int32_t type = 0, ndims = 0;
+  int64_t extents[SIDECORE_MAX_DIMENSIONS] = {};
+  check_describe(
+      sidecore_describe_variable(description(call), variable.c_str(), &type, &ndims, extents));
+  return layout_now{type, std::vector<int64_t>(extents, extents + ndims)};
+}
+
+// Checks an array against the variable's layout: same element type, same shape, C order.
+void check_array(const char* call, const std::string& variable,
+                 const nb::ndarray<nb::ro, nb::device::cpu>& array) {
+  const layout_now expected = layout_of(call, variable);
+  const element e = element_of(expected.type);
+  if (array.dtype() != e.dtype)
+    raise(classes().dtype_error, DAMARIS_ARGUMENT_ERROR,
+          std::string(call) + "('" + variable + "'): the array's dtype is " +
+              dtype_name(array.dtype()) + ", the variable's layout holds " + e.name +
+              " (convert with array.astype(numpy." + e.name + "))");
+  std::vector<int64_t> given;
+  for (std::size_t i = 0; i < array.ndim(); ++i)
+    given.push_back(static_cast<int64_t>(array.shape(i)));
+  if (given != expected.shape)
+    raise(classes().shape_error, DAMARIS_INVALID_DIMENSIONS,
+          std::string(call) + "('" + variable + "'): the array's shape is " + shape_text(given) +
+              ", the variable's layout is " + shape_text(expected.shape) +
+              " with the current parameter values (C order, slowest-varying first)");
+  int64_t stride = 1;
+  for (std::size_t i = array.ndim(); i-- > 0;) {
+    if (array.shape(i) != 1 && array.stride(i) != stride)
+      raise(classes().error, DAMARIS_ARGUMENT_ERROR,
+            std::string(call) + "('" + variable + "'): the array is not C-contiguous");
+    stride *= static_cast<int64_t>(array.shape(i));
+  }
+}
+
+void initialize(const std::string& config, int64_t fortran_comm) {
+  if (g_description)
+    raise(classes().error, DAMARIS_ALREADY_INITIALIZED, "sidecore.initialize: already initialized");
+  MPI_Comm comm = MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_comm));
+  int code = DAMARIS_OK;
+  {
+    nb::gil_scoped_release unlocked;
+    code = damaris_initialize(config.c_str(), comm);
+  }
+  check(code);
+  sidecore_description* d = nullptr;
+  {
+    nb::gil_scoped_release unlocked;
+    code = sidecore_describe_open(config.c_str(), comm, &d);
+  }
+  if (code != DAMARIS_OK) {
+    const std::string message = sidecore_describe_last_error();
+    {
+      nb::gil_scoped_release unlocked;
+      damaris_finalize();
+    }
+    raise(classes().error, code, message);
+  }
+  g_description = d;
+}
+
+void finalize() {
+  int code = DAMARIS_OK;
+  {
+    nb::gil_scoped_release unlocked;
+    code = damaris_finalize();
+  }
+  sidecore_describe_close(g_description);
+  g_description = nullptr;
+  check(code);
+}
+
+// (is_client, has dedicated resources)
+std::tuple<bool, bool> start() {
+  int is_client = 1, code = DAMARIS_OK;
+  {
+    nb::gil_scoped_release unlocked;
+    code = damaris_start(&is_client);
+  }
+  if (code == DAMARIS_NO_SERVER) return {true, false};
+  check(code);
+  return {is_client != 0, true};
+}
+
+void stop() {
+  int code = DAMARIS_OK;
+  {
+    nb::gil_scoped_release unlocked;
+    code = damaris_stop();
+  }
+  if (code != DAMARIS_NO_SERVER) check(code);
+}
+
+void write_block(const std::string& variable, int32_t block,
+                 nb::ndarray<nb::ro, nb::device::cpu> array) {
+  check_array("write", variable, array);
+  const void* data = array.data();
+  int code = DAMARIS_OK;
+  {
+    nb::gil_scoped_release unlocked;
+    code = damaris_write_block(variable.c_str(), block, data);
+  }
+  check(code);
+}
+
+nb::ndarray<nb::numpy> alloc(const std::string& variable, int32_t block) {
+  const layout_now layout = layout_of("alloc", variable);
+  void* address = nullptr;
+  int code = DAMARIS_OK;
+  {
+    nb::gil_scoped_release unlocked;
+    code = damaris_alloc_block(variable.c_str(), block, &address);
+  }
+  check(code);
+  std::vector<std::size_t> shape(layout.shape.begin(), layout.shape.end());
+  // No owner: the memory is Sidecore's until clear (see docs/python.md).
+  return nb::ndarray<nb::numpy>(address, shape.size(), shape.data(), nb::handle(), nullptr,
+                                element_of(layout.type).dtype);
+}
+
+template <int (*Call)(const char*, int32_t, int32_t)>
+void block_call(const std::string& variable, int32_t block, int32_t iteration) {
+  int code = DAMARIS_OK;
+  {
+    nb::gil_scoped_release unlocked;
+    code = Call(variable.c_str(), block, iteration);
+  }
+  check(code);
+}
+
+template <int (*Call)(void)>
+void plain_call() {
+  int code = DAMARIS_OK;
+  {
+    nb::gil_scoped_release unlocked;
+    code = Call();
+  }
+  check(code);
+}
+
+void send_signal(const std::string& event) {
+  int code = DAMARIS_OK;
+  {
+    nb::gil_scoped_release unlocked;
+    code = damaris_signal(event.c_str());
+  }
+  check(code);
+}
+
+int iteration() {
+  int it = 0;
+  check(damaris_get_iteration(&it));
+  return it;
+}
+
+nb::object parameter_get(const std::string& name) {
+  int32_t type = 0;
+  check_describe(sidecore_describe_parameter(description("parameter_get"), name.c_str(), &type));
+  unsigned char buffer[8] = {};
+  auto get = [&](unsigned size) { check(damaris_parameter_get(name.c_str(), buffer, size)); };
+  switch (type) {
+    case DAMARIS_TYPE_CHAR: {
+      get(1);
+      int8_t v;
+      std::memcpy(&v, buffer, 1);
+      return nb::int_(v);
+    }
+    case DAMARIS_TYPE_SHORT: {
+      get(2);
+      int16_t v;
+      std::memcpy(&v, buffer, 2);
+      return nb::int_(v);
+    }
+    case DAMARIS_TYPE_INT: {
+      get(4);
+      int32_t v;
+      std::memcpy(&v, buffer, 4);
+      return nb::int_(v);
+    }
+    case DAMARIS_TYPE_LONG: {
+      get(8);
+      int64_t v;
+      std::memcpy(&v, buffer, 8);
+      return nb::int_(v);
+    }
+    case DAMARIS_TYPE_FLOAT: {
+      get(4);
+      float v;
+      std::memcpy(&v, buffer, 4);
+      return nb::float_(v);
+    }
+    default: {
+      get(8);
+      double v;
+      std::memcpy(&v, buffer, 8);
+      return nb::float_(v);
+    }
+  }
+}
+
+// value is a Python int or float, already checked by the Python layer to fit the type.
+void parameter_set(const std::string& name, nb::handle value) {
+  int32_t type = 0;
+  check_describe(sidecore_describe_parameter(description("parameter_set"), name.c_str(), &type));
+  auto set = [&](const auto& v) { check(damaris_parameter_set(name.c_str(), &v, sizeof v)); };
+  switch (type) {
+    case DAMARIS_TYPE_CHAR:
+      set(static_cast<int8_t>(nb::cast<int64_t>(value)));
+      break;
+    case DAMARIS_TYPE_SHORT:
+      set(static_cast<int16_t>(nb::cast<int64_t>(value)));
+      break;
+    case DAMARIS_TYPE_INT:
+      set(static_cast<int32_t>(nb::cast<int64_t>(value)));
+      break;
+    case DAMARIS_TYPE_LONG:
+      set(nb::cast<int64_t>(value));
+      break;
+    case DAMARIS_TYPE_FLOAT:
+      set(static_cast<float>(nb::cast<double>(value)));
+      break;
+    default:
+      set(nb::cast<double>(value));
+      break;
+  }
+}
+
+std::string parameter_type(const std::string& name) {
+  int32_t type = 0;
+  check_describe(sidecore_describe_parameter(description("parameter_type"), name.c_str(), &type));
+  return element_of(type).name;
+}
+
+std::tuple<std::string, std::vector<int64_t>> variable_layout(const std::string& variable) {
+  const layout_now layout = layout_of("layout", variable);
+  return {element_of(layout.type).name, layout.shape};
+}
+
+void set_position(const std::string& variable, int32_t block,
+                  const std::vector<int64_t>& position) {
+  const layout_now layout = layout_of("set_position", variable);
+  if (position.size() != layout.shape.size())
+    raise(classes().shape_error, DAMARIS_ARGUMENT_ERROR,
+          "set_position('" + variable + "'): " + std::to_string(position.size()) +
+              " coordinates given, the variable's layout has " +
+              std::to_string(layout.shape.size()) + " dimensions");
+  check(damaris_set_block_position(variable.c_str(), block, position.data()));
+}
+
+int64_t client_comm() {
+  MPI_Comm comm = MPI_COMM_NULL;
+  check(damaris_client_comm_get(&comm));
+  return static_cast<int64_t>(MPI_Comm_c2f(comm));
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string version(text, static_cast<std::size_t>(length));
+  const std::size_t end = version.find('\n');
+  if (end != std::string::npos) version.resize(end);
+  while (!version.empty() &&
+         (version.back() == '\r' || version.back() == ' ' || version.back() == '\0'))
+    version.pop_back();
+  return version;
+}
+
+std::string hdf5_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
+
+}  // namespace
+
+NB_MODULE(_sidecore, m) {
+  m.doc() = "The Sidecore C API; use the sidecore package, not this module.";
+  m.def("version", [] { return std::string(sidecore_version()); });
+  m.def("mpi_library_version", &mpi_library_version);
+  m.def("hdf5_version", &hdf5_version);
+  m.def("hdf5_header_version", [] { return std::string(H5_VERS_INFO); });
+  m.def("error_string", [](int code) { return std::string(damaris_error_string(code)); });
+  m.def("initialized", [] { return g_description != nullptr; });
+  m.def("initialize", &initialize, nb::arg("config"), nb::arg("fortran_comm"));
+  m.def("finalize", &finalize);
+  m.def("start", &start);
+  m.def("stop", &stop);
+  m.def("write", &write_block, nb::arg("variable"), nb::arg("block"), nb::arg("array").noconvert());
+  // reference: a view on Sidecore's memory (without it, an array with no owner is copied).
+  m.def("alloc", &alloc, nb::arg("variable"), nb::arg("block"), nb::rv_policy::reference);
+  m.def("commit", &block_call<damaris_commit_block_iteration>, nb::arg("variable"),
+        nb::arg("block"), nb::arg("iteration"));
+  m.def("clear", &block_call<damaris_clear_block_iteration>, nb::arg("variable"), nb::arg("block"),
+        nb::arg("iteration"));
+  m.def("signal", &send_signal, nb::arg("event"));
+  m.def("end_iteration", &plain_call<damaris_end_iteration>);
+  m.def("sync", &plain_call<damaris_sync>);
+  m.def("iteration", &iteration);
+  m.def("parameter_get", &parameter_get, nb::arg("name"));
+  m.def("parameter_set", &parameter_set, nb::arg("name"), nb::arg("value"));
+  m.def("parameter_type", &parameter_type, nb::arg("name"));
+  m.def("layout", &variable_layout, nb::arg("variable"));
+  m.def("set_position", &set_position, nb::arg("variable"), nb::arg("block"), nb::arg("position"));
+  m.def("client_comm", &client_comm);
+  m.attr("OK") = static_cast<int>(DAMARIS_OK);
+}

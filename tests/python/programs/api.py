@@ -1,0 +1,142 @@
+"""Every error path of the Python client API, parameters and positions, on every rank (no
+dedicated resources). Usage: api.py <xml> <missing xml>. Writes iteration 0 (field from a
+list, resizable after W changed, placed at its position); run_test checks the files."""
+import os
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import sidecore  # noqa: E402
+import values  # noqa: E402
+
+xml, missing = sys.argv[1], sys.argv[2]
+rank = MPI.COMM_WORLD.Get_rank()
+
+
+def raises(kind, code, *words):
+    """A context manager expecting sidecore error `kind` with `code`, naming every word."""
+    class Expect:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, exc_type, exc, tb):
+            assert exc is not None, f"expected {kind.__name__} with {words}"
+            assert isinstance(exc, kind), f"{exc_type.__name__}: {exc}"
+            assert isinstance(exc, sidecore.Error)
+            assert exc.code == code, f"code {exc.code} ({exc}), expected {code}"
+            assert exc.name == sidecore.CODE_NAMES[code]
+            for w in words:
+                assert w in str(exc), f"{w!r} not in {exc}"
+            self.error = exc
+            return True
+    return Expect()
+
+
+# A missing file: the same error on every rank, naming it; nothing is left initialized.
+with raises(sidecore.Error, 6, os.path.basename(missing)):
+    sidecore.initialize(missing)
+assert not sidecore._ext.initialized()
+
+with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
+    with raises(sidecore.Error, 13, "already initialized"):
+        sidecore.initialize(xml)
+    assert sc.start() is True and sc.is_client and sc.has_servers is False
+    source = sc.client_comm.Get_rank()
+
+    # Layouts as resolved now.
+    assert sc.layout("field") == (np.dtype(np.float64), (values.NY, values.NX))
+    assert sc.layout("ids") == (np.dtype(np.int32), (values.NZ, values.NY, values.NX))
+    with raises(sidecore.Error, 16, "'nope'"):
+        sc.layout("nope")
+
+    # dtype and shape errors name the variable, what was given and what is expected.
+    good = values.field(source, 0, 0)
+    with raises(sidecore.DtypeError, 7, "'field'", "float32", "float64"):
+        sc.write("field", good.astype(np.float32))
+    with raises(TypeError, 7, "int64", "float64"):
+        sc.write("field", np.zeros((values.NY, values.NX), dtype=np.int64))
+    with raises(sidecore.ShapeError, 18, "'field'", "(6, 5)", "(5, 6)"):
+        sc.write("field", np.zeros((values.NX, values.NY)))
+    with raises(ValueError, 18, "(5, 6, 1)", "(5, 6)"):
+        sc.write("field", good.reshape(values.NY, values.NX, 1))
+    with raises(sidecore.DtypeError, 7, "'field'", ">f8", "byte order"):
+        sc.write("field", good.astype(">f8"))
+    with raises(sidecore.ShapeError, 18, "'ids'", "(4, 5, 7)"):
+        sc.write("ids", np.zeros((4, 5, 7), dtype=np.int32))
+    with raises(sidecore.Error, 16, "'nope'"):
+        sc.write("nope", good)
+    with raises(sidecore.Error, 17):
+        sc.write("field", good, block=values.DOMAINS)
+
+    # Parameters, typed by their declared type.
+    assert sc.parameter_get("NX") == values.NX and type(sc.parameter_get("NX")) is int
+    assert sc.parameter_get("W") == 3 and sc.parameter_type("W") == "int64"
+    assert sc.parameter_get("scale") == 1.5 and type(sc.parameter_get("scale")) is float
+    assert sc.parameter_get("ratio") == 0.25 and sc.parameter_type("ratio") == "float32"
+    sc.parameter_set("scale", 3)
+    assert sc.parameter_get("scale") == 3.0
+    sc.parameter_set("ratio", 0.125)
+    assert sc.parameter_get("ratio") == 0.125
+    with raises(sidecore.DtypeError, 7, "'NX'", "2.5", "integer"):
+        sc.parameter_set("NX", 2.5)
+    with raises(sidecore.DtypeError, 7, "'scale'", "'x'"):
+        sc.parameter_set("scale", "x")
+    with raises(sidecore.ShapeError, 7, "'NX'", "int32", "2147483647"):
+        sc.parameter_set("NX", 2**31)
+    with raises(sidecore.Error, 15, "'NOPE'"):
+        sc.parameter_get("NOPE")
+    with raises(sidecore.Error, 15):
+        sc.parameter_set("NOPE", 1)
+    assert sc.parameter_get("NX") == values.NX  # unchanged by the failures
+
+    # A parameter changes a layout: the next write has the new shape.
+    sc.parameter_set("W", 5.0)
+    assert sc.parameter_get("W") == 5
+    assert sc.layout("resizable") == (np.dtype(np.int32), (5,))
+    with raises(sidecore.ShapeError, 18, "'resizable'", "(3,)", "(5,)"):
+        sc.write("resizable", np.arange(3, dtype=np.int32))
+    sc.write("resizable", np.arange(5, dtype=np.int32) + 10 * source)
+
+    # Positions: one per dimension, inside the global extents.
+    with raises(sidecore.ShapeError, 7, "'placed'", "3 coordinates", "2 dimensions"):
+        sc.set_position("placed", (0, 0, 0))
+    sc.set_position("placed", (0, values.NX * 4))
+    with raises(sidecore.Error, 18):
+        sc.write("placed", good)
+    sc.set_position("placed", (0, values.NX * source))
+    sc.write("placed", good)
+
+    # A list is converted (Python floats are float64).
+    sc.write("field", good.tolist())
+
+    # Zero copy: read-only once committed, no second allocation, no commit of nothing.
+    a = sc.alloc("counts")
+    a[...] = values.counts(source, 0, 0)
+    sc.commit("counts")
+    try:
+        a[0, 0] = 1
+        raise AssertionError("a committed block's array is still writable")
+    except ValueError as e:
+        assert "read-only" in str(e)
+    with raises(sidecore.Error, 5):
+        sc.alloc("counts")
+    sc.release("counts")
+    with raises(sidecore.Error, 19):
+        sc.commit("counts", block=1)
+    b = sc.alloc("counts", block=1)
+    sc.end_iteration()  # commits block 1 (with a warning) and makes its array read-only
+    assert not b.flags.writeable
+
+    # Events.
+    with raises(sidecore.Error, 14, "'nope'"):
+        sc.signal("nope")
+    assert sc.iteration == 1
+    sc.sync()
+
+# Finalized by the with block: calls fail cleanly.
+assert not sidecore._ext.initialized()
+with raises(sidecore.Error, 12):
+    sc.parameter_get("NX")
+print(f"rank {rank}: done", flush=True)

@@ -1,0 +1,48 @@
+"""An mpi4py simulation writing every variable of sim.xml.in through the Python API: field and
+ids with write (ids from a transposed, non-contiguous view), cube and counts with alloc/commit/
+release, two blocks each, for several iterations. Usage: writer.py <xml> <iterations>"""
+import os
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import sidecore  # noqa: E402
+import values  # noqa: E402
+
+xml, iterations = sys.argv[1], int(sys.argv[2])
+
+with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
+    if sc.start():
+        source = sc.client_comm.Get_rank()
+        for it in range(iterations):
+            assert sc.iteration == it
+            for block in range(values.DOMAINS):
+                sc.write("field", values.field(source, it, block), block=block)
+                # A transposed copy's transpose: same values, not C-contiguous.
+                view = np.ascontiguousarray(values.ids(source, it, block).T).T
+                assert not view.flags.c_contiguous
+                sc.write("ids", view, block=block)
+
+                a = sc.alloc("cube", block=block)
+                assert a.flags.writeable and a.dtype == np.float64
+                assert a.shape == (values.NZ, values.NY, values.NX)
+                a[...] = values.cube(source, it, block)
+                sc.commit("cube", block=block)
+                assert not a.flags.writeable  # committed: stored as it is now
+                sc.release("cube", block=block)
+
+                c = sc.alloc("counts", block=block)
+                assert c.dtype == np.int32 and c.shape == (values.NY, values.NX)
+                c[...] = values.counts(source, it, block)
+                sc.commit("counts", block=block)
+                sc.clear("counts", block=block)
+            sc.signal("tick")
+            sc.end_iteration()
+        sc.sync()
+        sc.stop()
+    else:
+        assert not sc.is_client and sc.has_servers
+assert not sidecore._ext.initialized()
+print(f"rank {MPI.COMM_WORLD.Get_rank()}: done", flush=True)

@@ -1,0 +1,151 @@
+"""The Python client API under mpirun: each test runs an mpi4py program (programs/) as a job
+with a deadline, then reads the HDF5 files back with h5py and compares them, value by value,
+with what values.py says was written."""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+from mpi_job import expect_array, expect_no_leaked_segments, job_segments, mpi_env, run_job  # noqa: E402
+import values  # noqa: E402
+
+
+def configure(tmp_path, name, cores=0, threads=0):
+    """sim.xml.in with its mode and output directory; returns (xml path, output directory)."""
+    out = tmp_path / (name + "_out")
+    out.mkdir()
+    with open(os.path.join(HERE, "sim.xml.in")) as f:
+        text = f.read()
+    text = text.replace("@CORES@", str(cores)).replace("@THREADS@", str(threads))
+    text = text.replace("@OUT@", str(out))
+    xml = tmp_path / (name + ".xml")
+    xml.write_text(text)
+    return str(xml), str(out)
+
+
+def run(program, np_, *args, timeout=240):
+    """Runs programs/<program> on np_ ranks; every rank must finish and say so."""
+    before = job_segments()
+    argv = [sys.executable, os.path.join(HERE, "programs", program)] + [str(a) for a in args]
+    status, output = run_job(np_, argv, mpi_env(), timeout)
+    assert status == 0, f"{program} exited with {status}"
+    for rank in range(np_):
+        assert f"rank {rank}: done" in output, f"rank {rank} did not finish"
+    expect_no_leaked_segments(before)
+    return output
+
+
+def stored_blocks(out, it):
+    """{(variable, source, block): array} of every file of iteration it."""
+    blocks = {}
+    files = sorted(glob.glob(os.path.join(out, f"py_It{it}_Pr*.h5")))
+    assert files, f"no file for iteration {it} in {out}"
+    for name in files:
+        with h5py.File(name, "r") as h5:
+            def visit(path, obj):
+                m = re.fullmatch(r"(\w+)/P(\d+)(?:/B(\d+))?", path)
+                if m and isinstance(obj, h5py.Dataset):
+                    key = (m.group(1), int(m.group(2)), int(m.group(3) or 0))
+                    assert key not in blocks, f"{key} stored twice"
+                    blocks[key] = obj[()]
+            h5.visititems(visit)
+    return blocks
+
+
+def check_every_block(out, clients, iterations):
+    for it in range(iterations):
+        blocks = stored_blocks(out, it)
+        expected = {(v, s, b) for v in values.VARIABLES for s in range(clients)
+                    for b in range(values.DOMAINS)}
+        assert set(blocks) == expected, f"iteration {it}: {sorted(set(blocks) ^ expected)}"
+        for (variable, source, block), got in blocks.items():
+            expect_array(f"{variable} P{source} B{block} it{it}", got,
+                         values.VARIABLES[variable](source, it, block))
+
+
+def test_dedicated_cores(tmp_path):
+    """4 ranks on one node, 1 dedicated core: 3 clients write every variable, 3 iterations."""
+    xml, out = configure(tmp_path, "cores", cores=1)
+    run("writer.py", 4, xml, 3)
+    check_every_block(out, clients=3, iterations=3)
+
+
+def test_synchronous(tmp_path):
+    """No dedicated resource: 2 clients store in end_iteration."""
+    xml, out = configure(tmp_path, "sync")
+    run("writer.py", 2, xml, 3)
+    check_every_block(out, clients=2, iterations=3)
+
+
+def test_background_thread(tmp_path):
+    """One I/O thread per process."""
+    xml, out = configure(tmp_path, "thread", threads=1)
+    run("writer.py", 2, xml, 2)
+    check_every_block(out, clients=2, iterations=2)
+
+
+def test_errors_parameters_positions(tmp_path):
+    """dtype/shape errors, parameters get/set, positions, zero-copy rules (checked in the
+    program on every rank), and what it stored."""
+    xml, out = configure(tmp_path, "api")
+    output = run("api.py", 2, xml, tmp_path / "missing.xml")
+    assert "missing.xml" in output
+    blocks = stored_blocks(out, 0)
+    for source in range(2):
+        expect_array(f"field P{source}", blocks[("field", source, 0)], values.field(source, 0, 0))
+        expect_array(f"resizable P{source}", blocks[("resizable", source, 0)],
+                     np.arange(5, dtype=np.int32) + 10 * source)
+        expect_array(f"placed P{source}", blocks[("placed", source, 0)], values.field(source, 0, 0))
+        expect_array(f"counts P{source}", blocks[("counts", source, 0)],
+                     values.counts(source, 0, 0))
+        assert ("counts", source, 1) in blocks  # committed by end_iteration
+
+
+def test_context_manager_on_exception(tmp_path):
+    """An exception inside `with` stops and finalizes (the dedicated core returns), the data of
+    the iteration ended before it is stored, and Sidecore can be initialized again."""
+    first, out1 = configure(tmp_path, "first", cores=1)
+    second, out2 = configure(tmp_path, "second", cores=1)
+    run("exception.py", 3, first, second)
+    for it in range(2):  # iteration 1 was written, not ended: stored at stop, as incomplete
+        blocks = stored_blocks(out1, it)
+        for source in range(2):
+            expect_array(f"first P{source} it{it}", blocks[("field", source, 0)],
+                         values.field(source, it, 0))
+    blocks = stored_blocks(out2, 0)
+    for source in range(2):
+        expect_array(f"second P{source}", blocks[("field", source, 1)], values.field(source, 7, 1))
+
+
+def test_version():
+    """python -m sidecore --version: Sidecore's version, the MPI library's first line (as
+    mpi4py, linked to the same library, says it) and HDF5's (as h5dump says it, when there)."""
+    result = subprocess.run([sys.executable, "-m", "sidecore", "--version"], capture_output=True,
+                            text=True, timeout=60, env=mpi_env())
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3, result.stdout
+    with open(os.path.join(HERE, "..", "..", "CMakeLists.txt")) as f:
+        version = re.search(r"project\(Sidecore VERSION ([0-9.]+)", f.read()).group(1)
+    assert lines[0] == f"sidecore {version}"
+    probe = subprocess.run(
+        [sys.executable, "-c",
+         "from mpi4py import MPI; print(MPI.Get_library_version().splitlines()[0].rstrip(\" \\x00\"))"],
+        capture_output=True, text=True, timeout=60, env=mpi_env())
+    assert probe.returncode == 0, probe.stderr
+    assert lines[1] == "MPI: " + probe.stdout.strip()
+    assert re.fullmatch(r"HDF5: \d+\.\d+\.\d+", lines[2]), lines[2]
+    try:
+        h5dump = subprocess.run(["h5dump", "--version"], capture_output=True, text=True, timeout=60)
+        hdf5 = re.search(r"(\d+\.\d+\.\d+)", h5dump.stdout).group(1)
+        assert lines[2] == "HDF5: " + hdf5
+    except FileNotFoundError:
+        pass
