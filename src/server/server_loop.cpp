@@ -13,9 +13,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <string>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/units.hpp"
+#include "engines/messages.hpp"
 
 namespace sidecore::server {
 namespace {
@@ -44,16 +48,38 @@ server_loop::server_loop(const config::model& model, const topology::layout& top
       m_topo(topo),
       m_channel(channel),
       m_buffer(model.arch, std::to_string(::getpid()) + "-" + std::to_string(topo.server_index),
-               [&channel](const std::vector<transport::heap_extent>& ranges) {
-                 channel.heap().release(ranges);
-               }),
+               [this](const std::vector<transport::heap_extent>& ranges) { release(ranges); }),
       m_processor(model, topo.servers.get(), static_cast<int>(channel.client_count()),
-                  [&channel](const std::vector<transport::heap_extent>& ranges) {
-                    channel.heap().release(ranges);
-                  }),
+                  [this](const std::vector<transport::heap_extent>& ranges) { release(ranges); }),
       m_events(model, topo.servers.get(), static_cast<int>(channel.client_count())),
-      m_stopped(channel.client_count(), 0) {
+      m_stopped(channel.client_count(), 0),
+      m_sources(channel.client_count()),
+      m_ended(channel.client_count(), 0),
+      m_rejected(channel.client_count(), 0) {
   m_processor.defer_storing(true);
+  // Slot k is the k-th client of the group (its index among all clients); a channel built
+  // without a topology (tests) numbers its clients by slot.
+  for (std::uint32_t slot = 0; slot < channel.client_count(); ++slot)
+    m_sources[slot] = slot < topo.group_client_indices.size() ? topo.group_client_indices[slot]
+                                                              : static_cast<std::int32_t>(slot);
+  try {
+    m_ghosts = config::evaluate_ghosts(model);
+  } catch (const std::exception& e) {
+    log::warning("ghost zones cannot be evaluated (", e.what(),
+                 "); blocks' interiors are not checked");
+  }
+}
+
+void server_loop::release(const std::vector<transport::heap_extent>& ranges) {
+  for (const transport::heap_extent& r : ranges) m_held.erase(r.offset);
+  m_channel.heap().release(ranges);
+}
+
+bool server_loop::unclaimed(std::uint64_t offset, std::uint64_t bytes) const {
+  const std::uint64_t end = offset + transport::shared_heap::rounded(bytes);
+  auto after = m_held.lower_bound(end);
+  if (after != m_held.begin() && std::prev(after)->second > offset) return false;
+  return m_channel.heap().is_allocated(offset, bytes);
 }
 
 std::uint64_t server_loop::heap_high_water() const { return m_channel.heap().high_water(); }
@@ -100,6 +126,25 @@ void server_loop::run() {
   m_processor.finish();
   publish_failures();
   m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
+  for (std::uint32_t slot = 0; slot < m_channel.client_count(); ++slot)
+    if (m_rejected[slot] > 1)
+      log::warning("client ", m_sources[slot], ": ", m_rejected[slot],
+                   " notifications were malformed and dropped");
+  // Every block is stored and its memory given back: what is still in use was allocated by
+  // clients and never announced. Counted only while every client is still stopped (one that
+  // started again may be allocating now; its resume is published before its allocations).
+  // A poisoned heap gives nothing back: its use says nothing then.
+  const std::string poisoned = m_channel.heap().poisoned();
+  const std::uint64_t used = m_channel.heap().used();
+  m_unannounced = 0;
+  if (poisoned.empty() && used > 0 && m_held.empty() && m_channel.slowest_ended() == UINT32_MAX) {
+    m_unannounced = used;
+    log::warning(readable_bytes(used),
+                 " of the shared buffer were allocated by clients but never announced (a client "
+                 "killed while writing, or blocks allocated and not committed before "
+                 "damaris_stop); they stay unusable until the end of the job");
+  }
+  if (!poisoned.empty()) log::error("the shared buffer could not be used to the end: ", poisoned);
 }
 
 void server_loop::rescue_waiting_writers() {
@@ -128,12 +173,16 @@ void server_loop::store_one() {
 }
 
 void server_loop::publish_failures() {
-  const std::uint64_t failures = m_processor.counters().store_failures;
+  const std::uint64_t failures = m_processor.counters().store_failures + m_rejected_total;
   if (failures == m_published_failures) return;
   m_published_failures = failures;
-  m_channel.publish_store_failures(static_cast<std::uint32_t>(failures),
-                                   "the dedicated core (rank " + std::to_string(m_topo.world_rank) +
-                                       ") could not store: " + m_processor.pending_failure());
+  // The channel keeps the first message it is given: the first failure of either kind.
+  const std::string& store_failure = m_processor.pending_failure();
+  m_channel.publish_store_failures(
+      static_cast<std::uint32_t>(failures),
+      "the dedicated core (rank " + std::to_string(m_topo.world_rank) + ") " +
+          (store_failure.empty() ? "dropped a malformed notification: " + m_first_rejection
+                                 : "could not store: " + store_failure));
 }
 
 bool server_loop::drain() {
@@ -149,19 +198,89 @@ bool server_loop::drain() {
   return any;
 }
 
+std::string server_loop::problem_of(std::uint32_t slot, const transport::message& m) const {
+  engines::message_limits limits;
+  limits.model = &m_model;
+  limits.ghosts = &m_ghosts;
+  limits.source = m_sources[slot];
+  limits.ended = m_ended[slot];
+  limits.closed = m_processor.open_iteration();
+  limits.heap_begin = m_channel.heap().begin_offset();
+  limits.heap_end = m_channel.heap().end_offset();
+  std::string problem = engines::message_problem(m, limits);
+  if (problem.empty() && m.kind == transport::message_kind::block &&
+      m_announced.count({m.iteration, m.variable, m.block, slot}))
+    problem = "block " + std::to_string(m.block) +
+              " was announced already in this iteration "
+              "(each block is handed over once per iteration)";
+  if (problem.empty() && m.kind == transport::message_kind::block && !unclaimed(m.offset, m.bytes))
+    problem = "its data at offset " + std::to_string(m.offset) + " (" + std::to_string(m.bytes) +
+              " bytes) is not memory the client allocated: free, or held by another block "
+              "(announced twice?)";
+  return problem;
+}
+
+void server_loop::reject(std::uint32_t slot, const transport::message& m,
+                         const std::string& problem) {
+  ++m_rejected[slot];
+  ++m_rejected_total;
+  // Its iteration, when the message names a plausible one, or the one the client is in, is
+  // stored as incomplete.
+  const std::int64_t ended = m_ended[slot];
+  const bool plausible =
+      m.iteration >= ended && m.iteration <= ended + engines::max_iterations_unended;
+  m_tainted.emplace(slot, plausible ? std::int64_t{m.iteration} : ended);
+  std::string what = "client " + std::to_string(m_sources[slot]) + " (queue " +
+                     std::to_string(slot) + "), iteration " + std::to_string(m.iteration) + ", " +
+                     engines::kind_name(m.kind);
+  if (m.kind == transport::message_kind::block && m.variable >= 0 &&
+      static_cast<std::size_t>(m.variable) < m_model.variables.size())
+    what += " of variable '" + m_model.variables[m.variable].name + "'";
+  what += ": " + problem;
+  if (m_first_rejection.empty()) m_first_rejection = what;
+  if (m_rejected[slot] == 1)
+    log::error("dropped a malformed notification from ", what,
+               "; the iteration will be stored as incomplete (further bad notifications from "
+               "this client are counted, not logged)");
+  // A block's memory goes back only when it is a range the client holds and no block of the
+  // server does: anything else (outside the heap, free, someone else's) is left alone.
+  if (m.kind == transport::message_kind::block && m.offset >= m_channel.heap().begin_offset() &&
+      m.offset < m_channel.heap().end_offset() && unclaimed(m.offset, m.bytes)) {
+    try {
+      m_channel.heap().release(m.offset, m.bytes);
+    } catch (const std::exception& e) {
+      log::error("could not give back the memory of a dropped block: ", e.what());
+    }
+  }
+  publish_failures();
+}
+
 void server_loop::handle(std::uint32_t slot, const transport::message& m) {
+  const std::string problem = problem_of(slot, m);
+  if (!problem.empty()) {
+    reject(slot, m, problem);
+    return;
+  }
   switch (m.kind) {
     case transport::message_kind::block: {
       stored_block b = stored_block_from(m, m_channel.address(m.offset));
       b.shared = {m.offset, m.bytes};
+      m_held.emplace(m.offset, m.offset + transport::shared_heap::rounded(m.bytes));
+      m_announced.insert({m.iteration, m.variable, m.block, slot});
       m_processor.add_block(std::move(b));
       break;
     }
-    case transport::message_kind::end_iteration:
+    case transport::message_kind::end_iteration: {
+      const bool dropped = m_tainted.erase({slot, m.iteration}) > 0;
+      m_ended[slot] = std::int64_t{m.iteration} + 1;
       m_processor.end_iteration(static_cast<int>(slot), m.iteration,
-                                (m.flags & transport::iteration_skipped) != 0);
+                                (m.flags & transport::iteration_skipped) != 0 || dropped);
       m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
+      // Blocks of complete iterations can no longer be announced (they would be late).
+      m_announced.erase(m_announced.begin(), m_announced.lower_bound({m_processor.open_iteration(),
+                                                                      INT32_MIN, INT32_MIN, 0u}));
       break;
+    }
     case transport::message_kind::signal:
       m_events.signal(m.variable, m.source, m.iteration);
       break;
@@ -173,7 +292,7 @@ void server_loop::handle(std::uint32_t slot, const transport::message& m) {
       }
       break;
     default:
-      log::error("unknown message kind ", static_cast<unsigned>(m.kind), " from slot ", slot, " (ignored)");
+      break;  // refused by problem_of
   }
 }
 

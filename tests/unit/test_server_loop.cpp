@@ -1,18 +1,26 @@
 // The dedicated core's loop, alone in one process: clients (on a thread, through their
 // shared-memory engines) write two iterations and stop; the loop stores them, frees every byte
-// of the shared buffer, and serves a second session after a new damaris_start.
+// of the shared buffer, and serves a second session after a new damaris_start. A buggy client's
+// malformed notifications are dropped without harm to the others, memory never announced is
+// reported, and what was committed before the heap was poisoned is still stored.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <mpi.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/error.hpp"
 #include "config/model.hpp"
 #include "engines/shm_engine.hpp"
 #include "server/server_loop.hpp"
@@ -137,4 +145,237 @@ TEST_F(server_loop_test, a_second_run_serves_clients_that_start_again) {
   EXPECT_EQ(loop.counters().iterations_stored, 4u);
   EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "loop_It3_Pr0.h5", "v/P1"),
             values_of(3, 1));
+}
+
+namespace {
+
+transport::message block_of(int iteration, std::uint32_t slot, std::uint64_t offset) {
+  transport::message m{};
+  m.kind = transport::message_kind::block;
+  m.iteration = iteration;
+  m.source = static_cast<std::int32_t>(slot);
+  m.ndims = 1;
+  m.dims[0] = 4;
+  m.offset = offset;
+  m.bytes = 16;
+  return m;
+}
+
+// Reserves a block and writes the values of (iteration, slot) into it; returns its offset.
+std::uint64_t written(engines::shm_engine& engine, int iteration, std::uint32_t slot) {
+  engines::reservation r = engine.reserve(16);
+  const std::vector<std::int32_t> values = values_of(iteration, static_cast<int>(slot));
+  std::memcpy(r.address, values.data(), 16);
+  return r.offset;
+}
+
+// Ends an iteration and starts the next; the store failures the server reported (which the
+// engine raises as storage_error) are counted, not fatal.
+void end_and_count(engines::shm_engine& engine, int iteration, int& failures_seen) {
+  engine.end_iteration(iteration, false);
+  try {
+    engine.iteration_started(iteration + 1);
+  } catch (const storage_error&) {
+    ++failures_seen;
+  }
+}
+
+void sync_and_count(engines::shm_engine& engine, int iterations, int& failures_seen,
+                    std::string* message = nullptr) {
+  try {
+    engine.sync(iterations);
+  } catch (const storage_error& e) {
+    ++failures_seen;
+    if (message) *message = e.what();
+  }
+}
+
+}  // namespace
+
+TEST_F(server_loop_test, malformed_notifications_are_dropped_counted_and_reported_without_harm) {
+  const config::model model = model_in(m_directory);
+  transport::channel channel = make_channel();
+  server::server_loop loop(model, m_topo, channel);
+  int good_failures = 0, buggy_failures = 0;
+  std::string buggy_message;
+  std::thread clients([&] {
+    std::thread buggy([&] {
+      engines::shm_engine engine(model, channel, 1, 1);
+      // Iteration 0: well formed.
+      engine.commit(block_of(0, 1, written(engine, 0, 1)), {});
+      end_and_count(engine, 0, buggy_failures);
+      // Iteration 1: nine dimensions for a layout of one. Its memory is the client's: the
+      // server gives it back.
+      transport::message nine = block_of(1, 1, written(engine, 1, 1));
+      nine.ndims = 9;
+      engine.commit(nine, {});
+      end_and_count(engine, 1, buggy_failures);
+      // Iteration 2: a block, then the same block again (its memory held by the first: not
+      // given back twice).
+      const transport::message twice = block_of(2, 1, written(engine, 2, 1));
+      engine.commit(twice, {});
+      engine.commit(twice, {});
+      end_and_count(engine, 2, buggy_failures);
+      // Iteration 3: a block whose data lies outside the heap, a notification of no known
+      // kind, then a well-formed block.
+      transport::message outside = block_of(3, 1, written(engine, 3, 1));
+      const std::uint64_t kept = outside.offset;
+      outside.offset = channel.heap().end_offset() + 4096;
+      engine.commit(outside, {});
+      transport::message garbage = block_of(3, 1, kept);
+      garbage.kind = static_cast<transport::message_kind>(77);
+      engine.commit(garbage, {});
+      engine.commit(block_of(3, 1, kept), {});
+      end_and_count(engine, 3, buggy_failures);
+      sync_and_count(engine, 4, buggy_failures, &buggy_message);
+      engine.stop(4);
+    });
+    engines::shm_engine engine(model, channel, 0, 0);
+    for (int it = 0; it < 4; ++it) {
+      engine.commit(block_of(it, 0, written(engine, it, 0)), {});
+      end_and_count(engine, it, good_failures);
+    }
+    sync_and_count(engine, 4, good_failures);
+    engine.stop(4);
+    buggy.join();
+  });
+  loop.run();
+  clients.join();
+
+  EXPECT_EQ(loop.messages_rejected(), 4u);
+  EXPECT_EQ(loop.counters().iterations_stored, 4u);
+  EXPECT_EQ(loop.counters().iterations_incomplete, 3u);  // 1, 2 and 3 lost a notification
+  EXPECT_EQ(loop.counters().blocks_stored, 7u);
+  // Every byte is back (the refused block's too), and the free ranges are sound.
+  EXPECT_EQ(channel.heap().used(), 0u);
+  EXPECT_EQ(channel.heap().check(), "");
+  EXPECT_EQ(channel.heap().poisoned(), "");
+  // The clients were told, as of a store failure, naming the first problem.
+  EXPECT_EQ(channel.store_failures(), 4u);
+  EXPECT_NE(channel.first_store_failure().find("ndims is 9"), std::string::npos)
+      << channel.first_store_failure();
+  EXPECT_NE(channel.first_store_failure().find("client 1"), std::string::npos);
+  EXPECT_GE(good_failures, 1);
+  EXPECT_GE(buggy_failures, 1);
+  // What was well formed is stored, the rest is not.
+  for (int it = 0; it < 4; ++it) {
+    const std::string file = m_directory + "loop_It" + std::to_string(it) + "_Pr0.h5";
+    EXPECT_EQ(testing_support::read_int32_dataset(file, "v/P0"), values_of(it, 0)) << it;
+    if (it != 1)
+      EXPECT_EQ(testing_support::read_int32_dataset(file, "v/P1"), values_of(it, 1)) << it;
+  }
+  EXPECT_TRUE(testing_support::read_int32_dataset(m_directory + "loop_It1_Pr0.h5", "v/P1").empty());
+}
+
+TEST_F(server_loop_test, random_bytes_in_a_queue_never_crash_the_server_nor_harm_other_data) {
+  const config::model model = model_in(m_directory);
+  transport::channel channel = make_channel();
+  server::server_loop loop(model, m_topo, channel);
+  constexpr int garbage = 3000;
+  int failures = 0;
+  std::thread clients([&] {
+    std::thread buggy([&] {
+      std::mt19937_64 random(99);
+      transport::message m;
+      auto* bytes = reinterpret_cast<unsigned char*>(&m);
+      for (int n = 0; n < garbage; ++n) {
+        for (std::size_t i = 0; i < sizeof m; ++i) bytes[i] = static_cast<unsigned char>(random());
+        if (n % 2) m.source = 1;  // half of them look as if they came from this client
+        while (!channel.try_push(1, m)) std::this_thread::yield();
+      }
+      engines::shm_engine engine(model, channel, 1, 1);
+      engine.stop(0);
+    });
+    engines::shm_engine engine(model, channel, 0, 0);
+    for (int it = 0; it < 3; ++it) {
+      engine.commit(block_of(it, 0, written(engine, it, 0)), {});
+      end_and_count(engine, it, failures);
+    }
+    engine.stop(3);
+    buggy.join();
+  });
+  loop.run();
+  clients.join();
+
+  EXPECT_EQ(loop.messages_rejected(), static_cast<std::uint64_t>(garbage));
+  EXPECT_EQ(channel.heap().used(), 0u);
+  EXPECT_EQ(channel.heap().check(), "");
+  for (int it = 0; it < 3; ++it)
+    EXPECT_EQ(testing_support::read_int32_dataset(
+                  m_directory + "loop_It" + std::to_string(it) + "_Pr0.h5", "v/P0"),
+              values_of(it, 0));
+}
+
+TEST_F(server_loop_test, memory_allocated_and_never_announced_is_reported_at_the_end) {
+  const config::model model = model_in(m_directory);
+  transport::channel channel = make_channel();
+  server::server_loop loop(model, m_topo, channel);
+  std::thread clients([&] {
+    std::thread other([&] { client_session(model, channel, 1, 0, 1, false); });
+    engines::shm_engine engine(model, channel, 0, 0);
+    engine.commit(block_of(0, 0, written(engine, 0, 0)), {});
+    (void)engine.reserve(100);  // allocated, never committed (128 bytes in the heap)
+    engine.end_iteration(0, false);
+    engine.stop(1);
+    other.join();
+  });
+  loop.run();
+  clients.join();
+  EXPECT_EQ(loop.counters().iterations_stored, 1u);
+  EXPECT_EQ(loop.unannounced_bytes(), 128u);
+  EXPECT_EQ(channel.heap().used(), 128u);
+}
+
+TEST_F(server_loop_test, blocks_committed_before_the_heap_is_poisoned_are_still_stored) {
+  const config::model model = model_in(m_directory);
+  transport::channel channel = make_channel();
+  server::server_loop loop(model, m_topo, channel);
+  std::atomic<int> committed{0};
+  std::atomic<bool> poisoned{false};
+  std::string errors[2];
+  auto client = [&](std::uint32_t slot) {
+    engines::shm_engine engine(model, channel, slot, static_cast<int>(slot));
+    engine.commit(block_of(0, slot, written(engine, 0, slot)), {});
+    ++committed;
+    if (slot == 0) {
+      while (committed.load() < 2) std::this_thread::yield();
+      // A process dies in the middle of an allocation, holding the heap's lock.
+      std::fflush(nullptr);
+      const pid_t child = ::fork();
+      if (child == 0) {
+        transport::shared_heap::set_update_probe([](int point) {
+          if (point == 2) ::kill(::getpid(), SIGKILL);
+        });
+        (void)channel.heap().try_allocate(1000);
+        ::_exit(5);
+      }
+      int status = 0;
+      ::waitpid(child, &status, 0);
+      poisoned = true;
+    }
+    while (!poisoned.load()) std::this_thread::yield();
+    engine.end_iteration(0, false);
+    try {
+      (void)engine.reserve(16);
+    } catch (const allocation_error& e) {
+      errors[slot] = e.what();
+    }
+    engine.stop(1);
+  };
+  std::thread clients([&] {
+    std::thread other(client, 1);
+    client(0);
+    other.join();
+  });
+  loop.run();
+  clients.join();
+
+  for (const std::string& e : errors)
+    EXPECT_NE(e.find("died while it was allocating or freeing"), std::string::npos) << e;
+  EXPECT_NE(channel.heap().poisoned(), "");
+  EXPECT_EQ(loop.counters().iterations_stored, 1u);
+  for (int source = 0; source < 2; ++source)
+    EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "loop_It0_Pr0.h5",
+                                                  "v/P" + std::to_string(source)),
+              values_of(0, source));
 }
