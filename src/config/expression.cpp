@@ -117,6 +117,9 @@ class parser {
 
  private:
   static constexpr int max_depth = 200;
+  // Evaluating, walking and freeing the tree recurse along chains such as 1+1+...+1: bounding
+  // the operators bounds the depth of those recursions (400,000 terms overflowed the stack).
+  static constexpr int max_operators = 1000;
 
   void skip_spaces() {
     while (m_pos < m_text.size() && std::isspace(static_cast<unsigned char>(m_text[m_pos]))) {
@@ -137,7 +140,13 @@ class parser {
                        "; expected " + expected);
   }
 
-  static node_ptr binary(kind op, node_ptr lhs, node_ptr rhs) {
+  node_ptr binary(kind op, node_ptr lhs, node_ptr rhs) {
+    if (++m_operators > max_operators) {
+      throw config_error(prefix(m_where) + "expression of more than " +
+                         std::to_string(max_operators) + " operators (column " +
+                         std::to_string(m_pos) + " of " + std::to_string(m_text.size()) +
+                         "); dimensions and values are short expressions such as 'NX*2+1'");
+    }
     auto n = std::make_shared<expression::node>();
     n->op = op;
     n->lhs = std::move(lhs);
@@ -251,6 +260,7 @@ class parser {
   const unusable_name_reason& m_why_unusable;
   std::size_t m_pos = 0;
   int m_depth = 0;
+  int m_operators = 0;
 };
 
 }  // namespace
