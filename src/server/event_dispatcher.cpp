@@ -13,9 +13,6 @@
 #include "server/actions.hpp"
 
 namespace sidecore::server {
-namespace {
-constexpr int bcast_tag = 7301;
-}
 
 event_dispatcher::event_dispatcher(const config::model& model, MPI_Comm servers, int clients)
     : m_model(model), m_servers(servers), m_clients(clients) {
@@ -75,13 +72,14 @@ void event_dispatcher::forget_old_groups(std::int32_t event, std::int32_t newest
   auto first = m_groups.lower_bound({event, std::numeric_limits<std::int32_t>::min()});
   const auto last = m_groups.lower_bound({event, static_cast<std::int32_t>(oldest_kept)});
   while (first != last) {
-    if (!first->second.fired) {
+    // Said once per event: a client that never signals it would repeat it every iteration.
+    if (!first->second.fired && m_warned.insert(event).second) {
       log::warning("event '", m_model.events[event].name, "' (scope group) at iteration ",
                    first->first.second, " was signalled by ", first->second.sources.size(),
                    " of the ", m_clients,
                    " clients of this server and never ran; forgotten now that clients signal "
                    "iteration ",
-                   newest);
+                   newest, " (said once per event)");
     }
     first = m_groups.erase(first);
   }

@@ -41,6 +41,8 @@ class event_dispatcher {
   // A group keeps its state this many iterations behind the newest signalled one; older ones,
   // fired or not, are forgotten (an unfired one with a warning: some client never sent it).
   static constexpr std::int32_t group_memory = 64;
+  // The tag of broadcast messages among servers (on the servers' communicator).
+  static constexpr int bcast_tag = 7301;
 
  private:
   struct group_state {
@@ -56,7 +58,8 @@ class event_dispatcher {
   int m_clients;
   bool m_has_bcast = false;
   std::map<std::pair<std::int32_t, std::int32_t>, group_state> m_groups;  // (event, iteration)
-  std::vector<int> m_sent;      // broadcasts sent to each server
+  std::set<std::int32_t> m_warned;  // events whose unfired groups were forgotten
+  std::vector<int> m_sent;          // broadcasts sent to each server
   std::vector<int> m_received;  // broadcasts received from each server
 };
 
