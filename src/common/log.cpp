@@ -1,7 +1,9 @@
 // Implementation of the logger: one mutex-protected sink (stderr or a per-rank file; errors
-// always reach stderr too).
+// always reach stderr too). The threshold is read on every log call, from any thread, without
+// the mutex: it is atomic.
 #include "common/log.hpp"
 
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -14,10 +16,12 @@ namespace {
 
 struct sink_state {
   std::mutex mutex;
-  level threshold = level::warning;
+  // Written under the mutex, read without it by enabled().
+  std::atomic<level> threshold{level::warning};
+  // Whether SIDECORE_LOG_LEVEL was applied (set under the mutex, after threshold).
+  std::atomic<bool> env_checked{false};
   std::FILE* file = nullptr;  // nullptr means stderr
   std::string identity = "sidecore";
-  bool env_checked = false;
 };
 
 sink_state& state() {
@@ -36,19 +40,20 @@ const char* level_name(level lvl) {
   }
 }
 
+// With the mutex held.
 void apply_environment(sink_state& s) {
-  if (s.env_checked) return;
-  s.env_checked = true;
+  if (s.env_checked.load(std::memory_order_relaxed)) return;
   if (const char* env = std::getenv("SIDECORE_LOG_LEVEL")) {
     level lvl;
     if (parse_level(env, lvl))
-      s.threshold = lvl;
+      s.threshold.store(lvl, std::memory_order_relaxed);
     else
       std::fprintf(stderr,
                    "[sidecore] SIDECORE_LOG_LEVEL='%s' is not a level (trace, debug, info, "
                    "warning, error, off); ignored\n",
                    env);
   }
+  s.env_checked.store(true, std::memory_order_release);
 }
 
 }  // namespace
@@ -72,8 +77,8 @@ bool parse_level(const std::string& text, level& out) {
 void configure(level xml_level, const std::string& file_name) {
   sink_state& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.threshold = xml_level;
-  s.env_checked = false;
+  s.threshold.store(xml_level, std::memory_order_relaxed);
+  s.env_checked.store(false, std::memory_order_relaxed);
   apply_environment(s);
   if (s.file) {
     std::fclose(s.file);
@@ -94,20 +99,22 @@ void set_identity(int world_rank, const char* role) {
 
 bool enabled(level lvl) noexcept {
   sink_state& s = state();
-  if (!s.env_checked) {
+  if (!s.env_checked.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(s.mutex);
     apply_environment(s);
   }
-  return lvl >= s.threshold && lvl != level::off;
+  return lvl >= s.threshold.load(std::memory_order_relaxed) && lvl != level::off;
 }
 
 void write(level lvl, const std::string& message) {
   sink_state& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   std::FILE* out = s.file ? s.file : stderr;
-  std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&now));
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  char stamp[32] = "--:--:--";
+  // localtime_r: localtime's static result is shared with any other thread calling it.
+  if (localtime_r(&now, &local)) std::strftime(stamp, sizeof stamp, "%H:%M:%S", &local);
   std::fprintf(out, "[%s %s] %s: %s\n", stamp, s.identity.c_str(), level_name(lvl),
                message.c_str());
   std::fflush(out);

@@ -1,16 +1,18 @@
 // Best-fit reuse among kept buffers, with bounded waste; the pool is immortal so that buffers
 // released during static destruction still find it. The arena is a private mapping managed by
-// the same allocator as the shared heap.
+// the same allocator as the shared heap; the write path reaches it without the pool's mutex.
 #include "transport/buffer_pool.hpp"
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "common/error.hpp"
 #include "common/units.hpp"
@@ -24,10 +26,14 @@ struct pool_state {
   std::multimap<std::size_t, std::byte*> kept;  // by capacity
   std::uint64_t kept_bytes = 0;
   std::uint64_t limit = 0;
-  // Arena: [heap state][heap], one mapping.
-  std::byte* arena = nullptr;
-  std::size_t arena_bytes = 0;
-  std::optional<transport::shared_heap> arena_heap;
+  // Arena: [heap state][heap], one mapping, published once its heap is initialized.
+  // Acquisitions read it without the mutex: each counts itself in arena_users before loading
+  // the pointer, and trim() unpublishes the arena, waits for the count to drop, and only then
+  // decides whether to unmap it (both sides sequentially consistent: either an acquisition
+  // sees no arena, or trim sees it and waits for it).
+  std::atomic<std::byte*> arena{nullptr};
+  std::atomic<std::uint32_t> arena_users{0};
+  std::size_t arena_bytes = 0;  // under mutex
 };
 
 constexpr std::uint32_t arena_extents = 4096;
@@ -37,18 +43,32 @@ pool_state& state() {
   return *s;
 }
 
+// Counts an acquisition as a user of the arena for its lifetime.
+class arena_use {
+ public:
+  explicit arena_use(pool_state& s) noexcept : m_state(s) {
+    m_state.arena_users.fetch_add(1, std::memory_order_seq_cst);
+  }
+  ~arena_use() { m_state.arena_users.fetch_sub(1, std::memory_order_release); }
+  arena_use(const arena_use&) = delete;
+  arena_use& operator=(const arena_use&) = delete;
+
+ private:
+  pool_state& m_state;
+};
+
 }  // namespace
 
 void pooled_deleter::operator()(std::byte* p) const noexcept {
   if (!p) return;
-  pool_state& s = state();
-  if (in_arena) {
+  if (arena) {
     try {
-      s.arena_heap->release(static_cast<std::uint64_t>(p - s.arena), capacity);
+      transport::shared_heap(arena).release(static_cast<std::uint64_t>(p - arena), capacity);
     } catch (...) {
     }
     return;
   }
+  pool_state& s = state();
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.kept_bytes + capacity <= s.limit) {
@@ -68,9 +88,15 @@ namespace buffer_pool {
 block_buffer acquire(std::uint64_t bytes) {
   const std::size_t wanted = bytes ? static_cast<std::size_t>(bytes) : 1;
   pool_state& s = state();
-  if (s.arena_heap && wanted <= s.arena_heap->capacity()) {
-    if (auto offset = s.arena_heap->try_allocate(wanted))
-      return block_buffer(s.arena + *offset, pooled_deleter{wanted, true});
+  if (s.arena.load(std::memory_order_relaxed)) {  // without an arena, nothing more to pay
+    arena_use use(s);
+    if (std::byte* base = s.arena.load(std::memory_order_seq_cst)) {
+      transport::shared_heap heap(base);
+      if (wanted <= heap.capacity()) {
+        if (auto offset = heap.try_allocate(wanted))
+          return block_buffer(base + *offset, pooled_deleter{wanted, base});
+      }
+    }
   }
   {
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -102,7 +128,7 @@ std::uint64_t kept_bytes() {
 void reserve_arena(std::uint64_t bytes) {
   pool_state& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.arena || bytes == 0) return;
+  if (s.arena.load(std::memory_order_relaxed) || bytes == 0) return;
   const std::size_t page = 4096;
   const std::size_t state_bytes =
       (transport::shared_heap::state_bytes(arena_extents) + page - 1) / page * page;
@@ -110,12 +136,18 @@ void reserve_arena(std::uint64_t bytes) {
   void* p = ::mmap(nullptr, state_bytes + heap_bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (p == MAP_FAILED)
-    throw allocation_error("cannot map " + readable_bytes(heap_bytes) + " of process memory for the buffer: " +
-                           std::strerror(errno) + "; lower <buffer size=...>");
-  s.arena = static_cast<std::byte*>(p);
+    throw allocation_error("cannot map " + readable_bytes(heap_bytes) +
+                           " of process memory for the buffer: " + std::strerror(errno) +
+                           "; lower <buffer size=...>");
+  auto* base = static_cast<std::byte*>(p);
+  try {
+    transport::shared_heap::initialize(base, state_bytes, heap_bytes, arena_extents);
+  } catch (...) {
+    ::munmap(p, state_bytes + heap_bytes);
+    throw;
+  }
   s.arena_bytes = state_bytes + heap_bytes;
-  transport::shared_heap::initialize(s.arena, state_bytes, heap_bytes, arena_extents);
-  s.arena_heap.emplace(s.arena);
+  s.arena.store(base, std::memory_order_seq_cst);
 }
 
 void trim() noexcept {
@@ -124,12 +156,22 @@ void trim() noexcept {
   for (auto& [capacity, p] : s.kept) delete[] p;
   s.kept.clear();
   s.kept_bytes = 0;
-  if (s.arena && s.arena_heap->used() == 0) {
-    s.arena_heap.reset();
-    ::munmap(s.arena, s.arena_bytes);
-    s.arena = nullptr;
-    s.arena_bytes = 0;
+  std::byte* base = s.arena.load(std::memory_order_relaxed);
+  if (!base) return;
+  try {
+    if (transport::shared_heap(base).used() != 0) return;
+    // Unpublished first, so that no acquisition starts using it; then those under way end.
+    s.arena.store(nullptr, std::memory_order_seq_cst);
+    while (s.arena_users.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+    if (transport::shared_heap(base).used() != 0) {
+      s.arena.store(base, std::memory_order_seq_cst);  // one got a buffer meanwhile
+      return;
+    }
+  } catch (...) {
+    return;  // the arena's lock failed: leave it mapped
   }
+  ::munmap(base, s.arena_bytes);
+  s.arena_bytes = 0;
 }
 
 }  // namespace buffer_pool

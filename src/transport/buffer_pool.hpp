@@ -11,7 +11,10 @@ namespace sidecore {
 
 struct pooled_deleter {
   std::size_t capacity = 0;
-  bool in_arena = false;  // from the pre-faulted arena (see reserve_arena)
+  // Base of the pre-faulted arena the buffer came from (see reserve_arena), or null: the
+  // buffer frees itself without reading the pool's state, and the arena stays mapped while
+  // it is in use.
+  std::byte* arena = nullptr;
   void operator()(std::byte* p) const noexcept;
 };
 
@@ -20,7 +23,8 @@ using block_buffer = std::unique_ptr<std::byte[], pooled_deleter>;
 
 namespace buffer_pool {
 
-// Memory for at least `bytes` bytes (never null; throws std::bad_alloc).
+// Memory for at least `bytes` bytes (never null; throws std::bad_alloc). Thread-safe, also
+// against reserve_arena and trim.
 block_buffer acquire(std::uint64_t bytes);
 // How many bytes of released buffers the pool may keep (0 keeps none). Thread-safe.
 void set_capacity(std::uint64_t bytes);
@@ -28,8 +32,9 @@ void set_capacity(std::uint64_t bytes);
 // so that even the first block copies into mapped, warm pages (as the shared segment of the
 // dedicated cores does). Used where the XML buffer bounds what a process holds (background
 // thread, dedicated nodes). Throws allocation_error when the memory cannot be mapped.
+// Thread-safe; does nothing when an arena is already reserved.
 void reserve_arena(std::uint64_t bytes);
-// Frees every kept buffer, and the arena once nothing in it is in use.
+// Frees every kept buffer, and the arena once nothing in it is in use. Thread-safe.
 void trim() noexcept;
 // Bytes of released buffers kept for reuse.
 std::uint64_t kept_bytes();
