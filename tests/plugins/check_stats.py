@@ -105,6 +105,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=120)
+    parser.add_argument("--expect-error", default="",
+                        help="the run must fail in damaris_initialize with this in its message")
     args = parser.parse_args()
 
     clients = args.np - args.servers
@@ -122,6 +124,17 @@ def main():
     before = job_segments()
     status, output = run_job(args.np, [args.writer, xml, str(args.iterations)],
                              mpi_env(args.ranks_per_node), args.timeout, cwd=args.out)
+    if args.expect_error:
+        # stats_writer prints the code and the message, then aborts the job.
+        # (every rank reports the first failure, which may be another rank's: "rank 1: ...")
+        pattern = (r"damaris_initialize returned \d+ \(DAMARIS_CONFIG_ERROR[^)]*\): .*" +
+                   re.escape(os.path.join(args.out, "stats.xml")) +
+                   r":18: action plugin \"stats\": .*" + re.escape(args.expect_error))
+        if status == 0 or not re.search(pattern, output):
+            fail(f"expected the job to fail in damaris_initialize with {pattern!r}")
+        expect_no_leaked_segments(before)
+        print(f"OK: the job failed as expected: {args.expect_error}")
+        return
     if status != 0:
         fail(f"stats_writer exited with status {status}")
     if re.search(r"\] (error|fatal):", output):
