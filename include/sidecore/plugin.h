@@ -68,8 +68,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The version of this interface. It changes whenever a struct or a function signature below
- * changes; Sidecore loads only plugins built with the same value. */
+/* The version of the store plugin interface: sidecore_block, sidecore_iteration and the store
+ * structs and functions below. It changes whenever one of them changes; Sidecore loads only
+ * store plugins built with the same value. Action plugins have their own version,
+ * SIDECORE_ACTION_ABI_VERSION, which also changes when sidecore_block or sidecore_iteration
+ * do. */
 #define SIDECORE_PLUGIN_ABI_VERSION 1
 
 /* The name of the one function a plugin library exports (for dlsym). */
