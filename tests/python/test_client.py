@@ -18,24 +18,26 @@ from mpi_job import expect_array, expect_no_leaked_segments, job_segments, mpi_e
 import values  # noqa: E402
 
 
-def configure(tmp_path, name, cores=0, threads=0):
+def configure(tmp_path, name, cores=0, threads=0, nodes=0):
     """sim.xml.in with its mode and output directory; returns (xml path, output directory)."""
     out = tmp_path / (name + "_out")
     out.mkdir()
     with open(os.path.join(HERE, "sim.xml.in")) as f:
         text = f.read()
     text = text.replace("@CORES@", str(cores)).replace("@THREADS@", str(threads))
+    text = text.replace("@NODES@", str(nodes))
     text = text.replace("@OUT@", str(out))
     xml = tmp_path / (name + ".xml")
     xml.write_text(text)
     return str(xml), str(out)
 
 
-def run(program, np_, *args, timeout=240):
-    """Runs programs/<program> on np_ ranks; every rank must finish and say so."""
+def run(program, np_, *args, timeout=240, ranks_per_node=0):
+    """Runs programs/<program> on np_ ranks (virtual nodes of ranks_per_node ranks when not 0);
+    every rank must finish and say so."""
     before = job_segments()
     argv = [sys.executable, os.path.join(HERE, "programs", program)] + [str(a) for a in args]
-    status, output = run_job(np_, argv, mpi_env(), timeout)
+    status, output = run_job(np_, argv, mpi_env(ranks_per_node), timeout)
     assert status == 0, f"{program} exited with {status}"
     for rank in range(np_):
         assert f"rank {rank}: done" in output, f"rank {rank} did not finish"
@@ -76,6 +78,13 @@ def test_dedicated_cores(tmp_path):
     xml, out = configure(tmp_path, "cores", cores=1)
     run("writer.py", 4, xml, 3)
     check_every_block(out, clients=3, iterations=3)
+
+
+def test_dedicated_nodes(tmp_path):
+    """3 virtual nodes of 1 rank, the last one dedicated: 2 clients send their blocks over MPI."""
+    xml, out = configure(tmp_path, "nodes", nodes=1)
+    run("writer.py", 3, xml, 2, ranks_per_node=1)
+    check_every_block(out, clients=2, iterations=2)
 
 
 def test_synchronous(tmp_path):

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# pip packaging smoke test: builds a wheel from the source tree with pip (pyproject.toml,
+# scikit-build-core, against the system MPI and parallel HDF5), installs it in a fresh venv, and
+# runs the installed module from outside the tree: python -m sidecore --version and the
+# synchronous and dedicated-core jobs of test_client.py (their files read back with h5py).
+# Usage: test_pip_install.sh [python]   (python3 by default; needs network access to PyPI)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+python=${1:-python3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$python" -m venv "$work/venv"
+venv_python="$work/venv/bin/python"
+pip=("$venv_python" -m pip --disable-pip-version-check -q)
+"${pip[@]}" install --upgrade pip
+"${pip[@]}" wheel --no-deps -w "$work/wheels" "$root"
+wheel=$(ls "$work"/wheels/sidecore-*.whl)
+echo "built $(basename "$wheel")"
+"${pip[@]}" install "$wheel" pytest h5py
+
+# Outside the source and build trees, with no PYTHONPATH: only the installed module can load.
+cd "$work"
+unset PYTHONPATH
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+location=$("$venv_python" -c "import sidecore; print(sidecore.__file__)")
+case "$location" in
+  "$work"/venv/*) echo "imported from $location" ;;
+  *) echo "FAIL: sidecore imported from $location, not from the venv"; exit 1 ;;
+esac
+"$venv_python" -m sidecore --version
+"$venv_python" -m pytest -q -p no:cacheprovider \
+  "$here/test_client.py::test_version" "$here/test_client.py::test_synchronous" \
+  "$here/test_client.py::test_dedicated_cores"
+echo "pip install: OK"
