@@ -222,6 +222,10 @@ class Session:
         failures (UNDEFINED_VARIABLE, INVALID_BLOCK, ALLOCATION_ERROR...). The GIL is released
         during the copy, which may wait for room in the buffer."""
         a = array if isinstance(array, np.ndarray) else np.asarray(array)
+        if a.dtype.kind not in "biufc":  # objects, strings...: no layout holds them
+            raise DtypeError(_errors.ARGUMENT_ERROR,
+                             f"write('{name}'): the array's dtype is {a.dtype}, the variable's "
+                             f"layout holds {self.layout(name)[0]}")
         if not a.dtype.isnative:
             raise DtypeError(_errors.ARGUMENT_ERROR,
                              f"write('{name}'): the array's dtype {a.dtype.str} is not in this "

@@ -65,6 +65,10 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
         sc.write("field", good.astype(">f8"))
     with raises(sidecore.ShapeError, 18, "'ids'", "(4, 5, 7)"):
         sc.write("ids", np.zeros((4, 5, 7), dtype=np.int32))
+    with raises(sidecore.DtypeError, 7, "'field'", "<U", "float64"):  # strings
+        sc.write("field", [[1.0, "x"]])
+    with raises(sidecore.DtypeError, 7, "'counts'", "bool", "int32"):
+        sc.write("counts", np.ones((values.NY, values.NX), dtype=bool))
     with raises(sidecore.Error, 16, "'nope'"):
         sc.write("nope", good)
     with raises(sidecore.Error, 17):
