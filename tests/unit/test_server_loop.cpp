@@ -379,3 +379,43 @@ TEST_F(server_loop_test, blocks_committed_before_the_heap_is_poisoned_are_still_
                                                   "v/P" + std::to_string(source)),
               values_of(0, source));
 }
+
+TEST_F(server_loop_test, a_block_announcing_memory_another_block_holds_is_dropped_not_freed) {
+  const config::model model = model_in(m_directory);
+  transport::channel channel = make_channel();
+  server::server_loop loop(model, m_topo, channel);
+  int failures = 0;
+  std::thread clients([&] {
+    std::thread buggy([&] {
+      engines::shm_engine engine(model, channel, 1, 1);
+      const std::uint64_t first = written(engine, 0, 1);
+      engine.commit(block_of(0, 1, first), {});
+      end_and_count(engine, 0, failures);
+      // Iteration 1 announces iteration 0's memory again (held by the server, or already
+      // freed once stored): never the client's to give.
+      engine.commit(block_of(1, 1, first), {});
+      end_and_count(engine, 1, failures);
+      engine.stop(2);
+    });
+    engines::shm_engine engine(model, channel, 0, 0);
+    for (int it = 0; it < 2; ++it) {
+      engine.commit(block_of(it, 0, written(engine, it, 0)), {});
+      end_and_count(engine, it, failures);
+    }
+    engine.stop(2);
+    buggy.join();
+  });
+  loop.run();
+  clients.join();
+
+  EXPECT_EQ(loop.messages_rejected(), 1u);
+  EXPECT_NE(channel.first_store_failure().find("not memory the client allocated"),
+            std::string::npos)
+      << channel.first_store_failure();
+  EXPECT_EQ(channel.heap().used(), 0u);  // given back once, by the block that held it
+  EXPECT_EQ(channel.heap().check(), "");
+  EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "loop_It0_Pr0.h5", "v/P1"),
+            values_of(0, 1));
+  EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "loop_It1_Pr0.h5", "v/P0"),
+            values_of(1, 0));
+}
