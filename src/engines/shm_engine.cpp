@@ -69,6 +69,13 @@ reservation shm_engine::reserve(std::uint64_t bytes) {
   } else {
     return r;
   }
+  // Beyond the start of its stretch, a block may land on pages the core is still reserving in
+  // the background (the first moments of a run with a large buffer): wait for them.
+  if (!m_channel.heap_reserved(r.offset, bytes, m_model.arch.wait_timeout_seconds)) {
+    heap.release(r.offset, bytes);
+    throw allocation_error("cannot place a block of " + std::to_string(bytes) +
+                           " bytes in the shared buffer: " + m_channel.heap_reservation_error());
+  }
   r.address = m_channel.address(r.offset);
   return r;
 }

@@ -26,6 +26,8 @@
 #include "engines/thread_engine.hpp"
 #include "plugins/store.hpp"
 #include "transport/buffer_pool.hpp"
+#include "transport/heap_reserver.hpp"
+#include "transport/shared_heap.hpp"
 #include "transport/shared_segment.hpp"
 
 namespace sidecore {
@@ -93,6 +95,36 @@ void check_node_memory(const config::model& model, const topology::layout& topo,
                        "dedicated nodes)");
   if (total > memory / 2 && topo.node_rank == 0)
     log::warning(what, ": more than half of the node's memory is set aside for buffers");
+}
+
+// Bytes one client writes in an iteration when it writes every variable of every domain, as the
+// parameters stand at start-up, in the heap's allocation granularity; 0 when a layout cannot be
+// evaluated yet. Sizes the part of the shared buffer mapped ahead of the first write.
+std::uint64_t bytes_per_iteration(const config::model& model) {
+  std::vector<std::int64_t> values;
+  values.reserve(model.parameters.size());
+  for (const config::parameter& p : model.parameters)
+    values.push_back(config::is_integer(p.type) ? p.int_value
+                                                : static_cast<std::int64_t>(p.real_value));
+  std::uint64_t total = 0;
+  for (const config::variable& v : model.variables) {
+    if (!v.enabled) continue;
+    const config::layout& layout = model.layouts[v.layout_index];
+    std::vector<std::int64_t> extents;
+    try {
+      for (const config::expression& d : layout.dimensions) extents.push_back(d.evaluate(values));
+    } catch (const error&) {
+      return 0;
+    }
+    const std::optional<std::uint64_t> bytes =
+        config::array_bytes(extents, config::element_size(layout.type));
+    if (!bytes) return 0;
+    const std::uint64_t block = transport::shared_heap::rounded(*bytes);
+    const std::uint64_t domains = static_cast<std::uint64_t>(std::max(1, model.arch.domains));
+    if (block > (UINT64_MAX - total) / domains) return UINT64_MAX;
+    total += block * domains;
+  }
+  return total;
 }
 
 // Raises the same error on every rank if any rank failed (message from the lowest such rank).
@@ -277,6 +309,7 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
 }
 
 runtime::~runtime() {
+  m_heap_reserver.reset();
   m_client.reset();
   m_server.reset();
   m_remote_server.reset();
@@ -363,18 +396,31 @@ void runtime::connect_channel() {
   agree(world, code, message);
   // 3. Everyone has it mapped: remove the name so nothing outlives the job, even a crash.
   if (m_channel) m_channel->unlink();
-  // 4. Only now are the data heap's pages reserved and touched (this takes seconds for large
-  // buffers): a job killed meanwhile leaves nothing behind.
+  // 4. Only now are the data heap's pages reserved: a job killed meanwhile leaves nothing
+  // behind. What the first iteration needs (a window at the start of each client's stretch of
+  // the heap, where its blocks go first) is reserved now, the rest by the core in the
+  // background (a client reaching pages not yet reserved waits for them), so that start-up
+  // does not grow with the buffer's size.
+  const std::uint32_t clients = std::max(1u, m_channel->client_count());
+  const std::uint64_t share = m_channel->heap().capacity() / clients;
+  const std::uint64_t window =
+      std::min(share, std::max<std::uint64_t>(bytes_per_iteration(m_model), 4u << 20));
   if (m_topo.is_server) {
     try {
-      m_channel->reserve_heap();
+      m_channel->reserve_heap(window);
     } catch (const error& e) {
       code = e.code();
       message = e.what();
     }
   }
   agree(world, code, message);
-  m_channel->prefault();
+  // 5. Map, in each process, what the first iteration touches: each client its window, the
+  // core every client's. The rest is mapped on first use, so that resident memory follows
+  // what the run uses, not the buffer's size.
+  for (std::uint32_t slot = 0; slot < clients; ++slot)
+    if (m_topo.is_server || slot == static_cast<std::uint32_t>(m_topo.group_rank))
+      m_channel->prefault(m_channel->heap().stretch_of(slot, clients), window);
+  if (m_topo.is_server) m_heap_reserver = std::make_unique<transport::heap_reserver>(*m_channel);
 }
 
 std::unique_ptr<engines::engine> runtime::make_engine() {

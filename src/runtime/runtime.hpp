@@ -15,6 +15,7 @@
 #include "server/server_loop.hpp"
 #include "topology/topology.hpp"
 #include "transport/channel.hpp"
+#include "transport/heap_reserver.hpp"
 
 namespace sidecore {
 
@@ -55,6 +56,8 @@ class runtime {
   config::model m_model;
   topology::layout m_topo;
   std::optional<transport::channel> m_channel;
+  // Dedicated core: reserves the rest of the shared heap after start-up (destroyed first).
+  std::unique_ptr<transport::heap_reserver> m_heap_reserver;
   communicator m_thread_comm;  // stores' communicator on the I/O thread (thread mode)
   std::unique_ptr<client::client> m_client;
   communicator m_link;  // dedicated nodes: clients and servers exchange blocks on it

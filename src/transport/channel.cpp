@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <new>
@@ -21,10 +22,19 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 
 
 namespace {
 constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
-constexpr std::uint32_t layout_version = 6;
+constexpr std::uint32_t layout_version = 7;
 constexpr std::size_t failure_text_bytes = 1024;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
+// Heap reservation progress (header::reserved_mib): MiB reserved from the heap's start, or one
+// of these two.
+constexpr std::uint32_t all_reserved = UINT32_MAX;
+constexpr std::uint32_t reservation_failed = UINT32_MAX - 1;
+constexpr std::uint64_t mib = 1u << 20;
+// Heaps whose part beyond the windows is at most this are reserved whole at once.
+constexpr std::uint64_t reserve_at_once = 64 * mib;
+// The background reservation goes by steps of this much.
+constexpr std::uint64_t reserve_step = 64 * mib;
 
 std::uint64_t page_round(std::uint64_t n) { return (n + page - 1) / page * page; }
 
@@ -84,6 +94,14 @@ struct channel::header {
   alignas(64) std::atomic<std::uint64_t> heartbeat;
   alignas(64) std::atomic<std::uint32_t> store_failures;
   char first_failure[failure_text_bytes];
+  // Reservation of the heap's pages (reserve_heap): the first window_bytes of every client's
+  // stretch at once, then the rest in order from the heap's start. reserved_mib counts the MiB
+  // done from the start (all_reserved when complete; reservation_failed when it stopped, with
+  // the error number and the MiB reached below).
+  std::uint64_t window_bytes;
+  std::atomic<std::int32_t> reserve_errno;
+  std::uint32_t failed_at_mib;
+  alignas(64) published_count reserved_mib;
 };
 
 struct channel::ring {
@@ -119,6 +137,9 @@ channel channel::create(const std::string& name, const channel_sizes& sizes) {
   h->rings_offset = header_bytes + state_bytes;
   h->ring_stride = ring_stride;
   h->ring_capacity = sizes.ring_capacity;
+  // Until reserve_heap() starts reserving in steps, the heap counts as reserved (its pages are
+  // allocated on first touch, as for any shared memory).
+  h->reserved_mib.value.store(all_reserved, std::memory_order_relaxed);
   shared_heap::initialize(segment.base() + header_bytes, heap_offset, heap_bytes, heap_extents);
   for (std::uint32_t c = 0; c < sizes.clients; ++c)
     new (segment.base() + h->rings_offset + c * ring_stride) ring{};
@@ -294,5 +315,95 @@ std::uint32_t channel::slowest_ended() const noexcept {
 }
 
 void channel::end_sleep() noexcept { head()->server_sleeping.store(0, std::memory_order_relaxed); }
+
+void channel::reserve_heap(std::uint64_t window) {
+  header* h = head();
+  const std::uint64_t base = m_heap.stretch_of(0, 1);
+  const std::uint64_t size = m_heap.capacity();
+  const std::uint32_t clients = std::max(1u, h->clients);
+  window = std::min(window, m_heap.stretch_of(1, clients) - base);
+  if (size - std::min(size, window * clients) <= reserve_at_once) {
+    m_segment.reserve(base, size);
+    m_segment.done_reserving();
+    return;  // reserved_mib says all_reserved since create()
+  }
+  // The rest is reserved later: check now that /dev/shm can hold it all, so that a buffer too
+  // large fails here, with the same message as a failed reservation.
+  const std::uint64_t free = m_segment.free_space();
+  if (free < size)
+    throw allocation_error(
+        "cannot reserve " + std::to_string(size) + " bytes of shared memory in '" + "/dev/shm" +
+        m_segment.name() + "': only " + std::to_string(free) +
+        " bytes are free there (is /dev/shm large enough? lower <buffer size=...>)");
+  h->window_bytes = window;
+  h->reserved_mib.value.store(0, std::memory_order_release);
+  for (std::uint32_t slot = 0; slot < clients; ++slot)
+    m_segment.reserve(m_heap.stretch_of(slot, clients), window);
+}
+
+std::string channel::reserve_heap_rest(const std::atomic<bool>& stop) noexcept {
+  header* h = head();
+  if (reserved_fully()) return "";
+  const std::uint64_t base = m_heap.stretch_of(0, 1);
+  const std::uint64_t size = m_heap.capacity();
+  for (std::uint64_t done = 0; done < size;) {
+    const std::uint64_t step = std::min(reserve_step, size - done);
+    const int err =
+        stop.load(std::memory_order_relaxed) ? ECANCELED : m_segment.try_reserve(base + done, step);
+    if (err != 0) {
+      h->failed_at_mib = static_cast<std::uint32_t>(done / mib);
+      h->reserve_errno.store(err, std::memory_order_relaxed);
+      h->reserved_mib.publish(reservation_failed);
+      m_segment.done_reserving();
+      return err == ECANCELED ? "" : heap_reservation_error();
+    }
+    done += step;
+    h->reserved_mib.publish(done == size ? all_reserved : static_cast<std::uint32_t>(done / mib));
+  }
+  m_segment.done_reserving();
+  return "";
+}
+
+bool channel::reserved_fully() const noexcept {
+  return head()->reserved_mib.value.load(std::memory_order_acquire) == all_reserved;
+}
+
+bool channel::wait_heap_reserved(std::uint64_t offset, std::uint64_t bytes,
+                                 double timeout_seconds) noexcept {
+  header* h = head();
+  const std::uint64_t base = m_heap.stretch_of(0, 1);
+  const std::uint32_t clients = std::max(1u, h->clients);
+  const std::uint64_t share = m_heap.stretch_of(1, clients) - base;
+  // Inside the window of the stretch it starts in: reserved before any client wrote.
+  const std::uint64_t slot = std::min<std::uint64_t>((offset - base) / share, clients - 1);
+  const std::uint64_t stretch = base + slot * share;
+  if (offset + bytes <= stretch + h->window_bytes) return true;
+  const std::uint64_t need = (offset + bytes - base + mib - 1) / mib;
+  for (;;) {
+    const std::uint32_t now = h->reserved_mib.value.load(std::memory_order_acquire);
+    if (now == all_reserved) return true;
+    if (now == reservation_failed) return need <= h->failed_at_mib;
+    if (now >= need) return true;
+    if (!h->reserved_mib.wait_for(static_cast<std::uint32_t>(need), timeout_seconds)) return false;
+  }
+}
+
+std::string channel::heap_reservation_error() const {
+  header* h = head();
+  const std::uint64_t size = m_heap.capacity();
+  const std::uint32_t now = h->reserved_mib.value.load(std::memory_order_acquire);
+  if (now != reservation_failed)
+    return "the dedicated core has not reserved this part of the shared buffer yet (" +
+           std::to_string(std::uint64_t(now) * mib) + " of " + std::to_string(size) +
+           " bytes reserved so far)";
+  const int err = h->reserve_errno.load(std::memory_order_relaxed);
+  if (err == ECANCELED)
+    return "the dedicated core stopped reserving the shared buffer (it is shutting down)";
+  return "only " + std::to_string(std::uint64_t(h->failed_at_mib) * mib) + " of the " +
+         std::to_string(size) + " bytes of the shared buffer could be reserved in /dev/shm (" +
+         std::strerror(err) +
+         "); blocks placed beyond that are refused (is /dev/shm large enough? lower <buffer "
+         "size=...>)";
+}
 
 }  // namespace sidecore::transport

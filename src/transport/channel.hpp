@@ -30,10 +30,29 @@ class channel {
   channel& operator=(channel&&) noexcept = default;
 
   void unlink() noexcept { m_segment.unlink(); }
-  // Creator, after unlink(): reserves the data heap's pages (allocation_error when /dev/shm
-  // cannot hold them). Everyone, then: maps every page, so the first write takes no fault.
-  void reserve_heap() { m_segment.reserve_rest(); }
-  void prefault() noexcept { m_segment.prefault(); }
+  // Creator, after unlink(): reserves the data heap's pages, in two steps. reserve_heap()
+  // reserves now the first `window` bytes of every client's stretch (what the first iterations
+  // use) and checks that /dev/shm can hold the rest; reserve_heap_rest(), typically on a
+  // background thread, reserves the rest in order, publishing its progress, and returns once
+  // done (or when `stop` becomes true). Both throw or report allocation_error when /dev/shm
+  // cannot hold the buffer; small heaps are reserved whole by reserve_heap().
+  void reserve_heap(std::uint64_t window);
+  // Returns "" when done (or stopped), else what failed (the clients are told too).
+  std::string reserve_heap_rest(const std::atomic<bool>& stop) noexcept;
+  // Client, after allocating [offset, offset + bytes) of the heap: true once those pages are
+  // reserved (at once in the common case: a window, or the whole heap done); waits for the
+  // creator's progress otherwise. False when the reservation failed before reaching them, or
+  // on timeout (<= 0: none); heap_reservation_error() then says why.
+  bool heap_reserved(std::uint64_t offset, std::uint64_t bytes, double timeout_seconds) noexcept {
+    if (reserved_fully()) return true;
+    return wait_heap_reserved(offset, bytes, timeout_seconds);
+  }
+  std::string heap_reservation_error() const;
+  // Maps [offset, offset + bytes) of the segment into this process, so that the first write
+  // there takes no page fault (see shared_segment::prefault).
+  void prefault(std::uint64_t offset, std::uint64_t bytes) noexcept {
+    m_segment.prefault(static_cast<std::size_t>(offset), static_cast<std::size_t>(bytes));
+  }
 
   shared_heap& heap() noexcept { return m_heap; }
   std::byte* address(std::uint64_t offset) const noexcept { return m_segment.base() + offset; }
@@ -87,6 +106,9 @@ class channel {
   struct header;
   struct ring;
   channel(shared_segment segment);
+  bool reserved_fully() const noexcept;
+  bool wait_heap_reserved(std::uint64_t offset, std::uint64_t bytes,
+                          double timeout_seconds) noexcept;
   header* head() const noexcept { return reinterpret_cast<header*>(m_segment.base()); }
   ring* ring_of(std::uint32_t client) const noexcept;
   message* slots_of(ring* r) const noexcept;

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,7 +54,7 @@ shared_segment shared_segment::create(const std::string& name, std::size_t bytes
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) throw allocation_error(describe("cannot create shared memory", name, errno));
   shared_segment s;
-  s.m_fd = fd;  // closed by the destructor or reserve_rest()
+  s.m_fd = fd;  // closed by the destructor or done_reserving()
   s.m_name = name;
   s.m_linked = true;
   if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0)
@@ -69,32 +70,53 @@ shared_segment shared_segment::create(const std::string& name, std::size_t bytes
   return s;
 }
 
-void shared_segment::reserve_rest() {
-  if (m_fd < 0) return;
-  fd_guard guard(m_fd);
-  m_fd = -1;
-  if (m_reserved >= m_size) return;
-  const int err = ::posix_fallocate(guard.get(), static_cast<off_t>(m_reserved),
-                                    static_cast<off_t>(m_size - m_reserved));
-  if (err != 0)
-    throw allocation_error(describe("cannot reserve " + std::to_string(m_size) +
+int shared_segment::try_reserve(std::size_t offset, std::size_t bytes) noexcept {
+  if (m_fd < 0 || offset >= m_size || bytes == 0) return 0;
+  bytes = std::min(bytes, m_size - offset);
+  return ::posix_fallocate(m_fd, static_cast<off_t>(offset), static_cast<off_t>(bytes));
+}
+
+void shared_segment::reserve(std::size_t offset, std::size_t bytes) {
+  if (const int err = try_reserve(offset, bytes); err != 0)
+    throw allocation_error(describe("cannot reserve " + std::to_string(bytes) +
+                                        " bytes at offset " + std::to_string(offset) + " of " +
+                                        std::to_string(m_size) +
                                         " bytes of shared memory (is /dev/shm large enough? "
                                         "lower <buffer size=...>)",
                                     m_name, err));
-  m_reserved = m_size;
 }
 
-void shared_segment::prefault() noexcept {
-  if (!m_base) return;
+void shared_segment::reserve_rest() {
+  if (m_reserved < m_size) reserve(m_reserved, m_size - m_reserved);
+  m_reserved = m_size;
+  done_reserving();
+}
+
+std::uint64_t shared_segment::free_space() const noexcept {
+  struct statvfs st{};
+  if (m_fd < 0 || ::fstatvfs(m_fd, &st) != 0) return UINT64_MAX;
+  return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+void shared_segment::done_reserving() noexcept {
+  if (m_fd >= 0) ::close(m_fd);
+  m_fd = -1;
+}
+
+void shared_segment::prefault(std::size_t offset, std::size_t bytes) noexcept {
+  if (!m_base || offset >= m_size) return;
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t first = offset / page * page;
+  const std::size_t end = std::min(m_size, offset + std::min(bytes, m_size - offset));
+  if (end <= first) return;
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-  if (::madvise(m_base, m_size, MADV_POPULATE_WRITE) == 0) return;
+  if (::madvise(m_base + first, end - first, MADV_POPULATE_WRITE) == 0) return;
   // Kernels before 5.14: touch every page (reading maps it; nothing is written).
-  const long page = ::sysconf(_SC_PAGESIZE);
   volatile std::byte sink{};
-  for (std::size_t offset = 0; offset < m_size; offset += static_cast<std::size_t>(page))
-    sink = static_cast<volatile std::byte*>(m_base)[offset];
+  for (std::size_t at = first; at < end; at += page)
+    sink = static_cast<volatile std::byte*>(m_base)[at];
   (void)sink;
 }
 

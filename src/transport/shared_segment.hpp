@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace sidecore::transport {
@@ -27,11 +28,23 @@ class shared_segment {
   // even if the job is killed.
   void unlink() noexcept;
 
-  // Creator: reserves the pages not reserved by create() (a full /dev/shm fails here with a
-  // message, not later with SIGBUS). Throws allocation_error.
+  // Creator: reserves the pages of [offset, offset + bytes) (a full /dev/shm fails here with a
+  // message, not later with SIGBUS). Throws allocation_error. May run on another thread than
+  // the segment's other calls, but not beside done_reserving().
+  void reserve(std::size_t offset, std::size_t bytes);
+  // The same without throwing: 0, or the error number.
+  int try_reserve(std::size_t offset, std::size_t bytes) noexcept;
+  // Creator: reserves every page not reserved yet, then done_reserving().
   void reserve_rest();
-  // Maps every page now (without changing it), so that the first write takes no page fault.
-  void prefault() noexcept;
+  // Creator: bytes the file system holding the segment can still give (UINT64_MAX if unknown).
+  std::uint64_t free_space() const noexcept;
+  // Creator: no more reservations (closes the descriptor kept for them).
+  void done_reserving() noexcept;
+  // Maps the pages of [offset, offset + bytes) (clipped to the segment) into this process now,
+  // without changing them, so that the first write there takes no page fault. The rest is
+  // mapped on first use: a process's resident memory grows with what it touches, not with the
+  // buffer's size.
+  void prefault(std::size_t offset, std::size_t bytes) noexcept;
 
   std::byte* base() const noexcept { return m_base; }
   std::size_t size() const noexcept { return m_size; }
@@ -42,7 +55,7 @@ class shared_segment {
   std::byte* m_base = nullptr;
   std::size_t m_size = 0;
   std::size_t m_reserved = 0;
-  int m_fd = -1;  // creator, until reserve_rest()
+  int m_fd = -1;  // creator, until done_reserving()
   bool m_linked = false;
 };
 

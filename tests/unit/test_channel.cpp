@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -308,7 +309,7 @@ TEST(channel, segment_too_large_for_dev_shm_throws_allocation_error_with_message
   try {
     channel c = channel::create(name, sizes);  // the heap is not reserved yet
     c.unlink();
-    c.reserve_heap();
+    c.reserve_heap(4 << 20);
     ADD_FAILURE() << "a 1 TiB heap was reserved";
   } catch (const allocation_error& e) {
     const std::string message = e.what();
@@ -394,10 +395,95 @@ TEST(channel, the_data_heap_is_reserved_after_the_name_is_removed) {
   EXPECT_LT(static_cast<std::uint64_t>(st.st_blocks) * 512, 8u << 20)
       << "the heap was reserved while the segment still had a name";
   c.unlink();
-  c.reserve_heap();
-  c.prefault();
+  c.reserve_heap(4 << 20);
+  c.prefault(c.heap().stretch_of(0, 1), 1 << 20);
   const std::uint64_t offset = c.heap().allocate(1 << 20, 1.0);
   std::memset(c.address(offset), 7, 1 << 20);  // usable
+}
+
+// A process maps ahead only the part of the buffer it is told to (the start of its stretch),
+// and that part takes no page fault when first written: resident memory follows use, not the
+// buffer's size.
+long shared_resident_kib() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "RssShmem:", 9) == 0) kib = std::strtol(line + 9, nullptr, 10);
+  std::fclose(f);
+  return kib;
+}
+
+long minor_faults() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+TEST(channel, prefault_maps_only_the_window_and_the_window_takes_no_fault) {
+  const std::string name = unique_name("window");
+  channel_sizes sizes = small_sizes(2, 8);
+  sizes.heap_bytes = 128 << 20;
+  channel c = channel::create(name, sizes);
+  c.unlink();
+  c.reserve_heap(8 << 20);
+  const long before = shared_resident_kib();
+  if (before < 0) GTEST_SKIP() << "no RssShmem in /proc/self/status";
+  const std::uint64_t stretch = c.heap().stretch_of(1, 2);
+  c.prefault(stretch, 8 << 20);
+  const long mapped = shared_resident_kib() - before;
+  EXPECT_GE(mapped, 8 * 1024) << "the window was not mapped";
+  EXPECT_LT(mapped, 16 * 1024) << "more than the window was mapped";
+  const long faults = minor_faults();
+  std::memset(c.address(stretch), 3, 8 << 20);
+  EXPECT_LE(minor_faults() - faults, 2) << "writing the mapped window faulted";
+}
+
+// A large heap is reserved in two steps: each client's window at once, the rest on a background
+// thread. A block placed beyond the windows waits until its pages are reserved; when the
+// reservation stops short, such a block is refused with the reason, never left to SIGBUS.
+TEST(channel, a_large_heap_is_reserved_window_first_and_blocks_wait_for_the_rest) {
+  const std::string name = unique_name("steps");
+  channel_sizes sizes = small_sizes(2, 8);
+  sizes.heap_bytes = 512ull << 20;
+  channel c = channel::create(name, sizes);
+  c.unlink();
+  c.reserve_heap(8 << 20);
+  const std::uint64_t second = c.heap().stretch_of(1, 2);
+  EXPECT_TRUE(c.heap_reserved(second, 8 << 20, 0.01)) << "a window is reserved at once";
+  EXPECT_TRUE(c.heap_reserved(c.heap().stretch_of(0, 2) + 4096, 1 << 20, 0.01));
+  EXPECT_FALSE(c.heap_reserved(second + (16 << 20), 1 << 20, 0.05))
+      << "pages beyond the windows counted as reserved before anyone reserved them";
+  EXPECT_NE(c.heap_reservation_error().find("not reserved this part"), std::string::npos)
+      << c.heap_reservation_error();
+  // A writer that needs the far end of the heap waits for the background reservation.
+  std::atomic<int> waited{-1};
+  std::thread writer(
+      [&] { waited = c.heap_reserved(second + (200 << 20), 1 << 20, 30.0) ? 1 : 0; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(waited.load(), -1) << "the writer did not wait for the reservation";
+  std::atomic<bool> stop{false};
+  EXPECT_EQ(c.reserve_heap_rest(stop), "");
+  writer.join();
+  EXPECT_EQ(waited.load(), 1);
+  EXPECT_TRUE(c.heap_reserved(c.heap().stretch_of(0, 1) + (500ull << 20), 1 << 20, 0.01));
+}
+
+TEST(channel, a_reservation_stopped_short_refuses_the_pages_beyond_with_the_reason) {
+  const std::string name = unique_name("short");
+  channel_sizes sizes = small_sizes(2, 8);
+  sizes.heap_bytes = 256ull << 20;
+  channel c = channel::create(name, sizes);
+  c.unlink();
+  c.reserve_heap(8 << 20);
+  std::atomic<bool> stop{true};  // as when the core shuts down before it is done
+  EXPECT_EQ(c.reserve_heap_rest(stop), "");
+  const std::uint64_t second = c.heap().stretch_of(1, 2);
+  EXPECT_TRUE(c.heap_reserved(second, 4 << 20, 0.01)) << "the windows stay usable";
+  EXPECT_FALSE(c.heap_reserved(second + (32 << 20), 1 << 20, 5.0));
+  EXPECT_NE(c.heap_reservation_error().find("stopped reserving"), std::string::npos)
+      << c.heap_reservation_error();
 }
 
 }  // namespace

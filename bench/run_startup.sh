@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Start-up time, peak memory and first-write cost of a short dedicated-core run, for one or more
+# builds side by side, beside the same loop without Sidecore (bench/startup.c says what is
+# measured).
+#
+# Usage: bench/run_startup.sh [--runs N] [--iterations N] [--compute-ms MS] [--bytes B]
+#                             [--buffer B] [--out DIR] label=path/to/sidecore_startup...
+#
+# Each label names a sidecore_startup binary (build it per tree: the target sidecore_startup,
+# or compile bench/startup.c against another tree's libsidecore). Runs alternate between the
+# labels run by run so that a noisy moment hits all alike; DIR (default bench/results/startup)
+# receives every run's JSON lines (runs.jsonl) and the table (startup.md), also printed.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+runs=5 iterations=12 compute_ms=250 bytes=$((64 << 20)) buffer=$((512 << 20))
+out=$here/results/startup
+builds=()
+while (($#)); do
+  case $1 in
+    --runs) runs=$2; shift 2 ;;
+    --iterations) iterations=$2; shift 2 ;;
+    --compute-ms) compute_ms=$2; shift 2 ;;
+    --bytes) bytes=$2; shift 2 ;;
+    --buffer) buffer=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *=*) builds+=("$1"); shift ;;
+    *) echo "run_startup.sh: unknown argument '$1' (see the header of this script)" >&2; exit 2 ;;
+  esac
+done
+((${#builds[@]})) || { echo "run_startup.sh: give at least one label=binary" >&2; exit 2; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+sed -e "s/@BYTES@/$bytes/" -e "s/@BUFFER@/$buffer/" "$here/startup_dedicated.xml" > "$work/startup.xml"
+: > "$out/runs.jsonl"
+loop=(--iterations "$iterations" --compute-ms "$compute_ms" --bytes "$bytes")
+first=${builds[0]#*=}
+for ((r = 1; r <= runs; ++r)); do
+  for b in "${builds[@]}"; do
+    label=${b%%=*} binary=${b#*=}
+    (cd "$work" && mpirun --oversubscribe -np 2 "$binary" startup.xml "${loop[@]}") |
+      sed "s/^{/{\"label\": \"$label\", \"run\": $r, /" >> "$out/runs.jsonl"
+  done
+  (cd "$work" && mpirun -np 1 "$first" --without-sidecore "${loop[@]}") |
+    sed "s/^{/{\"label\": \"without Sidecore\", \"run\": $r, /" >> "$out/runs.jsonl"
+done
+
+python3 - "$out" "$runs" "$iterations" "$compute_ms" "$bytes" "$buffer" "$(uptime)" <<'EOF'
+import json, statistics, sys
+out, runs, iterations, compute_ms, nbytes, buffer, load = sys.argv[1:]
+rows = [json.loads(l) for l in open(f"{out}/runs.jsonl")]
+labels = list(dict.fromkeys(r["label"] for r in rows))
+def cell(values, scale=1.0, fmt="{:.2f}"):
+    values = sorted(v * scale for v in values)
+    med = statistics.median(values)
+    return f"{fmt.format(med)} ({fmt.format(values[0])}-{fmt.format(values[-1])})"
+lines = [
+    "# Start-up and memory of a short run",
+    "",
+    f"One client and one dedicated core (`mpirun -np 2`), {iterations} iterations of a "
+    f"{int(nbytes) >> 20} MiB `damaris_write` + `damaris_end_iteration` after {compute_ms} ms of "
+    f"computation each, a shared buffer of {int(buffer) >> 20} MiB, a store that discards the "
+    f"data. Median (min-max) of {runs} runs per row, alternated; peak resident memory is VmHWM. "
+    f"\"without Sidecore\": the same loop in one process, copying into its own array.",
+    "",
+    "| build | wall (s) | initialize+start (s) | first write (ms) | faults in first write | "
+    "slowest later write (ms) | client peak RSS (MiB) | core peak RSS (MiB) |",
+    "|---|---|---|---|---|---|---|---|",
+]
+for label in labels:
+    mine = [r for r in rows if r["label"] == label]
+    clients = [r for r in mine if r["role"] in ("client", "alone")]
+    servers = [r for r in mine if r["role"] == "server"]
+    wall = [max(r["wall_s"] for r in mine if r["run"] == run) for run in sorted({r["run"] for r in mine})]
+    lines.append("| " + " | ".join([
+        label,
+        cell(wall),
+        cell([r["init_s"] for r in clients], fmt="{:.3f}"),
+        cell([r["first_write_s"] for r in clients], 1e3, "{:.1f}"),
+        cell([r["first_write_faults"] for r in clients], fmt="{:.0f}"),
+        cell([r["worst_write_s"] for r in clients], 1e3, "{:.1f}"),
+        cell([r["peak_rss_kib"] for r in clients], 1 / 1024, "{:.0f}"),
+        cell([r["peak_rss_kib"] for r in servers], 1 / 1024, "{:.0f}") if servers else "-",
+    ]) + " |")
+lines += ["", f"Load at the end: `{load.strip()}`", ""]
+open(f"{out}/startup.md", "w").write("\n".join(lines))
+print("\n".join(lines))
+EOF
