@@ -9,9 +9,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 
-#include "transport/buffer_pool.hpp"
 #include "config/model.hpp"
+#include "transport/buffer_pool.hpp"
 #include "transport/message.hpp"
 
 namespace sidecore::transport {
@@ -37,8 +38,18 @@ class mpi_sender {
   void progress();
   // Waits until the server has stored `iterations` iterations (damaris_sync).
   void wait_stored(std::int32_t iterations);
-  // Waits until every send has completed (the server pulled everything).
+  // Waits until every send has completed (the server pulled everything), however long that
+  // takes, saying so at each timeout without progress. (The destructor, on error paths, waits
+  // one timeout at most and reports what was not delivered.)
   void flush();
+
+  // MPI has no wait with a deadline: waits test their requests and nap between tests (a few
+  // tests back to back, then 10 us doubling to this), so that a completion is noticed within a
+  // millisecond while the core is left to others.
+  static constexpr double longest_nap_seconds = 0.001;
+  // Once a wait ran out without the server taking anything, later waits give it this long to
+  // show life (a completed send) before failing, until it moves again.
+  static constexpr double stalled_grace_seconds = 0.05;
 
  private:
   struct pending {
@@ -47,7 +58,11 @@ class mpi_sender {
     std::uint64_t bytes = 0;
     MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   };
-  bool deadline_passed(double started) const;
+  // Progresses sends (and what `ready` tests) until ready() holds: true. False when the server
+  // takes nothing for the timeout (the grace once stalled), after which it counts as stalled.
+  template <typename Ready>
+  bool wait_until(Ready ready);
+  std::string stalled_message(const std::string& waiting_for) const;
 
   MPI_Comm m_link;
   int m_server;
@@ -56,6 +71,8 @@ class mpi_sender {
   config::full_buffer_policy m_policy;
   double m_timeout;
   std::deque<pending> m_pending;
+  std::uint64_t m_completed = 0;  // sends completed so far: the server's sign of life
+  bool m_stalled = false;         // a wait ran out and the server has taken nothing since
 };
 
 }  // namespace sidecore::transport

@@ -1,7 +1,7 @@
-/* A dedicated core frozen (SIGSTOP) while its client writes: the first write that needs it
+/* A dedicated core or node frozen (SIGSTOP) while its client writes: the first write that needs it
  * waits its timeout and fails; the next ones fail at once instead of waiting again (the core
  * has not moved since); once it runs again (SIGCONT) writes succeed and nothing is lost.
- * Usage: frozen_server <xml> (2 ranks: client 0, dedicated core 1; buffer of 3 blocks) */
+ * Usage: frozen_server <xml> (2 ranks: client 0, dedicated core or node 1; buffer of 3 blocks) */
 #include <Damaris.h>
 #include <mpi.h>
 #include <signal.h>
