@@ -444,6 +444,8 @@ std::unique_ptr<engines::engine> runtime::make_engine() {
     in_step = in_step || needs.collective_writes || needs.writers_exchange;
     if (needs.collective_writes && !collective) collective = &st;
   }
+  // Action plugins may call collectives on the writers' communicator at every iteration.
+  in_step = in_step || !m_model.action_plugins.empty();
   if (m_model.arch.io_threads == 0)
     return std::make_unique<engines::inline_engine>(m_model, clients, source, in_step);
   // Thread mode: stores run on a background thread. Their MPI calls are only safe there with

@@ -34,6 +34,10 @@ check --np 6 --nodes 1 --servers 2 --ranks-per-node 4 --out "$work/node"
 # Synchronous and background thread: every client is a writer.
 check --np 3 --out "$work/synchronous"
 check --np 2 --threads 1 --out "$work/thread"
+# Client 0 stops after 3 of 5 iterations: the plugin's collectives go on without its data
+# (synchronously, it takes part in the others' iterations with none).
+check --np 3 --short 3 --out "$work/synchronous_short"
+check --np 4 --cores 1 --servers 1 --short 3 --out "$work/core_short"
 # A bad library fails damaris_initialize with DAMARIS_CONFIG_ERROR, naming the XML's line.
 check --np 2 --cores 1 --servers 1 --library "$no_symbol" --out "$work/no_symbol" \
   --expect-error "is not a Sidecore action plugin"

@@ -3,7 +3,8 @@
  * stats action plugin: "mark" (scope core) at odd iterations, "group_mark" (scope group) twice
  * by every client at iteration 1 and twice by client 0 alone at iteration 2 (a group that must
  * not run with dedicated cores). check_stats.py recomputes every number from the formulas
- * below. Usage: stats_writer <xml> <iterations> */
+ * below. Usage: stats_writer <xml> <iterations> [iterations of client 0]: client 0 may stop
+ * before the others. */
 #include <Damaris.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   const int iterations = atoi(argv[2]);
+  const int first_client_iterations = argc > 3 ? atoi(argv[3]) : iterations;
   check(damaris_initialize(argv[1], MPI_COMM_WORLD), "damaris_initialize");
   int is_client = 0;
   check(damaris_start(&is_client), "damaris_start");
@@ -35,7 +37,8 @@ int main(int argc, char** argv) {
     check(damaris_client_comm_get(&comm), "damaris_client_comm_get");
     int source = 0;
     MPI_Comm_rank(comm, &source);
-    for (int it = 0; it < iterations; ++it) {
+    const int mine = source == 0 ? first_client_iterations : iterations;
+    for (int it = 0; it < mine; ++it) {
       double field[NY][NX];
       for (int y = 0; y < NY; ++y)
         for (int x = 0; x < NX; ++x) {
