@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -18,6 +19,10 @@ struct sidecore_description {
   sidecore::config::model model;
   // Per layout: the parameters its local dimensions read (fetched again at every question).
   std::vector<std::vector<std::size_t>> reads;
+  // Parameter values as last fetched (XML values until then), indexed like model.parameters:
+  // a question costs the parameters its layout reads, not all of them.
+  mutable std::mutex mutex;
+  mutable std::vector<std::int64_t> values;
 };
 
 namespace {
@@ -145,6 +150,8 @@ SIDECORE_API int sidecore_describe_open(const char* configfile, MPI_Comm comm,
     if (!mpi_ready) throw sidecore::error(DAMARIS_MPI_ERROR, "MPI_Init must be called first");
     auto d = std::make_unique<sidecore_description>();
     d->model = sidecore::config::parse_model(text_from_first_rank(configfile, comm), configfile);
+    for (const sidecore::config::parameter& p : d->model.parameters)
+      d->values.push_back(p.int_value);
     for (const sidecore::config::layout& l : d->model.layouts) {
       std::vector<std::size_t> reads;
       for (const sidecore::config::expression& e : l.dimensions)
@@ -174,18 +181,17 @@ SIDECORE_API int sidecore_describe_variable(const sidecore_description* descript
     if (layout.dimensions.size() > SIDECORE_MAX_DIMENSIONS)
       throw sidecore::error(DAMARIS_INVALID_DIMENSIONS,
                             "layout '" + layout.name + "' has more than 8 dimensions");
-    // Only the parameters this layout reads are fetched; the others keep their XML values,
-    // which the expressions never look at.
-    std::vector<std::int64_t> values;
-    values.reserve(model.parameters.size());
-    for (const sidecore::config::parameter& p : model.parameters) values.push_back(p.int_value);
-    for (std::size_t p : d.reads[l]) values[p] = current_value(model.parameters[p]);
+    // Only the parameters this layout reads are fetched; the others are never looked at.
     int64_t evaluated[SIDECORE_MAX_DIMENSIONS] = {};
-    for (std::size_t i = 0; i < layout.dimensions.size(); ++i) {
-      try {
-        evaluated[i] = layout.dimensions[i].evaluate(values);
-      } catch (const sidecore::error& e) {
-        throw sidecore::error(DAMARIS_INVALID_DIMENSIONS, e.what());
+    {
+      std::lock_guard<std::mutex> lock(d.mutex);
+      for (std::size_t p : d.reads[l]) d.values[p] = current_value(model.parameters[p]);
+      for (std::size_t i = 0; i < layout.dimensions.size(); ++i) {
+        try {
+          evaluated[i] = layout.dimensions[i].evaluate(d.values);
+        } catch (const sidecore::error& e) {
+          throw sidecore::error(DAMARIS_INVALID_DIMENSIONS, e.what());
+        }
       }
     }
     *type = damaris_type_of(layout.type);
