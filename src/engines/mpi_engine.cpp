@@ -29,7 +29,7 @@ void mpi_engine::end_iteration(int iteration, bool skipped) {
                 nullptr);
 }
 
-void mpi_engine::sync(int iterations) { m_sender.wait_stored(iterations); }
+void mpi_engine::sync(int iterations) { m_sender.wait_stored(iterations, m_source); }
 
 void mpi_engine::stop(int iteration) {
   m_sender.send(control_message(transport::message_kind::stop, iteration, m_source), nullptr);

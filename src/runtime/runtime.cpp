@@ -577,6 +577,11 @@ void runtime::report() {
     if (c.iterations_incomplete)
       log::warning("server ", m_topo.server_index, ": ", c.iterations_incomplete,
                    " iteration(s) stored incomplete (a client skipped data or never ended them)");
+    const std::uint64_t rejected =
+        m_server ? m_server->messages_rejected() : m_remote_server->messages_rejected();
+    if (rejected)
+      log::error("server ", m_topo.server_index, ": dropped ", rejected,
+                 " malformed notification(s) from its clients; see the first one above");
   }
   if (m_client) {
     const client::client_counters& c = m_client->counters();

@@ -8,9 +8,14 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/mpi_handles.hpp"
+#include "engines/messages.hpp"
 #include "transport/mpi_sender.hpp"
 
 namespace sidecore::server {
+namespace {
+// Marks, in a queued announcement, a malformed block whose data is to be received and dropped.
+constexpr std::uint32_t discard_data = 1u << 31;
+}  // namespace
 
 remote_server_loop::remote_server_loop(const config::model& model, const topology::layout& topo,
                                        MPI_Comm link)
@@ -25,6 +30,42 @@ remote_server_loop::remote_server_loop(const config::model& model, const topolog
     m_clients[slot].rank = topo.served_client_ranks[slot];
     m_slot_of_rank[m_clients[slot].rank] = slot;
   }
+  try {
+    m_ghosts = config::evaluate_ghosts(model);
+  } catch (const std::exception& e) {
+    log::warning("ghost zones cannot be evaluated (", e.what(),
+                 "); blocks' interiors are not checked");
+  }
+}
+
+std::string remote_server_loop::problem_of(std::uint32_t slot, const transport::message& m) const {
+  const client_state& c = m_clients[slot];
+  engines::message_limits limits;
+  limits.model = &m_model;
+  limits.ghosts = &m_ghosts;
+  // Clients are the first ranks of the job, in order: a client's index is its rank.
+  limits.source = c.rank;
+  limits.ended = c.ended;
+  limits.closed = m_processor.open_iteration();
+  limits.sync_allowed = true;
+  return engines::message_problem(m, limits);
+}
+
+void remote_server_loop::reject(std::uint32_t slot, const transport::message& m,
+                                const std::string& problem) {
+  client_state& c = m_clients[slot];
+  ++c.rejected;
+  ++m_rejected_total;
+  // Its iteration, when the message names a plausible one, or the one the client is in, is
+  // stored as incomplete. Its data, if any, is never received.
+  const bool plausible =
+      m.iteration >= c.ended && m.iteration <= c.ended + engines::max_iterations_unended;
+  c.tainted.insert(plausible ? m.iteration : static_cast<std::int32_t>(c.ended));
+  if (c.rejected == 1)
+    log::error("dropped a malformed notification from client ", c.rank, ", iteration ", m.iteration,
+               ", ", engines::kind_name(m.kind), ": ", problem,
+               "; the iteration will be stored as incomplete (further bad notifications from "
+               "this client are counted, not logged)");
 }
 
 bool remote_server_loop::finished() const {
@@ -72,7 +113,15 @@ bool remote_server_loop::receive_announcements() {
       log::error("message from rank ", status.MPI_SOURCE, ", which is not a client of this server (ignored)");
       continue;
     }
-    if (m.kind == transport::message_kind::sync) {
+    if (const std::string problem = problem_of(it->second, m); !problem.empty()) {
+      reject(it->second, m, problem);
+      // The client sends a block's data after announcing it: received, in turn, and dropped,
+      // so that its send completes and its buffer empties.
+      if (m.kind == transport::message_kind::block) {
+        m.flags |= discard_data;
+        m_clients[it->second].queue.push_back(m);
+      }
+    } else if (m.kind == transport::message_kind::sync) {
       m_sync_requests.emplace_back(status.MPI_SOURCE, m.iteration);
       answer_syncs();
     } else {
@@ -105,6 +154,20 @@ bool remote_server_loop::advance(std::uint32_t slot) {
       any = true;
       continue;
     }
+    if (m.flags & discard_data) {
+      // A malformed block's data: whatever size it has, received and dropped.
+      MPI_Status status;
+      check_mpi(MPI_Probe(c.rank, transport::data_tag, m_link, &status), "MPI_Probe");
+      int count = 0;
+      check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+      std::vector<std::byte> sink(static_cast<std::size_t>(std::max(count, 0)));
+      check_mpi(MPI_Recv(sink.data(), count, MPI_BYTE, c.rank, transport::data_tag, m_link,
+                         MPI_STATUS_IGNORE),
+                "MPI_Recv");
+      c.queue.pop_front();
+      any = true;
+      continue;
+    }
     // Pull only with room, except for the oldest iteration still open (always progress).
     const bool oldest = m.iteration <= m_processor.stored_iterations();
     if (m_in_use + m.bytes > m_budget && !oldest) return any;
@@ -122,8 +185,11 @@ void remote_server_loop::handle_control(std::uint32_t slot, const transport::mes
   switch (m.kind) {
     case transport::message_kind::end_iteration: {
       std::uint64_t before = m_processor.counters().bytes_stored;
+      client_state& c = m_clients[slot];
+      const bool dropped = c.tainted.erase(m.iteration) > 0;
+      c.ended = std::int64_t{m.iteration} + 1;
       m_processor.end_iteration(static_cast<int>(slot), m.iteration,
-                                (m.flags & transport::iteration_skipped) != 0);
+                                (m.flags & transport::iteration_skipped) != 0 || dropped);
       account_stored(before);
       answer_syncs();
       break;

@@ -9,13 +9,15 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
-#include "transport/buffer_pool.hpp"
 #include "config/model.hpp"
 #include "server/event_dispatcher.hpp"
 #include "server/iteration_processor.hpp"
 #include "topology/topology.hpp"
+#include "transport/buffer_pool.hpp"
 #include "transport/message.hpp"
 
 namespace sidecore::server {
@@ -28,6 +30,8 @@ class remote_server_loop {
   // The first store failure not yet reported ("" if none), and forgets it.
   std::string take_failure() { return m_processor.take_failure(); }
   std::uint64_t high_water() const noexcept { return m_high_water; }
+  // Malformed notifications dropped (see server_loop::messages_rejected).
+  std::uint64_t messages_rejected() const noexcept { return m_rejected_total; }
 
  private:
   struct client_state {
@@ -36,7 +40,13 @@ class remote_server_loop {
     block_buffer buffer;  // data being received for queue.front()
     MPI_Request request = MPI_REQUEST_NULL;
     bool stopped = false;
+    std::int64_t ended = 0;          // iterations it has ended
+    std::uint64_t rejected = 0;      // malformed notifications dropped
+    std::set<std::int32_t> tainted;  // iterations it lost a notification of
   };
+  // "" when a notification from this client can be used; otherwise what is wrong with it.
+  std::string problem_of(std::uint32_t slot, const transport::message& m) const;
+  void reject(std::uint32_t slot, const transport::message& m, const std::string& problem);
   bool receive_announcements();
   bool advance(std::uint32_t slot);
   void handle_control(std::uint32_t slot, const transport::message& m);
@@ -54,6 +64,8 @@ class remote_server_loop {
   std::uint64_t m_in_use = 0;
   std::uint64_t m_high_water = 0;
   std::vector<std::pair<int, std::int32_t>> m_sync_requests;  // (rank, iterations)
+  std::vector<config::ghost_widths> m_ghosts;  // per layout, to check blocks' interiors
+  std::uint64_t m_rejected_total = 0;
 };
 
 }  // namespace sidecore::server

@@ -142,10 +142,11 @@ void mpi_sender::send(const message& m, block_buffer data) {
   progress();
 }
 
-void mpi_sender::wait_stored(std::int32_t iterations) {
+void mpi_sender::wait_stored(std::int32_t iterations, std::int32_t source) {
   message request{};
   request.kind = message_kind::sync;
   request.iteration = iterations;
+  request.source = source;
   send(request, nullptr);
   std::int32_t reply = -1;
   MPI_Request receive = MPI_REQUEST_NULL;

@@ -36,8 +36,9 @@ class mpi_sender {
   void send(const message& m, block_buffer data);
   // Frees the memory of completed sends.
   void progress();
-  // Waits until the server has stored `iterations` iterations (damaris_sync).
-  void wait_stored(std::int32_t iterations);
+  // Waits until the server has stored `iterations` iterations (damaris_sync); source: this
+  // client's index, which the request carries.
+  void wait_stored(std::int32_t iterations, std::int32_t source);
   // Waits until every send has completed (the server pulled everything), however long that
   // takes, saying so at each timeout without progress. (The destructor, on error paths, waits
   // one timeout at most and reports what was not delivered.)
