@@ -335,6 +335,19 @@ void client::set_position(std::string_view name, int block, const std::int64_t* 
 
 void client::stop() {
   if (m_stopped) return;
+  // Blocks allocated and never committed are handed over now, as at the end of an iteration:
+  // otherwise their memory would stay taken, and their data lost, for the rest of the job.
+  for (allocation& a : m_allocations) {
+    if (a.committed) continue;
+    const std::string& variable = m_model.variables[a.block.variable].name;
+    log::warning("block ", a.block.block, " of '", variable, "' was allocated at iteration ",
+                 a.block.iteration, " but never committed; committing it as the client stops");
+    try {
+      commit(variable, a.block.block, a.block.iteration);
+    } catch (const std::exception& e) {
+      log::error("could not hand over block ", a.block.block, " of '", variable, "': ", e.what());
+    }
+  }
   m_stopped = true;
   m_engine->stop(m_iteration);
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "client/client.hpp"
 #include "common/error.hpp"
 #include "config/model.hpp"
 #include "engines/inline_engine.hpp"
@@ -161,6 +162,32 @@ TEST_F(engines_test, shm_engine_puts_blocks_in_the_buffer_and_notifications_in_i
   EXPECT_EQ(channel.slowest_ended(), 7u);  // a stopped client holds nobody back
   engine.resume(1);
   EXPECT_EQ(channel.slowest_ended(), 1u);
+}
+
+// A block allocated and never committed when the client stops is handed over (the server then
+// stores the unfinished iteration as incomplete) instead of keeping its shared memory for good.
+TEST_F(engines_test, a_block_allocated_but_not_committed_is_handed_over_when_the_client_stops) {
+  const config::model model = model_in(m_directory);
+  transport::channel_sizes sizes;
+  sizes.heap_bytes = 1 << 16;
+  sizes.clients = 1;
+  sizes.ring_capacity = 64;
+  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-uncommitted";
+  transport::channel channel = transport::channel::create(name, sizes);
+  channel.unlink();
+  client::client c(model, 0, std::make_unique<engines::shm_engine>(model, channel, 0, 0));
+  auto* data = static_cast<std::int32_t*>(c.alloc("v", 0));
+  ASSERT_NE(data, nullptr);
+  std::memcpy(data, values.data(), 16);
+  c.stop();
+
+  message m{};
+  ASSERT_TRUE(channel.try_pop(0, m)) << "the allocated block was never announced";
+  EXPECT_EQ(m.kind, message_kind::block);
+  EXPECT_EQ(m.iteration, 0);
+  EXPECT_EQ(std::memcmp(channel.address(m.offset), values.data(), 16), 0);
+  ASSERT_TRUE(channel.try_pop(0, m));
+  EXPECT_EQ(m.kind, message_kind::stop);
 }
 
 TEST_F(engines_test, shm_engine_under_skip_policy_drops_what_does_not_fit) {
