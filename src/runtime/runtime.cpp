@@ -127,6 +127,11 @@ std::uint64_t bytes_per_iteration(const config::model& model) {
   return total;
 }
 
+// What a client's buffer maps ahead of the first write: one iteration, at least 4 MiB.
+std::uint64_t first_iteration_window(const config::model& model) {
+  return std::max<std::uint64_t>(bytes_per_iteration(model), 4u << 20);
+}
+
 // Raises the same error on every rank if any rank failed (message from the lowest such rank).
 void agree(MPI_Comm comm, int code, const std::string& message) {
   int rank = 0, size = 1;
@@ -282,7 +287,11 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
       m_server_parameters = std::make_unique<client::parameters>(m_model);
       if (m_topo.remote_servers) {
         check_node_memory(m_model, m_topo, "dedicated nodes", true);
-        buffer_pool::reserve_arena(m_model.arch.buffer_size);
+        // Mapped ahead: one iteration of every client it serves.
+        const std::uint64_t clients = std::max<std::size_t>(1, m_topo.served_client_ranks.size());
+        const std::uint64_t window = first_iteration_window(m_model);
+        buffer_pool::reserve_arena(m_model.arch.buffer_size,
+                                   window > UINT64_MAX / clients ? UINT64_MAX : window * clients);
       }
       if (m_topo.remote_servers)
         m_remote_server =
@@ -403,8 +412,7 @@ void runtime::connect_channel() {
   // does not grow with the buffer's size.
   const std::uint32_t clients = std::max(1u, m_channel->client_count());
   const std::uint64_t share = m_channel->heap().capacity() / clients;
-  const std::uint64_t window =
-      std::min(share, std::max<std::uint64_t>(bytes_per_iteration(m_model), 4u << 20));
+  const std::uint64_t window = std::min(share, first_iteration_window(m_model));
   if (m_topo.is_server) {
     try {
       m_channel->reserve_heap(window);
@@ -427,7 +435,7 @@ std::unique_ptr<engines::engine> runtime::make_engine() {
   const int source = m_topo.client_index;
   if (m_topo.remote_servers) {
     check_node_memory(m_model, m_topo, "dedicated nodes", true);
-    buffer_pool::reserve_arena(m_model.arch.buffer_size);
+    buffer_pool::reserve_arena(m_model.arch.buffer_size, first_iteration_window(m_model));
     return std::make_unique<engines::mpi_engine>(m_model, m_link.get(), m_topo.server_world_rank,
                                                  source);
   }
@@ -463,7 +471,7 @@ std::unique_ptr<engines::engine> runtime::make_engine() {
     return std::make_unique<engines::inline_engine>(m_model, clients, source, in_step);
   }
   check_node_memory(m_model, m_topo, "background thread", true);
-  buffer_pool::reserve_arena(m_model.arch.buffer_size);
+  buffer_pool::reserve_arena(m_model.arch.buffer_size, first_iteration_window(m_model));
   if (provided == MPI_THREAD_MULTIPLE) {
     MPI_Comm dup = MPI_COMM_NULL;
     check_mpi(MPI_Comm_dup(clients, &dup), "MPI_Comm_dup");

@@ -5,6 +5,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -125,7 +126,7 @@ std::uint64_t kept_bytes() {
   return s.kept_bytes;
 }
 
-void reserve_arena(std::uint64_t bytes) {
+void reserve_arena(std::uint64_t bytes, std::uint64_t warm_bytes) {
   pool_state& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.arena.load(std::memory_order_relaxed) || bytes == 0) return;
@@ -134,12 +135,18 @@ void reserve_arena(std::uint64_t bytes) {
       (transport::shared_heap::state_bytes(arena_extents) + page - 1) / page * page;
   const std::size_t heap_bytes = (bytes + page - 1) / page * page;
   void* p = ::mmap(nullptr, state_bytes + heap_bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED)
     throw allocation_error("cannot map " + readable_bytes(heap_bytes) +
                            " of process memory for the buffer: " + std::strerror(errno) +
                            "; lower <buffer size=...>");
   auto* base = static_cast<std::byte*>(p);
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+  const std::size_t warm = state_bytes + std::min<std::uint64_t>(heap_bytes, warm_bytes);
+  if (::madvise(p, warm, MADV_POPULATE_WRITE) != 0)  // kernels before 5.14: write each page
+    for (std::size_t at = 0; at < warm; at += page) base[at] = std::byte{0};
   try {
     transport::shared_heap::initialize(base, state_bytes, heap_bytes, arena_extents);
   } catch (...) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -90,6 +92,33 @@ TEST(buffer_pool, the_arena_serves_blocks_first_and_takes_them_back) {
   sidecore::block_buffer big = sidecore::buffer_pool::acquire(16 << 20);
   ASSERT_NE(big.get(), nullptr);
   big[(16 << 20) - 1] = std::byte{1};
+}
+
+long anonymous_resident_kib() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "RssAnon:", 8) == 0) kib = std::strtol(line + 8, nullptr, 10);
+  std::fclose(f);
+  return kib;
+}
+
+// Only the warm part of the arena is resident at first: a large buffer costs memory only as
+// far as it is used.
+TEST(buffer_pool, the_arena_maps_ahead_only_its_warm_part) {
+  pool_guard guard(0);
+  sidecore::buffer_pool::trim();
+  const long before = anonymous_resident_kib();
+  if (before < 0) GTEST_SKIP() << "no RssAnon in /proc/self/status";
+  sidecore::buffer_pool::reserve_arena(256 << 20, 8 << 20);
+  const long grown = anonymous_resident_kib() - before;
+  EXPECT_GE(grown, 8 * 1024) << "the warm part was not mapped";
+  EXPECT_LT(grown, 64 * 1024) << "the whole arena was mapped";
+  sidecore::block_buffer a = sidecore::buffer_pool::acquire(4 << 20);
+  std::memset(a.get(), 1, 4 << 20);  // first blocks land in the warm part
+  EXPECT_LT(anonymous_resident_kib() - before, 64 * 1024);
 }
 
 TEST(buffer_pool, acquisitions_race_safely_with_reserving_and_trimming_the_arena) {
