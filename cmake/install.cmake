@@ -8,7 +8,9 @@ install(TARGETS sidecore EXPORT SidecoreTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/Damaris.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/include/sidecore/plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sidecore)
+install(FILES ${PROJECT_SOURCE_DIR}/include/sidecore/plugin.h
+              ${PROJECT_SOURCE_DIR}/include/sidecore/introspection.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sidecore)
 
 set(SIDECORE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Sidecore)
 install(EXPORT SidecoreTargets NAMESPACE sidecore:: DESTINATION ${SIDECORE_CMAKE_DIR})
