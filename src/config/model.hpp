@@ -209,6 +209,19 @@ struct script {
 // What a writer does when the shared buffer cannot hold a request.
 enum class full_buffer_policy { wait, skip };
 
+// When the writers move an iteration out to the stores (<architecture><schedule>,
+// docs/scheduling.md). drain stores each iteration as soon as it is complete; rate limits how
+// many writers of the job store at once and/or each writer's bandwidth.
+enum class schedule_policy { drain, rate };
+
+struct schedule_settings {
+  schedule_policy policy = schedule_policy::drain;
+  int writers = 0;         // rate: at most this many writers store at once; 0: no limit
+  double bandwidth = 0.0;  // rate: bytes per second per writer; 0: no limit
+  std::string trace;       // "" or the path prefix of a per-writer trace (CSV) of stores
+  int line = 0;            // of the <schedule> element; 0 when there is none
+};
+
 struct architecture {
   int domains = 1;
   int dedicated_cores = 0;
@@ -227,6 +240,7 @@ struct architecture {
   std::string spill_directory;
   std::string queue_name = "sidecore-queue";
   std::uint64_t queue_size = 1024;  // messages per client
+  schedule_settings schedule;
 };
 
 enum class log_level { trace, debug, info, warning, error, fatal };

@@ -75,6 +75,7 @@ model builder::build() {
   };
 
   for (xml n : section("architecture")) read_architecture(n);
+  for (xml n : section("architecture")) read_schedule(n, m_text, m_file, m_model.arch);
   for (xml data : section("data")) {
     for (xml n : elements(data)) {
       if (name_of(n) == "parameter") {

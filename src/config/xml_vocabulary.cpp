@@ -13,7 +13,9 @@ const rule_map& all_rules() {
           {"name"},
           {"architecture", "data", "storage", "actions", "scripts", "log", "python", "visit",
            "paraview"}}},
-        {"architecture", {{"name"}, {}, {"domains", "dedicated", "placement", "buffer", "queue"}}},
+        {"architecture",
+         {{"name"}, {}, {"domains", "dedicated", "placement", "buffer", "queue", "schedule"}}},
+        {"schedule", {{"policy", "writers", "bandwidth", "trace"}, {}, {}}},
         {"domains", {{"count"}, {}, {}}},
         {"dedicated", {{"cores", "nodes", "threads"}, {}, {}}},
         {"placement", {{}, {}, {}, true, true}},
@@ -195,5 +197,8 @@ const std::vector<choice<std::string>> store_type_choices = {{"HDF5", "HDF5"}, {
 const std::vector<choice<std::string>> shm_type_choices = {{"posix", "posix"}, {"sysv", "sysv"}};
 
 const std::vector<choice<language>> script_language_choices = {{"python", language::python}};
+
+const std::vector<choice<schedule_policy>> schedule_policy_choices = {
+    {"drain", schedule_policy::drain}, {"rate", schedule_policy::rate}};
 
 }  // namespace sidecore::config::detail

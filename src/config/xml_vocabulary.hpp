@@ -9,6 +9,10 @@
 
 #include "config/model.hpp"
 
+namespace pugi {
+class xml_node;
+}
+
 namespace sidecore::config::detail {
 
 // What an element may carry. Elements with any_attribute are accepted as written because
@@ -73,5 +77,12 @@ extern const std::vector<choice<std::string>> mesh_type_choices;
 extern const std::vector<choice<std::string>> store_type_choices;  // built-in stores
 extern const std::vector<choice<std::string>> shm_type_choices;
 extern const std::vector<choice<language>> script_language_choices;
+extern const std::vector<choice<schedule_policy>> schedule_policy_choices;
+
+// parse_schedule.cpp: reads the <schedule> child of an <architecture> element (if any; its
+// attributes were checked against the rules already) into arch.schedule. text is the whole
+// configuration (for line numbers), file names it in messages. Throws config_error.
+void read_schedule(const pugi::xml_node& architecture_node, std::string_view text,
+                   const std::string& file, architecture& arch);
 
 }  // namespace sidecore::config::detail

@@ -63,6 +63,17 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
     context.finish_comm = finish_comm;
     m_actions.push_back(plugins::make_action(context));
   }
+  // Turns among writers are only safe when no store calls the writers together inside an
+  // iteration. The HDF5 store also agrees with the other writers on time-invariant variables.
+  bool independent = true;
+  for (std::size_t s = 0; s < m_stores.size(); ++s) {
+    if (!m_stores[s]) continue;
+    const plugins::store_needs needs = plugins::needs_of(model, model.stores[s]);
+    independent = independent && !needs.collective_writes && !needs.writers_exchange;
+    for (const config::variable& v : model.variables)
+      if (v.store_index == s && v.enabled && !v.time_varying) independent = false;
+  }
+  m_scheduler = std::make_unique<scheduler>(model, writers, rank, size, independent);
   // Last, once nothing can throw: the events of the plugins come here.
   for (const config::event& event : model.events) {
     if (event.plugin == config::event::no_plugin) continue;
@@ -277,6 +288,16 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
     }
   } release_at_exit{*this, ranges};
 
+  // The stores wait for their turn (<schedule>); the action plugins after them do not.
+  const bool scheduled =
+      std::any_of(m_stores.begin(), m_stores.end(), [](const auto& s) { return s != nullptr; });
+  if (scheduled) m_scheduler->before_store(iteration, bytes);
+  struct turn {
+    scheduler* held;
+    ~turn() {
+      if (held) held->after_store();
+    }
+  } turn_at_exit{scheduled ? m_scheduler.get() : nullptr};
   for (std::size_t s = 0; s < m_stores.size(); ++s) {
     if (!m_stores[s]) continue;
     plugins::iteration_data data;
@@ -304,6 +325,7 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
       if (m_failure.empty()) m_failure = message;
     }
   }
+  if (turn_at_exit.held) std::exchange(turn_at_exit.held, nullptr)->after_store();
   run_actions(iteration, pending);
   ++m_counters.iterations_stored;
   if (pending.skipped) ++m_counters.iterations_incomplete;

@@ -17,6 +17,7 @@
 #include "config/model.hpp"
 #include "plugins/action_plugin.hpp"
 #include "plugins/store.hpp"
+#include "server/scheduler.hpp"
 #include "transport/buffer_pool.hpp"
 #include "transport/message.hpp"
 #include "transport/shared_heap.hpp"
@@ -91,6 +92,8 @@ class iteration_processor {
   void finish();
 
   const processor_counters& counters() const noexcept { return m_counters; }
+  // When the stores of each iteration may run (<architecture><schedule>).
+  const scheduler& store_scheduler() const noexcept { return *m_scheduler; }
   // Iterations stored so far (they are stored in order, from 0).
   int stored_iterations() const noexcept { return m_stored_iterations; }
   // The oldest iteration not yet complete.
@@ -121,6 +124,7 @@ class iteration_processor {
   release_function m_release;
   std::vector<std::unique_ptr<plugins::store>> m_stores;  // indexed like model.stores (may be null)
   std::vector<std::unique_ptr<plugins::action>> m_actions;  // indexed like model.action_plugins
+  std::unique_ptr<scheduler> m_scheduler;
   std::vector<const config::event*> m_routed;  // events routed here (unrouted when destroyed)
   std::map<int, pending_iteration> m_pending;
   std::deque<std::pair<int, pending_iteration>> m_ready;  // complete, not yet stored

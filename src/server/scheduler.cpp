@@ -1,0 +1,211 @@
+// Turns are counted in one 64-bit integer in an MPI window on writer 0: a writer takes one by
+// compare-and-swap while fewer than `writers` are taken, and gives it back with an atomic
+// decrement. Nobody answers requests, so no writer has to poll for the others; a writer that
+// finds every turn taken naps (20 us doubling to 1 ms) and looks again, until its deadline.
+#include "server/scheduler.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <thread>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "common/mpi_handles.hpp"
+#include "common/units.hpp"
+
+namespace sidecore::server {
+namespace {
+
+double seconds_since_epoch(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_index,
+                     int writer_count, bool independent)
+    : m_settings(model.arch.schedule),
+      m_timeout(model.arch.wait_timeout_seconds),
+      m_writer_index(writer_index),
+      m_created(clock::now()),
+      m_filled(m_created) {
+  int size = 1;
+  check_mpi(MPI_Comm_size(writers, &size), "MPI_Comm_size");
+  const bool rate = m_settings.policy == config::schedule_policy::rate;
+  const bool limited = rate && m_settings.writers > 0 && m_settings.writers < writer_count;
+  if (limited && !independent) {
+    if (writer_index == 0)
+      log::warning(model.file, ":", m_settings.line, ": <schedule writers=\"", m_settings.writers,
+                   "\"> is not applied: a store makes MPI calls among all the writers at each "
+                   "iteration (collective output, a master file or XDMF, or time-invariant "
+                   "variables), so they store together, as one writer");
+  } else if (limited && size < writer_count) {
+    if (writer_index == 0)
+      log::warning(model.file, ":", m_settings.line, ": <schedule writers=\"", m_settings.writers,
+                   "\"> is not applied: the background I/O threads can only take turns over MPI "
+                   "when MPI is initialized with MPI_THREAD_MULTIPLE");
+  } else if (limited) {
+    int rank = 0;
+    check_mpi(MPI_Comm_rank(writers, &rank), "MPI_Comm_rank");
+    const MPI_Aint bytes = rank == 0 ? static_cast<MPI_Aint>(sizeof(std::int64_t)) : 0;
+    check_mpi(
+        MPI_Win_allocate(bytes, sizeof(std::int64_t), MPI_INFO_NULL, writers, &m_turns, &m_window),
+        "MPI_Win_allocate");
+    check_mpi(MPI_Win_set_errhandler(m_window, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
+    if (rank == 0) {
+      check_mpi(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, m_window), "MPI_Win_lock");
+      *m_turns = 0;
+      check_mpi(MPI_Win_unlock(0, m_window), "MPI_Win_unlock");
+    }
+    // Nobody takes a turn before the count is 0.
+    check_mpi(MPI_Barrier(writers), "MPI_Barrier");
+    check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, m_window), "MPI_Win_lock_all");
+  }
+  if (!m_settings.trace.empty()) {
+    const std::string path = m_settings.trace + "." + std::to_string(writer_index) + ".csv";
+    m_trace = std::fopen(path.c_str(), "w");
+    if (!m_trace) {
+      log::warning(model.file, ":", m_settings.line, ": cannot write the schedule trace \"", path,
+                   "\"; storing without it");
+    } else {
+      std::fprintf(m_trace,
+                   "# writer=%d writers=%d bandwidth=%.17g limited=%d created=%.6f\n"
+                   "iteration,bytes,ready,begin,end,turn\n",
+                   writer_index, m_settings.writers, m_settings.bandwidth,
+                   m_window != MPI_WIN_NULL ? 1 : 0, seconds_since_epoch(m_created));
+      std::fflush(m_trace);
+    }
+  }
+}
+
+scheduler::~scheduler() {
+  if (m_holding) give_turn_back();
+  if (m_trace) std::fclose(m_trace);
+  if (m_window != MPI_WIN_NULL) {
+    // The window is left to MPI_Finalize: freeing it is collective over the writers, and a
+    // writer whose loop ended on an error would leave the others waiting in MPI_Win_free.
+    MPI_Win_unlock_all(m_window);
+  }
+  if (m_settings.policy == config::schedule_policy::rate && m_counters.stores > 0) {
+    try {
+      log::info("schedule: ", m_counters.stores, " stores, ", m_counters.seconds_throttled,
+                " s slept for the bandwidth, ", m_counters.seconds_waiting_turn,
+                " s waiting for a turn, ", m_counters.turns_forced,
+                " stores run without a turn after the deadline");
+    } catch (...) {
+    }
+  }
+}
+
+double scheduler::deadline_seconds() const noexcept { return m_timeout > 0 ? m_timeout : 300.0; }
+
+void scheduler::before_store(int iteration, std::uint64_t bytes) {
+  m_iteration = iteration;
+  m_bytes = bytes;
+  m_ready = clock::now();
+  if (m_settings.policy == config::schedule_policy::rate) {
+    if (m_settings.bandwidth > 0) throttle(bytes);
+    if (m_window != MPI_WIN_NULL) {
+      const auto start = clock::now();
+      m_holding = take_turn();
+      m_counters.seconds_waiting_turn +=
+          std::chrono::duration<double>(clock::now() - start).count();
+      if (!m_holding) ++m_counters.turns_forced;
+    }
+  }
+  m_begin = clock::now();
+}
+
+void scheduler::after_store() noexcept {
+  const auto end = clock::now();
+  const bool held = m_holding;
+  if (m_holding) give_turn_back();
+  ++m_counters.stores;
+  if (m_trace) {
+    std::fprintf(m_trace, "%d,%" PRIu64 ",%.6f,%.6f,%.6f,%d\n", m_iteration, m_bytes,
+                 seconds_since_epoch(m_ready), seconds_since_epoch(m_begin),
+                 seconds_since_epoch(end), held ? 1 : 0);
+    std::fflush(m_trace);
+  }
+}
+
+// A token bucket that starts empty and fills at `bandwidth` bytes per second, up to one
+// second's worth or the store at hand: from the scheduler's creation on, the bytes of the
+// stores begun by any time t never exceed bandwidth * (t - creation).
+void scheduler::throttle(std::uint64_t bytes) {
+  const double rate = m_settings.bandwidth;
+  const double wanted = static_cast<double>(bytes);
+  const double capacity = std::max(rate, wanted);
+  auto refill = [&] {
+    const auto now = clock::now();
+    m_allowance = std::min(
+        capacity, m_allowance + rate * std::chrono::duration<double>(now - m_filled).count());
+    m_filled = now;
+  };
+  refill();
+  const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                           std::chrono::duration<double>(deadline_seconds()));
+  const auto start = clock::now();
+  while (m_allowance < wanted) {
+    const auto now = clock::now();
+    if (now >= deadline) {
+      log::warning("iteration ", m_iteration, ": storing ", readable_bytes(bytes),
+                   " now, after waiting ", deadline_seconds(), " s for the <schedule bandwidth> (",
+                   m_settings.bandwidth, " bytes/s) to allow it");
+      break;
+    }
+    const auto need = std::chrono::duration<double>((wanted - m_allowance) / rate);
+    std::this_thread::sleep_for(
+        std::min(std::chrono::duration_cast<clock::duration>(need) + std::chrono::microseconds(1),
+                 deadline - now));
+    refill();
+  }
+  m_allowance -= wanted;
+  m_counters.seconds_throttled += std::chrono::duration<double>(clock::now() - start).count();
+}
+
+bool scheduler::take_turn() {
+  const std::int64_t limit = m_settings.writers;
+  const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                           std::chrono::duration<double>(deadline_seconds()));
+  auto nap = std::chrono::microseconds(20);
+  for (;;) {
+    std::int64_t taken = 0;
+    check_mpi(MPI_Fetch_and_op(nullptr, &taken, MPI_INT64_T, 0, 0, MPI_NO_OP, m_window),
+              "MPI_Fetch_and_op");
+    check_mpi(MPI_Win_flush(0, m_window), "MPI_Win_flush");
+    if (taken < limit) {
+      const std::int64_t next = taken + 1;
+      std::int64_t seen = -1;
+      check_mpi(MPI_Compare_and_swap(&next, &taken, &seen, MPI_INT64_T, 0, 0, m_window),
+                "MPI_Compare_and_swap");
+      check_mpi(MPI_Win_flush(0, m_window), "MPI_Win_flush");
+      if (seen == taken) return true;
+      continue;  // another writer changed the count meanwhile: look again at once
+    }
+    if (clock::now() >= deadline) {
+      log::warning("iteration ", m_iteration, ": storing now without a turn, after waiting ",
+                   deadline_seconds(), " s while ", taken, " of <schedule writers=\"", limit,
+                   "\"> were taken (a writer that holds one may be stuck)");
+      return false;
+    }
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(1000));
+  }
+}
+
+void scheduler::give_turn_back() {
+  m_holding = false;
+  const std::int64_t minus_one = -1;
+  std::int64_t previous = 0;
+  const int rc = MPI_Fetch_and_op(&minus_one, &previous, MPI_INT64_T, 0, 0, MPI_SUM, m_window);
+  if (rc != MPI_SUCCESS || MPI_Win_flush(0, m_window) != MPI_SUCCESS) {
+    try {
+      log::error("giving a <schedule> turn back failed (MPI error ", rc,
+                 "): the other writers will store without it after their deadline");
+    } catch (...) {
+    }
+  }
+}
+
+}  // namespace sidecore::server

@@ -1,0 +1,78 @@
+// Decides when a writer may run the stores of an iteration (<architecture><schedule>,
+// docs/scheduling.md): at once (drain), or under a cap on the writers of the job storing at
+// the same time and/or on each writer's bandwidth (rate). The iteration processor of every
+// mode asks it before and after the stores of each iteration.
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "config/model.hpp"
+
+namespace sidecore::server {
+
+struct scheduler_counters {
+  std::uint64_t stores = 0;
+  double seconds_throttled = 0.0;     // slept to keep under the bandwidth
+  double seconds_waiting_turn = 0.0;  // waited for one of the `writers` turns
+  std::uint64_t turns_forced = 0;     // stores run without a turn after the deadline
+};
+
+class scheduler {
+ public:
+  // writers: the communicator of the processes that store; writer_index and writer_count as
+  // in iteration_processor. independent: no store makes MPI calls among the writers inside an
+  // iteration (a writer that waits for a turn could otherwise keep the holder of a turn from
+  // finishing); when false, a limit on writers is not applied (the writers of such a store
+  // move together, as one), and writer 0 says so in the log.
+  // Collective over writers when the policy limits writers, writers spans more than one
+  // process and independent is true: it then creates a window for the count of turns taken.
+  // Thread safety: one thread at a time calls before_store/after_store.
+  scheduler(const config::model& model, MPI_Comm writers, int writer_index, int writer_count,
+            bool independent);
+  ~scheduler();
+  scheduler(const scheduler&) = delete;
+  scheduler& operator=(const scheduler&) = delete;
+
+  // Returns when the stores of `iteration` (bytes handed to them) may run: after sleeping to
+  // keep under the bandwidth, then after taking a turn. Every wait ends by the buffer's
+  // timeout (300 s when it is 0); the stores then run anyway, with a warning: data is never
+  // held back for ever. Throws mpi_error when the window fails.
+  void before_store(int iteration, std::uint64_t bytes);
+  // The stores of the iteration have returned: gives the turn back and records the interval.
+  void after_store() noexcept;
+
+  const scheduler_counters& counters() const noexcept { return m_counters; }
+  // True when turns are counted across writers (policy rate with writers, coordinated).
+  bool limits_writers() const noexcept { return m_window != MPI_WIN_NULL; }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  void throttle(std::uint64_t bytes);
+  bool take_turn();
+  void give_turn_back();
+  double deadline_seconds() const noexcept;
+
+  const config::schedule_settings& m_settings;
+  double m_timeout;  // the buffer's timeout; 0 for ever
+  int m_writer_index;
+  MPI_Win m_window = MPI_WIN_NULL;
+  std::int64_t* m_turns = nullptr;  // on writer 0: turns taken
+  clock::time_point m_created;
+  // Token bucket for the bandwidth: bytes that may be stored now, as of m_filled.
+  double m_allowance = 0.0;
+  clock::time_point m_filled;
+  // The store in progress.
+  bool m_holding = false;
+  int m_iteration = -1;
+  std::uint64_t m_bytes = 0;
+  clock::time_point m_ready, m_begin;
+  std::FILE* m_trace = nullptr;
+  scheduler_counters m_counters;
+};
+
+}  // namespace sidecore::server
