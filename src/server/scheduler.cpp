@@ -1,7 +1,9 @@
 // Turns are counted in one 64-bit integer in an MPI window on writer 0: a writer takes one by
-// compare-and-swap while fewer than `writers` are taken, and gives it back with an atomic
-// decrement. Nobody answers requests, so no writer has to poll for the others; a writer that
-// finds every turn taken naps (20 us doubling to 1 ms) and looks again, until its deadline.
+// an atomic increment, kept when fewer than `writers` were taken before, and gives it back
+// with an atomic decrement (MPI_Compare_and_swap is avoided: Open MPI 4.1's emulated one over
+// shared memory crashes). Nobody answers requests, so no writer has to poll for the others; a
+// writer that finds every turn taken naps (20 us doubling to 1 ms) and looks again, until its
+// deadline.
 #include "server/scheduler.hpp"
 
 #include <algorithm>
@@ -170,19 +172,18 @@ bool scheduler::take_turn() {
                                            std::chrono::duration<double>(deadline_seconds()));
   auto nap = std::chrono::microseconds(20);
   for (;;) {
-    std::int64_t taken = 0;
-    check_mpi(MPI_Fetch_and_op(nullptr, &taken, MPI_INT64_T, 0, 0, MPI_NO_OP, m_window),
+    // Take one, then give it back if there were not one to take. The count may exceed the
+    // limit for a moment by those about to give back, which only makes others look again:
+    // a writer holds a turn only when fewer than `writers` were counted before its own.
+    const std::int64_t one = 1, minus_one = -1;
+    std::int64_t taken = 0, ignored = 0;
+    check_mpi(MPI_Fetch_and_op(&one, &taken, MPI_INT64_T, 0, 0, MPI_SUM, m_window),
               "MPI_Fetch_and_op");
     check_mpi(MPI_Win_flush(0, m_window), "MPI_Win_flush");
-    if (taken < limit) {
-      const std::int64_t next = taken + 1;
-      std::int64_t seen = -1;
-      check_mpi(MPI_Compare_and_swap(&next, &taken, &seen, MPI_INT64_T, 0, 0, m_window),
-                "MPI_Compare_and_swap");
-      check_mpi(MPI_Win_flush(0, m_window), "MPI_Win_flush");
-      if (seen == taken) return true;
-      continue;  // another writer changed the count meanwhile: look again at once
-    }
+    if (taken < limit) return true;
+    check_mpi(MPI_Fetch_and_op(&minus_one, &ignored, MPI_INT64_T, 0, 0, MPI_SUM, m_window),
+              "MPI_Fetch_and_op");
+    check_mpi(MPI_Win_flush(0, m_window), "MPI_Win_flush");
     if (clock::now() >= deadline) {
       log::warning("iteration ", m_iteration, ": storing now without a turn, after waiting ",
                    deadline_seconds(), " s while ", taken, " of <schedule writers=\"", limit,

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Runs e2e_writer under <schedule policy="rate"> and checks what the schedule promises, from
+the trace every writer keeps (<out>/schedule.<writer>.csv: one row per iteration stored, with
+the monotonic times at which its stores were ready, began and ended):
+
+- writers=K: at no moment are more than K writers' store intervals open, every store took a
+  turn (none ran past its deadline without one);
+- bandwidth=B: for each writer, the bytes of the stores begun by any time t are at most
+  B * (t - the writer's start);
+- and every value written is stored (read back with h5py).
+
+    run_schedule.py --writer ./e2e_writer --xml schedule.xml.in --np 6 --cores 1 \
+        --ranks-per-node 2 --writers 1
+"""
+import argparse
+import csv
+import glob
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from mpi_job import expect_array, expect_no_leaked_segments, fail, job_segments, mpi_env, run_job  # noqa: E402
+from run_e2e import (NX, blocks_by_name, expected_ids, expected_pressure,  # noqa: E402
+                     expected_temperature, read)
+
+import numpy as np  # noqa: E402
+
+
+def read_traces(out, writers):
+    traces = {}
+    for w in range(writers):
+        path = os.path.join(out, f"schedule.{w}.csv")
+        if not os.path.exists(path):
+            fail(f"missing trace {path}; have {sorted(os.listdir(out))}")
+        with open(path) as f:
+            header = f.readline()
+            if not header.startswith("#") or "created=" not in header:
+                fail(f"{path}: unexpected first line {header!r}")
+            created = float(header.split("created=")[1].split()[0])
+            rows = list(csv.DictReader(f))
+        traces[w] = (created, [{k: float(v) for k, v in r.items()} for r in rows])
+    return traces
+
+
+def check_writers(traces, limit):
+    events = []
+    for w, (_, rows) in traces.items():
+        for r in rows:
+            if r["turn"] != 1:
+                fail(f"writer {w} stored iteration {int(r['iteration'])} without a turn")
+            events.append((r["begin"], 1, w))
+            events.append((r["end"], -1, w))
+    # At equal times an end comes first: the trace rounds to microseconds, and a turn handed
+    # over within one microsecond is not an overlap.
+    events.sort(key=lambda e: (e[0], e[1]))
+    open_now, most = 0, 0
+    for t, step, w in events:
+        open_now += step
+        if open_now > limit:
+            fail(f"{open_now} writers stored at once at t={t:.6f} (writer {w} began), "
+                 f"more than writers={limit}")
+        most = max(most, open_now)
+    print(f"writers: at most {most} of {len(traces)} stored at once (limit {limit}) "
+          f"over {len(events) // 2} stores")
+
+
+def check_bandwidth(traces, rate):
+    for w, (created, rows) in traces.items():
+        begun = 0
+        for r in sorted(rows, key=lambda r: r["begin"]):
+            begun += r["bytes"]
+            allowed = rate * (r["begin"] - created + 1e-6)
+            if begun > allowed:
+                fail(f"writer {w}: {begun:.0f} bytes begun by t={r['begin']:.6f}, more than "
+                     f"bandwidth * elapsed = {allowed:.0f}")
+        total_time = max(r["end"] for r in rows) - created
+        print(f"writer {w}: {begun:.0f} bytes in {total_time:.3f} s "
+              f"({begun / total_time:.0f} B/s, cap {rate:.0f})")
+
+
+def check_values(out, clients, writers, iterations):
+    for it in range(iterations):
+        files = sorted(glob.glob(os.path.join(out, f"e2e_It{it}_Pr*.h5")))
+        if len(files) != writers:
+            fail(f"iteration {it}: {len(files)} files, expected one per writer ({writers})")
+        found = blocks_by_name(files)
+        for src in range(clients):
+            for b in range(2):
+                col = slice((src * 2 + b) * NX, (src * 2 + b + 1) * NX)
+                for var, want in (("temperature", expected_temperature(it, clients)[:, col]),
+                                  ("fluid/pressure", expected_pressure(it, clients)[:, :, col]),
+                                  ("ids", expected_ids(it, clients)[col])):
+                    path = f"{var}/P{src}/B{b}"
+                    if path not in found:
+                        fail(f"iteration {it}: dataset {path} missing")
+                    expect_array(f"It{it} {path}", read(found[path], path), want)
+        pfiles = sorted(glob.glob(os.path.join(out, "particles", f"e2e_It{it}_Pr*.h5")))
+        found = blocks_by_name(pfiles)
+        for src in range(clients):
+            path = f"particles/P{src}/B0"
+            if path not in found:
+                fail(f"iteration {it}: {path} missing")
+            want = (it * 1000000 + src * 1000 + np.arange(3 + it + src)).astype(np.int64)
+            expect_array(f"It{it} {path}", read(found[path], path), want)
+    print(f"every value of {iterations} iterations from {clients} clients is stored")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--writer", required=True)
+    ap.add_argument("--xml", required=True)
+    ap.add_argument("--np", type=int, required=True)
+    ap.add_argument("--cores", type=int, default=0)
+    ap.add_argument("--nodes", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--thread-multiple", action="store_true")
+    ap.add_argument("--ranks-per-node", type=int, default=0)
+    ap.add_argument("--iterations", type=int, default=6)
+    ap.add_argument("--store-delay", type=float, default=0.05,
+                    help="seconds each iteration's null store takes, so that stores last")
+    ap.add_argument("--writers", type=int, default=0)
+    ap.add_argument("--bandwidth", type=float, default=0.0)
+    args = ap.parse_args()
+
+    nodes = 1
+    if args.ranks_per_node:
+        nodes = (args.np + args.ranks_per_node - 1) // args.ranks_per_node
+    servers = nodes * args.cores
+    if args.nodes:
+        servers = args.np - (nodes - args.nodes) * args.ranks_per_node
+    clients = args.np - servers
+    writers = servers if (args.cores or args.nodes) else clients
+
+    limits = []
+    if args.writers:
+        limits.append(f'writers="{args.writers}"')
+    if args.bandwidth:
+        limits.append(f'bandwidth="{args.bandwidth:.0f}"')
+    shm_before = job_segments()
+    with tempfile.TemporaryDirectory(prefix="sidecore-schedule-") as out:
+        xml = open(args.xml).read()
+        for key, value in {"@CORES@": args.cores, "@NODES@": args.nodes,
+                           "@THREADS@": args.threads, "@OUT@": out, "@BUFFER@": 16 << 20,
+                           "@POLICY@": "wait", "@DELAY@": args.store_delay,
+                           "@LIMITS@": " ".join(limits)}.items():
+            xml = xml.replace(key, str(value))
+        xml_path = os.path.join(out, "schedule.xml")
+        with open(xml_path, "w") as f:
+            f.write(xml)
+        extra = {"E2E_OUT": out}
+        if args.thread_multiple:
+            extra["E2E_THREAD_MULTIPLE"] = "1"
+        env = mpi_env(args.ranks_per_node, **extra)
+        returncode, output = run_job(args.np, [args.writer, xml_path, str(args.iterations)], env,
+                                     timeout=300, cwd=out)
+        if returncode != 0:
+            fail(f"{args.writer} exited with {returncode}")
+        if "is not applied" in output:
+            fail("the schedule was not applied")
+        traces = read_traces(out, writers)
+        for w, (_, rows) in traces.items():
+            stored = sorted(int(r["iteration"]) for r in rows)
+            if stored != list(range(args.iterations)):
+                fail(f"writer {w} traced iterations {stored}, expected 0..{args.iterations - 1}")
+            for r in rows:
+                if not r["ready"] <= r["begin"] <= r["end"]:
+                    fail(f"writer {w}, iteration {int(r['iteration'])}: times out of order")
+                if r["bytes"] <= 0:
+                    fail(f"writer {w}, iteration {int(r['iteration'])}: no bytes")
+        if args.writers:
+            check_writers(traces, args.writers)
+        if args.bandwidth:
+            check_bandwidth(traces, args.bandwidth)
+        check_values(out, clients, writers, args.iterations)
+    expect_no_leaked_segments(shm_before)
+    print("OK")
+
+
+if __name__ == "__main__":
+    main()
