@@ -25,7 +25,8 @@ inline_engine::step inline_engine::agree(int iteration, bool stopped, bool incom
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 4, MPI_INT, MPI_MAX, m_writers), "MPI_Allreduce");
   step agreed;
   agreed.all_stopped = values[0] == 0;
-  agreed.in_step = values[1] == -values[2];
+  // Once all stopped, values[2] is INT_MIN, which cannot be negated.
+  agreed.in_step = agreed.all_stopped || values[1] == -values[2];
   agreed.iteration = values[1];
   agreed.any_incomplete = values[3] != 0;
   return agreed;
