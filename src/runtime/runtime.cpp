@@ -422,9 +422,10 @@ void runtime::connect_channel() {
     }
   }
   agree(world, code, message);
-  // 5. Map, in each process, what the first iteration touches: each client its window, the
-  // core every client's. The rest is mapped on first use, so that resident memory follows
-  // what the run uses, not the buffer's size.
+  // 5. Map, in each process, what the first iteration touches: the segment's header, allocator
+  // state and rings, then each client its window, the core every client's. The rest is mapped
+  // on first use, so that resident memory follows what the run uses, not the buffer's size.
+  m_channel->prefault(0, m_channel->heap().stretch_of(0, 1));  // header, allocator, rings
   for (std::uint32_t slot = 0; slot < clients; ++slot)
     if (m_topo.is_server || slot == static_cast<std::uint32_t>(m_topo.group_rank))
       m_channel->prefault(m_channel->heap().stretch_of(slot, clients), window);
