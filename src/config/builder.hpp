@@ -115,8 +115,8 @@ class builder {
   void resolve_variable_stores();
   void check_unique_action(xml n, const std::string& name);
   void read_actions(xml actions);
-  void note_python(xml n, const std::string& kind);
-  void warn_python_not_run();
+  void read_script(xml n, const std::string& kind);
+  void resolve_scripts();
   void read_log(xml n);
 
   std::string_view m_text;
@@ -137,8 +137,7 @@ class builder {
   std::vector<std::pair<xml, std::string>> m_coordinate_nodes;
   std::vector<std::string> m_part_groups;  // group path of each mesh part, in reading order
   std::map<std::string, int, std::less<>> m_action_lines;
-  // "script", "pyscript", "variable" (script=): the first element and how many there are.
-  std::map<std::string, std::pair<xml, int>> m_python_uses;
+  std::vector<xml> m_script_nodes;  // of each model::scripts entry
   std::pair<xml, std::string> m_buffer_size;
   std::pair<xml, std::string> m_server_memory;
   std::pair<xml, std::string> m_queue_size;

@@ -118,7 +118,9 @@ struct variable {
   centering center = centering::zonal;
   std::string mesh;  // "" when none
   std::string unit;
-  std::string script;  // "" when none
+  // Names of the <pyscript> elements that receive this variable (script="a,b"); Damaris
+  // separates them with commas, semicolons or spaces.
+  std::vector<std::string> scripts;
   std::string kind = "scalar";  // Damaris variable "type": scalar, vector, ...
   int vector_length = 1;        // Damaris "vectorlength": components per element, for visualisation
   int line = 0;
@@ -175,11 +177,20 @@ enum class execution { local, remote, coupled };
 // blocks of some variables at every frequency-th iteration, and the events routed to it.
 struct action_plugin {
   std::string name;
-  std::string library;  // as written: a path when it contains '/', else searched by the loader
+  // As written: a path when it contains '/', else searched by the loader. For a <pyscript>,
+  // "" until the runtime names Sidecore's script runner (plugins/python_scripts.hpp).
+  std::string library;
   std::vector<std::pair<std::string, std::string>> options;  // in XML order
   std::vector<std::size_t> variables;  // indices into model::variables, in model order
   int frequency = 1;                   // 0: no iteration, events only
   int line = 0;
+  // The <pyscript> this action runs (index into model::scripts), or no_script for a plugin
+  // library of <actions>. A script's failures are logged and counted, not returned to the
+  // simulation: analysis that fails must not fail the run.
+  std::size_t script = no_script;
+
+  static constexpr std::size_t no_script = static_cast<std::size_t>(-1);
+  bool is_script() const noexcept { return script != no_script; }
 };
 
 struct event {
@@ -196,13 +207,24 @@ struct event {
   static constexpr std::size_t no_plugin = static_cast<std::size_t>(-1);
 };
 
+// A Python script (<scripts><pyscript>) run where the stores run, once every frequency-th
+// iteration, on the blocks of the variables that name it in script= (docs/python_scripts.md).
+// It runs as an action (model::action_plugins[action]).
 struct script {
   std::string name;
-  std::string file;
+  std::string file;  // as written; relative paths are taken from the working directory
   language lang = language::python;
   enum scope scope = scope::core;
   enum execution execution = execution::remote;
   int frequency = 1;
+  // Dask (Damaris's attributes): the scheduler's JSON file ("" for none), seconds to wait
+  // when connecting to it, threads per worker as written ("", a number or "openmp"), and
+  // whether workers outlive the run.
+  std::string scheduler_file;
+  double timeout_seconds = 2.0;
+  std::string nthreads;
+  bool keep_workers = false;
+  std::size_t action = static_cast<std::size_t>(-1);  // index into model::action_plugins
   int line = 0;
 };
 

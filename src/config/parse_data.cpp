@@ -363,9 +363,17 @@ void builder::read_variable(xml n, const std::string& path, bool enabled,
   v.unit = attribute(n, "unit");
   const std::string mesh_name = trim(attribute(n, "mesh"));
   v.mesh = is_none(mesh_name) ? std::string() : mesh_name;
-  const std::string script_name = trim(attribute(n, "script"));
-  v.script = is_none(script_name) ? std::string() : script_name;
-  if (!v.script.empty()) note_python(n, "variable");
+  // Damaris lists scripts separated by commas, semicolons or spaces.
+  std::string script_names = attribute(n, "script");
+  std::replace_if(
+      script_names.begin(), script_names.end(), [](char c) { return c == ';' || c == ' '; },
+      ',');
+  for (const std::string& name : split(script_names, ',')) {
+    const std::string script = trim(name);
+    if (script.empty() || is_none(script)) continue;
+    if (std::find(v.scripts.begin(), v.scripts.end(), script) == v.scripts.end())
+      v.scripts.push_back(script);
+  }
   const std::string store_name = trim(attribute(n, "store", group_store));
   m_variable_stores.push_back(is_none(store_name) ? std::string() : store_name);
   m_variable_nodes.push_back(n);
@@ -465,9 +473,16 @@ void builder::check_references() {
       warn(m_variable_nodes[i], "variable '" + v.name + "' names undeclared mesh '" + v.mesh +
                                     "'; it is ignored (declare it with <mesh> to use it)");
     }
-    if (!v.script.empty() && !scripts.count(v.script)) {
-      warn(m_variable_nodes[i], "variable '" + v.name + "' names undeclared script '" + v.script +
-                                    "'; it is ignored (declare it with <script>)");
+    for (const std::string& script : v.scripts) {
+      if (scripts.count(script)) continue;
+      std::vector<std::string> known(scripts.begin(), scripts.end());
+      warn(m_variable_nodes[i],
+           "variable '" + v.name + "' names undeclared script '" + script +
+               "'; it is ignored (" +
+               (known.empty() ? std::string("declare it in <scripts> with <pyscript name=\"") +
+                                    script + "\" file=\"...\"/>"
+                              : detail::suggest(script, known, "scripts")) +
+               ")");
     }
   }
   // Pieces of unstructured meshes name variables relative to the mesh's group, then each

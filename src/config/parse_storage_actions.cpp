@@ -256,52 +256,63 @@ void builder::read_actions(xml actions) {
       }
       m_model.events.push_back(std::move(e));
     } else if (kind == "script" || kind == "pyscript") {
-      script s;
-      s.name = name_attribute(n);
-      s.line = line_of(n);
-      check_unique_action(n, s.name);
-      s.file = name_attribute(n, "file");
-      s.lang = pick(n, "language", script_language_choices, language::python);
-      s.scope = pick(n, "scope", scope_choices, scope::core);
-      s.execution = pick(n, "execution", execution_choices, execution::remote);
-      s.frequency =
-          static_cast<int>(integer(n, "frequency", 1, 1, std::numeric_limits<int>::max()));
-      flag(n, "external", false);
-      note_python(n, kind);
-      m_model.scripts.push_back(std::move(s));
+      read_script(n, kind);
     }
   }
 }
 
-// Python scripts are accepted so that Damaris files load, but nothing runs them: one
-// warning per kind of element, at the first of them, with the count.
-void builder::note_python(xml n, const std::string& kind) {
-  auto& [first, count] = m_python_uses[kind];
-  if (count++ == 0) first = n;
+void builder::read_script(xml n, const std::string& kind) {
+  script s;
+  s.name = name_attribute(n);
+  s.line = line_of(n);
+  check_unique_action(n, s.name);
+  s.file = name_attribute(n, "file");
+  s.lang = pick(n, "language", script_language_choices, language::python);
+  s.scope = pick(n, "scope", scope_choices, scope::core);
+  s.execution = pick(n, "execution", execution_choices, execution::remote);
+  s.frequency = static_cast<int>(integer(n, "frequency", 1, 1, std::numeric_limits<int>::max()));
+  flag(n, "external", false);
+  if (kind == "pyscript") {
+    s.scheduler_file = trim(attribute(n, "scheduler-file"));
+    s.nthreads = trim(attribute(n, "nthreads"));
+    s.keep_workers = flag(n, "keep-workers", false);
+    if (has(n, "timeout")) {
+      const std::optional<double> seconds = real(attribute(n, "timeout"));
+      if (seconds && *seconds > 0) {
+        s.timeout_seconds = *seconds;
+      } else {
+        warn(n, "invalid timeout=\"" + attribute(n, "timeout") + "\" on " + describe(n) +
+                    " (seconds to wait for the Dask scheduler, a number > 0); 2 is used");
+      }
+    }
+  }
+  m_script_nodes.push_back(n);
+  m_model.scripts.push_back(std::move(s));
 }
 
-void builder::warn_python_not_run() {
-  static const char* const why =
-      " accepted but not run: Sidecore does not run Python scripts; use an <event> action "
-      "from a shared library or the executable";
-  std::vector<std::pair<int, std::string>> kinds;  // by line of their first element
-  for (const auto& [kind, use] : m_python_uses) kinds.emplace_back(line_of(use.first), kind);
-  std::sort(kinds.begin(), kinds.end());
-  for (const auto& [line, kind] : kinds) {
-    const auto& [n, count] = m_python_uses.at(kind);
-    std::string what;
-    if (kind == "variable") {
-      what = "script=\"" + attribute(n, "script") + "\" on " + describe(n);
-      if (count > 1) what += " (and on " + std::to_string(count - 1) + " other variables)";
-      what += " is";
-    } else {
-      what = describe(n);
-      if (count > 1) {
-        what += " (and " + std::to_string(count - 1) + " other <" + kind + "> elements)";
-      }
-      what += std::string(" is");
+// Each script becomes an action receiving the variables that name it in script=.
+void builder::resolve_scripts() {
+  for (std::size_t i = 0; i < m_model.scripts.size(); ++i) {
+    script& s = m_model.scripts[i];
+    action_plugin a;
+    a.name = s.name;
+    a.frequency = s.frequency;
+    a.line = s.line;
+    a.script = i;
+    for (std::size_t v = 0; v < m_model.variables.size(); ++v) {
+      const variable& var = m_model.variables[v];
+      if (!var.enabled) continue;
+      if (std::find(var.scripts.begin(), var.scripts.end(), s.name) != var.scripts.end())
+        a.variables.push_back(v);
     }
-    warn(n, what + why);
+    if (a.variables.empty()) {
+      warn(m_script_nodes[i], describe(m_script_nodes[i]) +
+                                  " is named by no enabled variable's script=: it runs with the "
+                                  "iteration number only (add script=\"" +
+                                  s.name + "\" to the variables it should receive)");
+    }
+    s.action = m_model.action_plugins.size();
+    m_model.action_plugins.push_back(std::move(a));
   }
 }
 

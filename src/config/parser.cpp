@@ -99,8 +99,8 @@ model builder::build() {
                   "library or of the executable");
     }
   }
-  warn_python_not_run();
   check_references();
+  resolve_scripts();
   check_layout_values();
   evaluate_architecture_sizes();
   if (m_options.strict || flag(root, "strict", false)) refuse_warnings(root);

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "plugins/plugin_library.hpp"
+#include "plugins/python_scripts.hpp"
 #include "sidecore/plugin.h"
 
 namespace sidecore::plugins {
@@ -129,8 +130,9 @@ std::string action_prefix(const action_context& context) {
   const std::string file = context.model != nullptr && !context.model->file.empty()
                                ? context.model->file
                                : "<configuration>";
-  return file + ':' + std::to_string(context.settings->line) + ": action plugin \"" +
-         context.settings->name + "\": ";
+  const char* what = context.settings->is_script() ? ": <pyscript name=\"" : ": action plugin \"";
+  return file + ':' + std::to_string(context.settings->line) + what + context.settings->name +
+         "\": ";
 }
 
 std::unique_ptr<action> make_action(const action_context& context) {
@@ -138,6 +140,18 @@ std::unique_ptr<action> make_action(const action_context& context) {
     throw argument_error("make_action: no plugin settings given");
   const config::action_plugin& settings = *context.settings;
   const std::string prefix = action_prefix(context);
+  if (settings.is_script()) {
+    if (settings.library.empty()) {
+      std::string searched;
+      for (const auto& [key, value] : settings.options)
+        if (key == "runner-search") searched = value;
+      throw config_error(prefix + "the Python script runner was not found (looked for " +
+                         searched +
+                         "); it is built with SIDECORE_BUILD_PYTHON=ON and installed next to "
+                         "libsidecore, or named by SIDECORE_PYSCRIPT_RUNNER");
+    }
+    open_python_symbols(prefix);
+  }
   loaded_plugin plugin = load_plugin(settings.library, prefix, action_plugin_kind);
   const auto* descriptor = static_cast<const sidecore_action_descriptor*>(plugin.descriptor);
   std::string missing;
@@ -149,9 +163,11 @@ std::unique_ptr<action> make_action(const action_context& context) {
   }
   const std::string name =
       descriptor->name != nullptr && descriptor->name[0] != '\0' ? descriptor->name : settings.name;
-  auto result =
-      std::make_unique<external_action>(std::move(plugin.library), descriptor,
-                                        "plugin '" + name + "' (" + plugin.path + ")", context);
+  std::string label = settings.is_script()
+                          ? "script '" + settings.name + "'"
+                          : "plugin '" + name + "' (" + plugin.path + ")";
+  auto result = std::make_unique<external_action>(std::move(plugin.library), descriptor,
+                                                  std::move(label), context);
   result->create();
   return result;
 }

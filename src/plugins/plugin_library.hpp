@@ -23,7 +23,7 @@ struct library_closer {
 using library_handle = std::unique_ptr<void, library_closer>;
 
 // Room for a plugin's error message; plugin.h promises at least 256 bytes.
-inline constexpr std::size_t plugin_message_capacity = 1024;
+inline constexpr std::size_t plugin_message_capacity = 8192;  // room for a traceback
 
 // Which kind of plugin a library must be.
 struct plugin_kind {

@@ -24,6 +24,7 @@
 #include "engines/mpi_engine.hpp"
 #include "engines/shm_engine.hpp"
 #include "engines/thread_engine.hpp"
+#include "plugins/python_scripts.hpp"
 #include "plugins/store.hpp"
 #include "transport/buffer_pool.hpp"
 #include "transport/heap_reserver.hpp"
@@ -216,6 +217,46 @@ topology::layout build_topology(const config::model& model, MPI_Comm comm) {
   }
 }
 
+// What a <pyscript> learns of where it runs (collective over the world: the job's magic
+// number is rank 0's clock, as Damaris's).
+plugins::script_environment script_environment_of(const config::model& model,
+                                                  const topology::layout& topo) {
+  plugins::script_environment env;
+  long long magic = 0;
+  if (topo.world_rank == 0)
+    magic = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count();
+  check_mpi(MPI_Bcast(&magic, 1, MPI_LONG_LONG, 0, topo.world.get()), "MPI_Bcast");
+  env.magic = std::to_string(magic);
+  env.cores_per_node = topo.node_size;
+  env.number_of_nodes = topo.node_count;
+  if (topo.remote_servers) {
+    env.mode = "dedicated nodes";
+    env.is_dedicated_node = topo.is_server;
+    env.servers_per_node = topo.is_server ? topo.node_size : 0;
+    const int client_nodes = std::max(1, topo.node_count - model.arch.dedicated_nodes);
+    env.clients_per_node = topo.client_count / client_nodes;
+    if (topo.is_server) {
+      for (int c = 0; c < topo.client_count; ++c)
+        if (topology::server_of_client(c, topo.client_count, topo.server_count) ==
+            topo.server_index)
+          env.known_clients.push_back(c);
+    }
+  } else if (topo.has_servers) {
+    env.mode = "dedicated cores";
+    env.is_dedicated_core = topo.is_server;
+    env.servers_per_node = model.arch.dedicated_cores;
+    env.clients_per_node = topo.node_size - model.arch.dedicated_cores;
+    if (topo.is_server) env.known_clients = topo.group_client_indices;
+  } else {
+    env.mode = model.arch.io_threads > 0 ? "thread" : "synchronous";
+    env.clients_per_node = topo.node_size;
+    env.known_clients.push_back(topo.client_index);
+  }
+  return env;
+}
+
 }  // namespace
 
 config::model runtime::load_everywhere(const std::string& file, MPI_Comm comm) {
@@ -265,6 +306,9 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   // released buffers up to what the XML lets this process hold.
   buffer_pool::set_capacity(m_model.arch.buffer_size + m_model.arch.server_memory);
   log::set_identity(m_topo.world_rank, m_topo.is_server ? "server" : "client");
+  if (!m_model.scripts.empty())
+    plugins::prepare_scripts(m_model, script_environment_of(m_model, m_topo),
+                             m_topo.world_rank == 0);
   if (m_topo.world_rank == 0) {
     for (const std::string& w : m_model.warnings) log::warning(w);
     const bool active_buffering =
@@ -583,6 +627,9 @@ void runtime::report() {
     if (c.store_failures)
       log::error("server ", m_topo.server_index, ": ", c.store_failures,
                  " store call(s) failed; see the errors above for the iterations concerned");
+    if (c.script_failures)
+      log::error("server ", m_topo.server_index, ": ", c.script_failures,
+                 " Python script call(s) raised; see the tracebacks above");
     if (c.iterations_incomplete)
       log::warning("server ", m_topo.server_index, ": ", c.iterations_incomplete,
                    " iteration(s) stored incomplete (a client skipped data or never ended them)");

@@ -63,6 +63,8 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
     context.finish_comm = finish_comm;
     m_actions.push_back(plugins::make_action(context));
   }
+  m_action_failures.assign(m_actions.size(), 0);
+  m_action_calls.assign(m_actions.size(), 0);
   // Turns among writers are only safe when no store calls the writers together inside an
   // iteration. The HDF5 store also agrees with the other writers on time-invariant variables.
   bool independent = true;
@@ -195,10 +197,37 @@ void iteration_processor::finish() {
     try {
       m_actions[a]->finish();
     } catch (const std::exception& e) {
-      note_failure("action plugin '" + m_model.action_plugins[a].name +
-                   "' at the end of the run: " + e.what());
+      note_action_failure(a, "at the end of the run", e.what());
+    }
+    const config::action_plugin& settings = m_model.action_plugins[a];
+    if (settings.is_script() && m_action_failures[a] > 0) {
+      log::error("script '", settings.name, "' (", m_model.scripts[settings.script].file,
+                 ") raised in ", m_action_failures[a], " of ", m_action_calls[a],
+                 " call(s); the first traceback is above");
     }
   }
+}
+
+void iteration_processor::note_action_failure(std::size_t a, const std::string& when,
+                                              const std::string& what) {
+  const config::action_plugin& settings = m_model.action_plugins[a];
+  if (!settings.is_script()) {
+    note_failure(when + ", action plugin '" + settings.name + "': " + what);
+    return;
+  }
+  ++m_counters.script_failures;
+  if (m_action_failures[a]++ == 0) {
+    log::error("script '", settings.name, "' (", m_model.scripts[settings.script].file,
+               ") raised ", when, "; the run goes on, later failures of this script are "
+               "logged in one line:\n", what);
+    return;
+  }
+  // The exception itself is the last line of a traceback.
+  std::string last = what;
+  while (!last.empty() && last.back() == '\n') last.pop_back();
+  const std::size_t newline = last.rfind('\n');
+  if (newline != std::string::npos) last = last.substr(newline + 1);
+  log::warning("script '", settings.name, "' raised ", when, ": ", last);
 }
 
 void iteration_processor::note_failure(const std::string& message) {
@@ -235,11 +264,11 @@ plugins::iteration_data iteration_processor::select(
 void iteration_processor::run_actions(int iteration, const pending_iteration& pending) {
   for (std::size_t a = 0; a < m_actions.size(); ++a) {
     if (!m_actions[a]->wants(iteration)) continue;
+    ++m_action_calls[a];
     try {
       m_actions[a]->on_iteration(select(iteration, pending, m_model.action_plugins[a].variables));
     } catch (const std::exception& e) {
-      note_failure("iteration " + std::to_string(iteration) + ", action plugin '" +
-                   m_model.action_plugins[a].name + "': " + e.what());
+      note_action_failure(a, "at iteration " + std::to_string(iteration), e.what());
     }
   }
 }
@@ -248,12 +277,14 @@ void iteration_processor::run_event(const config::event& event, int source,
                                     int iteration) noexcept {
   if (event.plugin >= m_actions.size()) return;
   try {
+    ++m_action_calls[event.plugin];
     m_actions[event.plugin]->on_event(event, source, iteration);
   } catch (const std::exception& e) {
     try {
-      note_failure("event '" + event.name + "' (client " + std::to_string(source) + ", iteration " +
-                   std::to_string(iteration) + "), action plugin '" +
-                   m_model.action_plugins[event.plugin].name + "': " + e.what());
+      note_action_failure(event.plugin,
+                          "on event '" + event.name + "' (client " + std::to_string(source) +
+                              ", iteration " + std::to_string(iteration) + ")",
+                          e.what());
     } catch (...) {
     }
   }

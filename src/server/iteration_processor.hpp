@@ -48,6 +48,8 @@ struct processor_counters {
   // Store and action plugin calls that failed (write_iteration, finish, on_iteration,
   // on_event): reported to the clients alike.
   std::uint64_t store_failures = 0;
+  // Calls of Python scripts that raised: logged and counted, not reported to the clients.
+  std::uint64_t script_failures = 0;
 };
 
 class iteration_processor {
@@ -118,12 +120,17 @@ class iteration_processor {
   // An event routed to one of the action plugins fired here.
   void run_event(const config::event& event, int source, int iteration) noexcept;
   void note_failure(const std::string& message);
+  // A failure of action `a`: a script's is logged (its first traceback in full, later ones in
+  // a line) and counted apart; a plugin's as note_failure.
+  void note_action_failure(std::size_t a, const std::string& when, const std::string& what);
 
   const config::model& m_model;
   int m_sources;
   release_function m_release;
   std::vector<std::unique_ptr<plugins::store>> m_stores;  // indexed like model.stores (may be null)
   std::vector<std::unique_ptr<plugins::action>> m_actions;  // indexed like model.action_plugins
+  std::vector<std::uint64_t> m_action_failures;            // per action, the same indices
+  std::vector<std::uint64_t> m_action_calls;
   std::unique_ptr<scheduler> m_scheduler;
   std::vector<const config::event*> m_routed;  // events routed here (unrouted when destroyed)
   std::map<int, pending_iteration> m_pending;

@@ -180,7 +180,7 @@ TEST(config, prefixed_namespace_groups_and_extensions) {
   const cfg::variable& t = m.variables[m.find_variable("temperature")];
   EXPECT_EQ(t.center, cfg::centering::zonal);
   EXPECT_EQ(t.mesh, "mesh2d");
-  EXPECT_EQ(t.script, "analyse");
+  EXPECT_EQ(t.scripts, std::vector<std::string>{"analyse"});
   EXPECT_EQ(t.store_index, cfg::variable::npos);
 
   ASSERT_EQ(m.meshes.size(), 1u);
@@ -207,21 +207,27 @@ TEST(config, prefixed_namespace_groups_and_extensions) {
   EXPECT_EQ(m.scripts[0].scope, cfg::scope::bcast);
   EXPECT_EQ(m.scripts[1].name, "dask");
   EXPECT_EQ(m.scripts[1].lang, cfg::language::python);
+  EXPECT_EQ(m.scripts[1].scheduler_file, "s.json");
+  EXPECT_EQ(m.scripts[1].nthreads, "2");
+  EXPECT_FALSE(m.scripts[1].keep_workers);
+  EXPECT_DOUBLE_EQ(m.scripts[1].timeout_seconds, 4.0);
+  // Each script is an action: 'analyse' receives temperature every 5th iteration.
+  ASSERT_EQ(m.action_plugins.size(), 2u);
+  const cfg::action_plugin& analyse = m.action_plugins[m.scripts[0].action];
+  EXPECT_TRUE(analyse.is_script());
+  EXPECT_EQ(analyse.name, "analyse");
+  EXPECT_EQ(analyse.frequency, 5);
+  EXPECT_EQ(analyse.variables, std::vector<std::size_t>{m.find_variable("temperature")});
+  EXPECT_TRUE(m.action_plugins[m.scripts[1].action].variables.empty());
 
-  // <python> is ignored; scripts, the pyscript and script= are accepted but not run.
-  ASSERT_EQ(m.warnings.size(), 4u);
+  // <python> is ignored; the pyscript no variable names runs without data.
+  ASSERT_EQ(m.warnings.size(), 2u);
   EXPECT_TRUE(contains(m.warnings[0], "groups_and_meshes.xml:46: <python> is not supported"))
       << m.warnings[0];
   EXPECT_TRUE(contains(m.warnings[1],
-                       "groups_and_meshes.xml:24: script=\"analyse\" on "
-                       "<variable 'temperature'> is accepted but not run"))
+                       "groups_and_meshes.xml:44: <pyscript 'dask'> is named by no enabled "
+                       "variable's script=: it runs with the iteration number only"))
       << m.warnings[1];
-  EXPECT_TRUE(contains(m.warnings[2],
-                       "groups_and_meshes.xml:40: <script 'analyse'> is accepted "
-                       "but not run"))
-      << m.warnings[2];
-  EXPECT_TRUE(contains(m.warnings[3], "groups_and_meshes.xml:44: <pyscript 'dask'> is accepted"))
-      << m.warnings[3];
   EXPECT_EQ(m.variables[m.find_variable("temperature")].vector_length, 1);
 }
 
@@ -747,16 +753,14 @@ TEST(config, harmless_dangling_references_only_warn) {
                 "</mesh>\n") +
           "",
       "warn.xml");
-  ASSERT_EQ(m.warnings.size(), 4u);
-  EXPECT_TRUE(contains(m.warnings[0],
-                       "warn.xml:4: script=\"nothing\" on <variable 'v'> is "
-                       "accepted but not run"))
+  ASSERT_EQ(m.warnings.size(), 3u);
+  EXPECT_TRUE(contains(m.warnings[0], "warn.xml:4: variable 'v' names undeclared mesh 'nowhere'"))
       << m.warnings[0];
-  EXPECT_TRUE(contains(m.warnings[1], "warn.xml:4: variable 'v' names undeclared mesh 'nowhere'"))
+  EXPECT_TRUE(contains(m.warnings[1],
+                       "warn.xml:4: variable 'v' names undeclared script 'nothing'; it is ignored "
+                       "(declare it in <scripts> with <pyscript name=\"nothing\" file=\"...\"/>)"))
       << m.warnings[1];
-  EXPECT_TRUE(contains(m.warnings[2], "warn.xml:4: variable 'v' names undeclared script"))
-      << m.warnings[2];
-  EXPECT_TRUE(contains(m.warnings[3], "warn.xml:7: mesh coordinate 'w'")) << m.warnings[3];
+  EXPECT_TRUE(contains(m.warnings[2], "warn.xml:7: mesh coordinate 'w'")) << m.warnings[2];
   EXPECT_EQ(m.variables[0].mesh, "nowhere");
 }
 
@@ -978,33 +982,45 @@ TEST(config, event_and_script_names_fit_in_a_signal) {
   EXPECT_EQ(m.events[0].name.size(), 63u);
 }
 
-TEST(config, python_scripts_are_accepted_but_not_run) {
-  const cfg::model m =
-      cfg::parse_model(with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
-                                 "<variable name=\"a\" layout=\"l\" script=\"s1\"/>\n"
-                                 "<variable name=\"b\" layout=\"l\" script=\"s1\"/>\n"
-                                 "<variable name=\"c\" layout=\"l\" script=\"#\"/>\n") +
-                           "",
-                       "py.xml");
-  ASSERT_EQ(m.warnings.size(), 3u);
-  EXPECT_EQ(m.warnings[0],
-            "py.xml:4: script=\"s1\" on <variable 'a'> (and on 1 other variables) is accepted but "
-            "not run: Sidecore does not run Python scripts; use an <event> action from a shared "
-            "library or the executable");
-  const cfg::model actions = cfg::parse_model(
-      "<simulation name=\"t\">\n<actions>\n<script name=\"s1\" file=\"a.py\"/>\n"
-      "<script name=\"s2\" file=\"b.py\"/>\n<script name=\"s3\" file=\"c.py\"/>\n</actions>\n"
-      "<scripts>\n<pyscript name=\"p\" file=\"d.py\"/>\n</scripts>\n</simulation>",
+TEST(config, python_scripts_receive_the_variables_that_name_them) {
+  // Damaris separates script names with commas, semicolons or spaces; "#" is none.
+  const cfg::model m = cfg::parse_model(
+      "<simulation name=\"t\">\n<data>\n<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
+      "<variable name=\"a\" layout=\"l\" script=\"s1\"/>\n"
+      "<variable name=\"b\" layout=\"l\" script=\"s1; s2 s1\"/>\n"
+      "<variable name=\"c\" layout=\"l\" script=\"#\"/>\n"
+      "<variable name=\"d\" layout=\"l\" script=\"s2,s3\"/>\n"
+      "<variable name=\"e\" layout=\"l\" script=\"s2\" enabled=\"false\"/>\n</data>\n"
+      "<actions>\n<plugin name=\"p\" library=\"libp.so\"/>\n"
+      "<script name=\"s1\" file=\"a.py\" frequency=\"3\"/>\n</actions>\n"
+      "<scripts>\n<pyscript name=\"s2\" file=\"d.py\" timeout=\"soon\" keep-workers=\"yes\"/>\n"
+      "</scripts>\n</simulation>",
       "py.xml");
-  ASSERT_EQ(actions.warnings.size(), 2u);
-  EXPECT_TRUE(contains(actions.warnings[0],
-                       "py.xml:3: <script 's1'> (and 2 other <script> "
-                       "elements) is accepted but not run: Sidecore does "
-                       "not run Python scripts; use an <event> action"))
-      << actions.warnings[0];
-  EXPECT_TRUE(contains(actions.warnings[1], "py.xml:8: <pyscript 'p'> is accepted but not run"))
-      << actions.warnings[1];
-  EXPECT_EQ(actions.scripts.size(), 4u);
+  EXPECT_EQ(m.variables[1].scripts, (std::vector<std::string>{"s1", "s2"}));
+  EXPECT_TRUE(m.variables[2].scripts.empty());
+  ASSERT_EQ(m.scripts.size(), 2u);
+  // Action plugins first (events are routed to them by index), then one action per script.
+  ASSERT_EQ(m.action_plugins.size(), 3u);
+  EXPECT_FALSE(m.action_plugins[0].is_script());
+  const cfg::action_plugin& s1 = m.action_plugins[m.scripts[0].action];
+  const cfg::action_plugin& s2 = m.action_plugins[m.scripts[1].action];
+  EXPECT_EQ(m.scripts[0].action, 1u);
+  EXPECT_EQ(s1.script, 0u);
+  EXPECT_EQ(s1.frequency, 3);
+  EXPECT_EQ(s1.library, "");  // named by the runtime
+  EXPECT_EQ(s1.variables, (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(s2.variables, (std::vector<std::size_t>{1, 3}));  // e is disabled
+  EXPECT_TRUE(m.scripts[1].keep_workers);
+  EXPECT_DOUBLE_EQ(m.scripts[1].timeout_seconds, 2.0);
+  // A bad timeout changes nothing stored: a warning; so does an undeclared script.
+  ASSERT_EQ(m.warnings.size(), 2u);
+  EXPECT_TRUE(contains(m.warnings[0], "py.xml:15: invalid timeout=\"soon\""))
+      << m.warnings[0];
+  EXPECT_TRUE(contains(m.warnings[1],
+                       "py.xml:7: variable 'd' names undeclared script 's3'; it is ignored "
+                       "(did you mean 's1'? valid scripts: s1, s2)") ||
+              contains(m.warnings[1], "py.xml:7: variable 'd' names undeclared script 's3'"))
+      << m.warnings[1];
 }
 
 TEST(config, unsupported_sections_do_not_point_at_scripts) {

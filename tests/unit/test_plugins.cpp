@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "config/model.hpp"
+#include "plugins/plugin_library.hpp"
 #include "plugins/store.hpp"
 
 namespace {
@@ -304,7 +305,7 @@ TEST(plugins, write_and_finish_failures_are_storage_errors_with_the_plugins_mess
   } catch (const storage_error& e) {
     const std::string message = e.what();
     EXPECT_TRUE(contains(message, "finish() failed with code 7: xxxx")) << message;
-    EXPECT_LT(message.size(), 1200u);
+    EXPECT_LT(message.size(), plugins::plugin_message_capacity + 200);
   }
   store.reset();
   EXPECT_TRUE(contains(log.text(), "destroy\n")) << log.text();

@@ -1,0 +1,309 @@
+// Runs <pyscript> files where the stores run: an action plugin of <sidecore/plugin.h> that
+// embeds CPython (or joins the interpreter of a Python simulation) and hands each iteration's
+// blocks to sidecore_script.py (in sidecore-pyscript/ next to this library) as zero-copy,
+// read-only buffers.
+//
+// The library does not link libpython: inside a Python process it uses that interpreter's
+// symbols, and elsewhere Sidecore opens libpython (RTLD_GLOBAL) before opening this library
+// (python_scripts.cpp). Every entry point takes the GIL for as long as Python runs and no
+// longer, so a dedicated core's other work and a Python simulation's threads go on meanwhile.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "sidecore/plugin.h"
+
+namespace {
+
+// An owned reference; null means no object (a Python error is set when a call returned it).
+class py_ref {
+ public:
+  py_ref() = default;
+  explicit py_ref(PyObject* object) noexcept : m_object(object) {}
+  py_ref(const py_ref&) = delete;
+  py_ref& operator=(const py_ref&) = delete;
+  py_ref(py_ref&& other) noexcept : m_object(std::exchange(other.m_object, nullptr)) {}
+  py_ref& operator=(py_ref&& other) noexcept {
+    if (this != &other) {
+      Py_XDECREF(m_object);
+      m_object = std::exchange(other.m_object, nullptr);
+    }
+    return *this;
+  }
+  ~py_ref() { Py_XDECREF(m_object); }
+  PyObject* get() const noexcept { return m_object; }
+  PyObject* release() noexcept { return std::exchange(m_object, nullptr); }
+  explicit operator bool() const noexcept { return m_object != nullptr; }
+
+ private:
+  PyObject* m_object = nullptr;
+};
+
+// Holds the GIL for its lifetime, from any thread (a background I/O thread included).
+class gil {
+ public:
+  gil() noexcept : m_state(PyGILState_Ensure()) {}
+  ~gil() { PyGILState_Release(m_state); }
+  gil(const gil&) = delete;
+  gil& operator=(const gil&) = delete;
+
+ private:
+  PyGILState_STATE m_state;
+};
+
+void put_message(char* message, std::size_t size, const std::string& text) {
+  if (size == 0) return;
+  std::snprintf(message, size, "%s", text.c_str());
+}
+
+// The pending Python exception as text, with its traceback (cleared afterwards).
+std::string take_python_error() {
+  if (!PyErr_Occurred()) return "unknown error (no Python exception was set)";
+  PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  py_ref t(type), v(value), tb(traceback);
+  if (tb) PyException_SetTraceback(v.get(), tb.get());
+  std::string text;
+  py_ref module(PyImport_ImportModule("traceback"));
+  if (module) {
+    py_ref lines(PyObject_CallMethod(module.get(), "format_exception", "OOO",
+                                     t.get() ? t.get() : Py_None, v.get() ? v.get() : Py_None,
+                                     tb.get() ? tb.get() : Py_None));
+    if (lines) {
+      py_ref empty(PyUnicode_FromString(""));
+      py_ref joined(empty ? PyUnicode_Join(empty.get(), lines.get()) : nullptr);
+      const char* utf8 = joined ? PyUnicode_AsUTF8(joined.get()) : nullptr;
+      if (utf8 != nullptr) text = utf8;
+    }
+  }
+  if (text.empty() && v) {
+    py_ref s(PyObject_Str(v.get()));
+    const char* utf8 = s ? PyUnicode_AsUTF8(s.get()) : nullptr;
+    if (utf8 != nullptr) text = utf8;
+  }
+  PyErr_Clear();
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text.empty() ? "a Python exception that could not be formatted" : text;
+}
+
+// Starts the interpreter once per process when the program is not Python itself. Returns ""
+// or why it could not.
+std::string ensure_interpreter(const char* executable) {
+  static std::once_flag once;
+  static std::string failure;
+  std::call_once(once, [executable] {
+    if (Py_IsInitialized()) return;  // a Python simulation, or a second script
+    PyConfig config;
+    PyConfig_InitPythonConfig(&config);
+    config.install_signal_handlers = 0;  // SIGINT and friends stay the simulation's
+    config.parse_argv = 0;
+    config.buffered_stdio = 0;  // print() reaches the log at once; nothing lost at exit
+    PyStatus status = PyStatus_Ok();
+    if (executable != nullptr && executable[0] != '\0') {
+      // The interpreter finds its prefix, and a virtual environment's site-packages, from
+      // the path of its executable.
+      status = PyConfig_SetBytesString(&config, &config.program_name, executable);
+    }
+    if (!PyStatus_Exception(status)) status = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(status)) {
+      failure = std::string("the embedded Python interpreter did not start: ") +
+                (status.err_msg != nullptr ? status.err_msg : "unknown reason") +
+                (status.func != nullptr ? std::string(" (in ") + status.func + ")" : "");
+      return;
+    }
+    // The thread that started Python gives the GIL up; every call takes it back.
+    PyEval_SaveThread();
+  });
+  return failure;
+}
+
+// The Python half (sidecore_script.py and damaris4py), imported from `directory` once per
+// process (GIL held).
+PyObject* host_module(const char* directory, std::string& error) {
+  static PyObject* module = nullptr;  // kept for the life of the process
+  if (module != nullptr) return module;
+  PyObject* path = PySys_GetObject("path");  // borrowed
+  py_ref entry(PyUnicode_FromString(directory));
+  if (path == nullptr || !entry || PyList_Insert(path, 0, entry.get()) < 0) {
+    error = take_python_error();
+    return nullptr;
+  }
+  py_ref loaded(PyImport_ImportModule("sidecore_script"));
+  if (!loaded) {
+    error = take_python_error() + "\n(the Python half of the script runner is looked for in " +
+            directory + ")";
+    return nullptr;
+  }
+  module = loaded.release();
+  return module;
+}
+
+struct script {
+  py_ref host;  // script_host.Script
+};
+
+const char* option(const sidecore_action_config* config, const char* key) {
+  for (std::uint64_t i = 0; i < config->option_count; ++i)
+    if (std::strcmp(config->option_keys[i], key) == 0) return config->option_values[i];
+  return "";
+}
+
+py_ref int_tuple(const std::int64_t* values, int count) {
+  if (values == nullptr) {
+    Py_INCREF(Py_None);
+    return py_ref(Py_None);
+  }
+  py_ref tuple(PyTuple_New(count));
+  if (!tuple) return tuple;
+  for (int i = 0; i < count; ++i) {
+    PyObject* item = PyLong_FromLongLong(values[i]);
+    if (item == nullptr) return py_ref();
+    PyTuple_SET_ITEM(tuple.get(), i, item);
+  }
+  return tuple;
+}
+
+// One block as the tuple script_host.py expects:
+// (variable, type, dims, global_dims, position, ghosts_before, ghosts_after, source, block,
+//  memoryview of the data). The memoryview is read-only and points at Sidecore's memory.
+py_ref block_tuple(const sidecore_block& b) {
+  py_ref data(PyMemoryView_FromMemory(static_cast<char*>(const_cast<void*>(b.data)),
+                                      static_cast<Py_ssize_t>(b.bytes), PyBUF_READ));
+  if (!data) return data;
+  return py_ref(Py_BuildValue("(siNNNNNiiN)", b.variable, static_cast<int>(b.type),
+                              int_tuple(b.dims, b.ndims).release(),
+                              int_tuple(b.global_dims, b.ndims).release(),
+                              int_tuple(b.position, b.ndims).release(),
+                              int_tuple(b.ghosts_before, b.ndims).release(),
+                              int_tuple(b.ghosts_after, b.ndims).release(),
+                              static_cast<int>(b.source), static_cast<int>(b.block),
+                              data.release()));
+}
+
+int fail(char* message, std::size_t size, const std::string& text, int code) {
+  put_message(message, size, text);
+  return code;
+}
+
+int script_create(const sidecore_action_config* config, void** handle, char* message,
+                  std::size_t message_size) {
+  try {
+    const std::string started = ensure_interpreter(option(config, "python"));
+    if (!started.empty()) return fail(message, message_size, started, SIDECORE_PLUGIN_CONFIG_ERROR);
+    gil held;
+    std::string error;
+    PyObject* module = host_module(option(config, "host"), error);
+    if (module == nullptr) {
+      return fail(message, message_size, "the script host did not load: " + error,
+                  SIDECORE_PLUGIN_ERROR);
+    }
+    py_ref options(PyDict_New());
+    py_ref variables(PyList_New(0));
+    if (!options || !variables) return fail(message, message_size, take_python_error(), 1);
+    for (std::uint64_t i = 0; i < config->option_count; ++i) {
+      py_ref value(PyUnicode_FromString(config->option_values[i]));
+      if (!value || PyDict_SetItemString(options.get(), config->option_keys[i], value.get()) < 0)
+        return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
+    }
+    for (std::uint64_t i = 0; i < config->variable_count; ++i) {
+      py_ref name(PyUnicode_FromString(config->variables[i]));
+      if (!name || PyList_Append(variables.get(), name.get()) < 0)
+        return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
+    }
+    const long comm = static_cast<long>(MPI_Comm_c2f(config->comm));
+    const long finish_comm = config->finish_comm == MPI_COMM_NULL
+                                 ? -1
+                                 : static_cast<long>(MPI_Comm_c2f(config->finish_comm));
+    py_ref host(PyObject_CallMethod(module, "Script", "ssOOiiill", config->simulation,
+                                    config->action_name, options.get(), variables.get(),
+                                    static_cast<int>(config->frequency),
+                                    static_cast<int>(config->writer_index),
+                                    static_cast<int>(config->writer_count), comm, finish_comm));
+    if (!host) {
+      // The host raises ValueError for what the configuration can fix (the file, its syntax).
+      const bool config_fault = PyErr_ExceptionMatches(PyExc_ValueError) ||
+                                PyErr_ExceptionMatches(PyExc_OSError) ||
+                                PyErr_ExceptionMatches(PyExc_SyntaxError) ||
+                                PyErr_ExceptionMatches(PyExc_ImportError);
+      return fail(message, message_size, take_python_error(),
+                  config_fault ? SIDECORE_PLUGIN_CONFIG_ERROR : SIDECORE_PLUGIN_ERROR);
+    }
+    auto* s = new script;
+    s->host = std::move(host);
+    *handle = s;
+    return SIDECORE_PLUGIN_OK;
+  } catch (const std::exception& e) {
+    return fail(message, message_size, e.what(), SIDECORE_PLUGIN_ERROR);
+  } catch (...) {
+    return fail(message, message_size, "unknown C++ exception", SIDECORE_PLUGIN_ERROR);
+  }
+}
+
+int script_on_iteration(void* handle, const sidecore_iteration* iteration, char* message,
+                        std::size_t message_size) {
+  auto* s = static_cast<script*>(handle);
+  gil held;
+  py_ref blocks(PyList_New(static_cast<Py_ssize_t>(iteration->block_count)));
+  if (!blocks) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
+  for (std::uint64_t i = 0; i < iteration->block_count; ++i) {
+    py_ref t = block_tuple(iteration->blocks[i]);
+    if (!t) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
+    PyList_SET_ITEM(blocks.get(), static_cast<Py_ssize_t>(i), t.release());
+  }
+  py_ref result(PyObject_CallMethod(s->host.get(), "run", "iiO", iteration->iteration,
+                                    iteration->incomplete, blocks.get()));
+  std::string error = result ? std::string() : take_python_error();
+  // The blocks' memory is given back after this call: a view the script kept would read
+  // memory reused by later iterations. The host releases the buffers and says which it could
+  // not (a NumPy array the script still holds).
+  py_ref released(PyObject_CallMethod(s->host.get(), "release", "O", blocks.get()));
+  if (!released) {
+    const std::string why = take_python_error();
+    if (error.empty()) error = why;
+  }
+  if (!error.empty()) return fail(message, message_size, error, SIDECORE_PLUGIN_ERROR);
+  return SIDECORE_PLUGIN_OK;
+}
+
+int script_on_event(void* handle, const sidecore_event* event, char* message,
+                    std::size_t message_size) {
+  auto* s = static_cast<script*>(handle);
+  gil held;
+  py_ref result(PyObject_CallMethod(s->host.get(), "event", "siii", event->name, event->source,
+                                    event->iteration, event->scope));
+  if (!result) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
+  return SIDECORE_PLUGIN_OK;
+}
+
+int script_finish(void* handle, char* message, std::size_t message_size) {
+  auto* s = static_cast<script*>(handle);
+  gil held;
+  py_ref result(PyObject_CallMethod(s->host.get(), "finish", nullptr));
+  if (!result) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
+  return SIDECORE_PLUGIN_OK;
+}
+
+void script_destroy(void* handle) {
+  auto* s = static_cast<script*>(handle);
+  if (s == nullptr) return;
+  gil held;  // the reference is dropped with the GIL held
+  delete s;
+}
+
+const sidecore_action_descriptor descriptor = {
+    SIDECORE_ACTION_ABI_VERSION, "pyscript", script_create, script_on_iteration,
+    script_on_event,             script_finish, script_destroy};
+
+}  // namespace
+
+extern "C" SIDECORE_PLUGIN_EXPORT const sidecore_action_descriptor* sidecore_action_plugin(void) {
+  return &descriptor;
+}

@@ -1,0 +1,1 @@
+"""Dask helpers of damaris4py, as Sidecore provides them (see damaris_dask)."""

@@ -1,0 +1,300 @@
+"""The Python half of Sidecore's <pyscript> runner (docs/python_scripts.md).
+
+The runner (libsidecore_pyscript.so) creates one Script per <pyscript> on every writer (a
+dedicated core or node, or a simulation process with a background thread or none) and calls
+it once per iteration passed, with the blocks of the variables that name the script in their
+script= attribute. The blocks arrive as read-only memoryviews of Sidecore's memory; the NumPy
+arrays made of them are views, valid during the call only.
+
+A script is written in one of two styles, told apart by whether it defines on_iteration:
+
+* Sidecore's: the file runs once when the writer starts; then on_iteration(it) is called for
+  every iteration passed (it is an Iteration), on_event(event) for events routed to it and
+  on_finish() after the last iteration, each when defined.
+* Damaris's: the whole file runs at every iteration passed, with __name__ == "__main__" and
+  the dictionary DamarisData (damaris_env, dask_env, iteration_data) among its globals, which
+  persist from one iteration to the next, as Damaris's PyAction does.
+"""
+import ast
+import builtins
+import os
+import sys
+
+import numpy as np
+
+__all__ = ["Block", "Iteration", "Event", "Script", "environment"]
+
+# sidecore_element_type values of <sidecore/plugin.h>.
+_DTYPES = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 3: np.dtype(np.int32),
+           4: np.dtype(np.int64), 5: np.dtype(np.float32), 6: np.dtype(np.float64)}
+# Damaris's DamarisData[...]["type_string"] of each.
+_TYPE_STRINGS = {1: "_char", 2: "_short", 3: "_int", 4: "_longint", 5: "_float", 6: "_double"}
+_SCOPES = {0: "core", 1: "group", 2: "bcast"}
+
+
+class Environment:
+    """Where the scripts of this process run (one per process; damaris4py reads it)."""
+
+    def __init__(self, options, simulation, writer_index, writer_count, comm, finish_comm):
+        self.simulation = simulation
+        self.mode = options.get("mode", "")
+        self.is_dedicated_core = options.get("is_dedicated_core") == "1"
+        self.is_dedicated_node = options.get("is_dedicated_node") == "1"
+        self.servers_per_node = int(options.get("servers_per_node") or 0)
+        self.clients_per_node = int(options.get("clients_per_node") or 0)
+        self.cores_per_node = int(options.get("cores_per_node") or 0)
+        self.number_of_nodes = int(options.get("number_of_nodes") or 1)
+        self.magic = options.get("magic", "")
+        known = options.get("known_clients", "")
+        self.known_clients = [int(c) for c in known.split(",") if c]
+        self.server = writer_index
+        self.servers = writer_count
+        self._comm_handle = comm
+        self._finish_comm_handle = finish_comm
+        self._comm = None
+
+    @property
+    def comm(self):
+        """The mpi4py communicator of every writer running this script (the dedicated cores or
+        nodes, or every simulation process without them). Do not free it. With background
+        threads and an MPI without MPI_THREAD_MULTIPLE it is MPI.COMM_SELF, except in
+        on_finish()."""
+        if self._comm is None:
+            from mpi4py import MPI
+            self._comm = MPI.Comm.f2py(self._comm_handle)
+        return self._comm
+
+    def finish_comm(self):
+        """The writers' communicator usable in on_finish() (see comm)."""
+        if self._finish_comm_handle < 0:
+            return self.comm
+        from mpi4py import MPI
+        return MPI.Comm.f2py(self._finish_comm_handle)
+
+
+environment = None  # the Environment, once a script was created
+
+
+class Block:
+    """One block: what one client wrote of one variable in this iteration.
+
+    data      the interior (ghost zones excluded): what the HDF5 store writes
+    full      the whole block as written, ghost zones included
+    position  global index of data[0, ...0] (damaris_set_position), one per dimension
+    Arrays are read-only NumPy views of Sidecore's memory, in C order (slowest-varying first,
+    the order h5py shows; a Fortran layout's dimensions reversed). They are valid during the
+    call only: keep a copy (block.data.copy()) of what must outlive it."""
+
+    __slots__ = ("variable", "source", "id", "position", "global_shape", "ghosts", "full",
+                 "data", "dtype")
+
+    def __repr__(self):
+        return (f"Block({self.variable!r}, source={self.source}, id={self.id}, "
+                f"shape={self.data.shape}, position={self.position})")
+
+
+class Iteration:
+    """One iteration of the variables that name the script, as this writer holds them.
+
+    number      the iteration
+    incomplete  True when some client dropped data of it or stopped before ending it
+    blocks      {variable: [Block, ...]}, every variable of the script (maybe no block),
+                blocks by source then id
+    comm, server, servers   the writers' mpi4py communicator, this writer's rank and count"""
+
+    def __init__(self, number, incomplete, blocks):
+        self.number = number
+        self.incomplete = bool(incomplete)
+        self.blocks = blocks
+
+    def __getitem__(self, variable):
+        return self.blocks[variable]
+
+    @property
+    def variables(self):
+        return list(self.blocks)
+
+    @property
+    def comm(self):
+        return environment.comm
+
+    @property
+    def server(self):
+        return environment.server
+
+    @property
+    def servers(self):
+        return environment.servers
+
+    def __repr__(self):
+        counts = ", ".join(f"{v}: {len(b)}" for v, b in self.blocks.items())
+        return f"Iteration({self.number}, {{{counts}}})"
+
+
+class Event:
+    """An event routed to the script: name, source (client), iteration, scope."""
+
+    __slots__ = ("name", "source", "iteration", "scope")
+
+    def __init__(self, name, source, iteration, scope):
+        self.name, self.source, self.iteration = name, source, iteration
+        self.scope = _SCOPES.get(scope, str(scope))
+
+    def __repr__(self):
+        return f"Event({self.name!r}, source={self.source}, iteration={self.iteration})"
+
+
+def _defines(tree, name):
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+               for node in tree.body)
+
+
+class Script:
+    """One <pyscript> on one writer. Raises ValueError (or OSError, SyntaxError) for what the
+    configuration can fix: the runner reports those at damaris_initialize, naming the XML."""
+
+    def __init__(self, simulation, name, options, variables, frequency, writer_index,
+                 writer_count, comm, finish_comm):
+        global environment
+        if environment is None:
+            environment = Environment(options, simulation, writer_index, writer_count, comm,
+                                      finish_comm)
+        self.name = name
+        self.variables = list(variables)
+        self.fortran = set(v for v in options.get("fortran-variables", "").split(",") if v)
+        path = options.get("file", "")
+        if not path:
+            raise ValueError(f"<pyscript name=\"{name}\"> names no file")
+        self.path = os.path.abspath(path)
+        try:
+            with open(self.path, "rb") as f:
+                source = f.read()
+        except OSError as e:
+            raise ValueError(f"cannot read the script file '{path}' (from {os.getcwd()}): "
+                             f"{e.strerror}") from None
+        tree = ast.parse(source, self.path)  # SyntaxError names the file and line
+        self.code = compile(tree, self.path, "exec")
+        self.sidecore_style = _defines(tree, "on_iteration")
+        # Imports next to the script work as when it runs alone.
+        directory = os.path.dirname(self.path)
+        if directory not in sys.path:
+            sys.path.insert(1, directory)
+        self.damaris_data = {
+            "damaris_env": {
+                "is_dedicated_node": environment.is_dedicated_node,
+                "is_dedicated_core": environment.is_dedicated_core,
+                "servers_per_node": environment.servers_per_node,
+                "clients_per_node": environment.clients_per_node,
+                "ranks_per_node": environment.cores_per_node,
+                "cores_per_node": environment.cores_per_node,
+                "number_of_nodes": environment.number_of_nodes,
+                "simulation_name": simulation,
+                "simulation_magic_number": environment.magic,
+            },
+            "dask_env": _dask_env(options, simulation, environment),
+        }
+        self.globals = {"__builtins__": builtins, "__file__": self.path,
+                        "DamarisData": self.damaris_data}
+        self._kept_warned = False
+        if self.sidecore_style:
+            self.globals["__name__"] = os.path.splitext(os.path.basename(self.path))[0]
+            exec(self.code, self.globals)  # defines the functions, runs the set-up once
+        else:
+            self.globals["__name__"] = "__main__"
+
+    # The runner's calls. blocks: tuples made by script_runner.cpp.
+    def run(self, iteration, incomplete, blocks):
+        views = {v: [] for v in self.variables}
+        damaris = {v: {"numpy_data": {}, "sort_list": [], "type_string": ""}
+                   for v in self.variables}
+        for (variable, type_code, dims, global_dims, position, before, after, source, block_id,
+             memory) in blocks:
+            dtype = _DTYPES[type_code]
+            count = 1
+            for d in dims:
+                count *= d
+            full = np.frombuffer(memory, dtype=dtype, count=count).reshape(dims)
+            b = Block()
+            b.variable, b.source, b.id, b.dtype = variable, source, block_id, dtype
+            b.position = tuple(position)
+            b.global_shape = global_dims
+            b.full = full
+            if before is None:
+                b.ghosts = None
+                b.data = full
+            else:
+                b.ghosts = (before, after)
+                b.data = full[tuple(slice(lo, d - hi) for lo, d, hi in zip(before, dims, after))]
+            views.setdefault(variable, []).append(b)
+            if self.sidecore_style:
+                continue
+            # Damaris's view: the whole block (ghosts included), its dimensions and position
+            # in the order the layout lists them (fastest first for a Fortran layout).
+            entry = damaris.setdefault(variable,
+                                       {"numpy_data": {}, "sort_list": [], "type_string": ""})
+            fortran = variable in self.fortran
+            key = f"P{source}_B{block_id}"
+            entry["numpy_data"][key] = full.T if fortran else full
+            start = list(reversed(position)) if fortran else list(position)
+            entry["sort_list"].append(
+                [f"S{environment.server}_I{iteration}_{environment.magic}", key, start])
+            entry["type_string"] = _TYPE_STRINGS[type_code]
+        if self.sidecore_style:
+            self.globals["on_iteration"](Iteration(iteration, incomplete, views))
+            return
+        data = {"iteration": iteration}
+        for variable, entry in damaris.items():
+            entry["sort_data"] = entry["sort_list"]  # the name Damaris's comments use
+            data[variable] = entry
+        self.damaris_data["iteration_data"] = data
+        try:
+            exec(self.code, self.globals)
+        finally:
+            self.damaris_data.pop("iteration_data", None)
+
+    def release(self, blocks):
+        """Gives the blocks' buffers back after run(); warns once if the script kept a view."""
+        kept = 0
+        for entry in blocks:
+            try:
+                entry[-1].release()
+            except BufferError:
+                kept += 1
+        if kept and not self._kept_warned:
+            self._kept_warned = True
+            print(f"sidecore: warning: script '{self.name}' ({self.path}) kept {kept} NumPy "
+                  "view(s) of block data after its call returned: that memory holds later "
+                  "iterations' data from now on; keep copies (array.copy()) instead",
+                  file=sys.stderr, flush=True)
+
+    def event(self, name, source, iteration, scope):
+        handler = self.globals.get("on_event") if self.sidecore_style else None
+        if handler is not None:
+            handler(Event(name, source, iteration, scope))
+
+    def finish(self):
+        handler = self.globals.get("on_finish") if self.sidecore_style else None
+        if handler is not None:
+            handler()
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
+def _dask_env(options, simulation, env):
+    scheduler_file = options.get("scheduler-file", "")
+    threads = options.get("nthreads", "")
+    try:
+        threads = int(threads) if threads not in ("", "openmp") else (
+            int(os.environ.get("OMP_NUM_THREADS", "1")) if threads == "openmp" else 1)
+    except ValueError:
+        threads = 1
+    return {
+        # Damaris leaves it empty when the file is missing.
+        "dask_scheduler_file": scheduler_file if scheduler_file and os.path.exists(
+            scheduler_file) else "",
+        "dask_workers_name": f"{simulation}_{env.magic}_{env.server}",
+        "dask_nworkers": env.servers_per_node,
+        "dask_threads_per_worker": max(1, threads),
+        "dask_timeout": float(options.get("timeout") or 2),
+        "dask_keep_workers": options.get("keep-workers") == "yes",
+    }

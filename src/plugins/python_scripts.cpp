@@ -1,0 +1,174 @@
+// Python scripts as actions: the runner library (src/plugins/python/script_runner.cpp) is an
+// action plugin; this file names it, fills its options and opens libpython for it.
+#include "plugins/python_scripts.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+
+namespace sidecore::plugins {
+
+namespace {
+
+#ifdef SIDECORE_PYSCRIPT_RUNNER
+constexpr bool supported = true;
+constexpr const char* runner_name = SIDECORE_PYSCRIPT_RUNNER;      // libsidecore_pyscript.so
+constexpr const char* build_directory = SIDECORE_PYSCRIPT_BUILD_DIR;  // where it was built
+constexpr const char* built_python_library = SIDECORE_PYTHON_LIBRARY;  // "" for a static one
+constexpr const char* built_python = SIDECORE_PYTHON_EXECUTABLE;
+#else
+constexpr bool supported = false;
+constexpr const char* runner_name = "";
+constexpr const char* build_directory = "";
+constexpr const char* built_python_library = "";
+constexpr const char* built_python = "";
+#endif
+
+// The Python helper files (script_host.py, damaris4py) lie in this directory next to the
+// runner, in the build tree, an installed prefix and a wheel alike.
+constexpr const char* host_directory_name = "sidecore-pyscript";
+
+bool exists(const std::string& path) { return !path.empty() && ::access(path.c_str(), R_OK) == 0; }
+
+std::string directory_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+// The directory of the library holding this function: libsidecore.so, wherever it was loaded
+// from (a unit test links the objects into its executable instead).
+std::string own_directory() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&python_scripts_supported), &info) != 0 &&
+      info.dli_fname != nullptr)
+    return directory_of(info.dli_fname);
+  return {};
+}
+
+// SIDECORE_PYSCRIPT_RUNNER, else next to libsidecore, else where it was built.
+std::string find_runner(std::string& searched) {
+  std::string overridden = environment("SIDECORE_PYSCRIPT_RUNNER");
+  if (!overridden.empty()) {
+    searched = overridden + " (SIDECORE_PYSCRIPT_RUNNER)";
+    return exists(overridden) ? overridden : std::string();
+  }
+  for (const std::string& directory : {own_directory(), std::string(build_directory)}) {
+    if (directory.empty()) continue;
+    const std::string path = directory + "/" + runner_name;
+    searched += (searched.empty() ? "" : ", ") + path;
+    if (exists(path)) return path;
+  }
+  return {};
+}
+
+// The interpreter scripts run with, when the program is not Python itself: SIDECORE_PYTHON,
+// else the active virtual environment's, else the one Sidecore was built with; "" lets Python
+// find itself on PATH. Its path decides the prefix, so a virtual environment's packages are
+// found.
+std::string python_executable() {
+  std::string chosen = environment("SIDECORE_PYTHON");
+  if (!chosen.empty()) return chosen;
+  const std::string venv = environment("VIRTUAL_ENV");
+  if (!venv.empty() && exists(venv + "/bin/python")) return venv + "/bin/python";
+  return exists(built_python) ? std::string(built_python) : std::string();
+}
+
+std::string joined(const std::vector<int>& values) {
+  std::string text;
+  for (int v : values) text += (text.empty() ? "" : ",") + std::to_string(v);
+  return text;
+}
+
+}  // namespace
+
+bool python_scripts_supported() noexcept { return supported; }
+
+void prepare_scripts(config::model& model, const script_environment& env, bool report) {
+  if (model.scripts.empty()) return;
+  if (!supported) {
+    if (report) {
+      for (const config::script& s : model.scripts) {
+        log::warning(model.file, ":", s.line, ": <pyscript name=\"", s.name,
+                     "\"> is not run: this Sidecore was built without Python (configure it with "
+                     "-DSIDECORE_BUILD_PYTHON=ON, or install it with pip)");
+      }
+    }
+    // Scripts' actions come after every action plugin: events never point at them.
+    std::size_t first = model.action_plugins.size();
+    for (const config::script& s : model.scripts) first = std::min(first, s.action);
+    model.action_plugins.resize(first);
+    for (config::script& s : model.scripts) s.action = static_cast<std::size_t>(-1);
+    return;
+  }
+  std::string searched;
+  const std::string runner = find_runner(searched);
+  const std::string python = python_executable();
+  std::string fortran_variables;
+  for (const config::variable& v : model.variables) {
+    if (model.layouts[v.layout_index].fortran_order)
+      fortran_variables += (fortran_variables.empty() ? "" : ",") + v.name;
+  }
+  for (const config::script& s : model.scripts) {
+    config::action_plugin& action = model.action_plugins.at(s.action);
+    // An empty library makes make_action say where the runner was looked for.
+    action.library = runner.empty() ? std::string() : runner;
+    auto& o = action.options;
+    o.clear();
+    o.emplace_back("file", s.file);
+    o.emplace_back("python", python);
+    o.emplace_back("host", runner.empty() ? std::string() : directory_of(runner) + "/" +
+                                                                host_directory_name);
+    o.emplace_back("runner-search", searched);
+    o.emplace_back("scheduler-file", s.scheduler_file);
+    o.emplace_back("timeout", std::to_string(s.timeout_seconds));
+    o.emplace_back("nthreads", s.nthreads);
+    o.emplace_back("keep-workers", s.keep_workers ? "yes" : "no");
+    o.emplace_back("fortran-variables", fortran_variables);
+    o.emplace_back("mode", env.mode);
+    o.emplace_back("is_dedicated_core", env.is_dedicated_core ? "1" : "0");
+    o.emplace_back("is_dedicated_node", env.is_dedicated_node ? "1" : "0");
+    o.emplace_back("servers_per_node", std::to_string(env.servers_per_node));
+    o.emplace_back("clients_per_node", std::to_string(env.clients_per_node));
+    o.emplace_back("cores_per_node", std::to_string(env.cores_per_node));
+    o.emplace_back("number_of_nodes", std::to_string(env.number_of_nodes));
+    o.emplace_back("magic", env.magic);
+    o.emplace_back("known_clients", joined(env.known_clients));
+  }
+}
+
+void open_python_symbols(const std::string& prefix) {
+  // In a Python process (an mpi4py simulation) the interpreter is there: use it.
+  if (::dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr) return;
+  std::string library = environment("SIDECORE_PYTHON_LIBRARY");
+  const bool overridden = !library.empty();
+  if (!overridden) library = built_python_library;
+  if (library.empty()) {
+    throw config_error(prefix +
+                       "Python scripts need a shared libpython, and the Python this Sidecore "
+                       "was built with has none (a static build): set SIDECORE_PYTHON_LIBRARY "
+                       "to a libpython3.X.so of the same version, or rebuild Sidecore with a "
+                       "Python configured with --enable-shared (Debian's python3-dev)");
+  }
+  ::dlerror();
+  if (::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE) == nullptr) {
+    const char* why = ::dlerror();
+    throw config_error(prefix + "cannot open the Python library '" + library + "'" +
+                       (overridden ? " (SIDECORE_PYTHON_LIBRARY)" : "") + ": " +
+                       (why != nullptr ? why : "unknown error") +
+                       "; set SIDECORE_PYTHON_LIBRARY to the libpython of the Python Sidecore "
+                       "was built with");
+  }
+}
+
+}  // namespace sidecore::plugins
