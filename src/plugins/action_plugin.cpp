@@ -68,6 +68,12 @@ class external_action final : public action {
     void* handle = nullptr;
     const int code = m_descriptor->create(&config, &handle, message, sizeof message);
     const std::string where = action_prefix(m_context);
+    // A script's own message says it all (its file, or the traceback of its set-up).
+    if (settings.is_script() && code != SIDECORE_PLUGIN_OK) {
+      message[sizeof message - 1] = '\0';
+      if (code == SIDECORE_PLUGIN_CONFIG_ERROR) throw config_error(where + message);
+      throw storage_error(where + "its set-up raised:\n" + message);
+    }
     if (code == SIDECORE_PLUGIN_CONFIG_ERROR)
       throw config_error(where + plugin_failure(m_label, "create", code, message));
     if (code != SIDECORE_PLUGIN_OK)
@@ -130,9 +136,10 @@ std::string action_prefix(const action_context& context) {
   const std::string file = context.model != nullptr && !context.model->file.empty()
                                ? context.model->file
                                : "<configuration>";
-  const char* what = context.settings->is_script() ? ": <pyscript name=\"" : ": action plugin \"";
-  return file + ':' + std::to_string(context.settings->line) + what + context.settings->name +
-         "\": ";
+  const std::string& name = context.settings->name;
+  return file + ':' + std::to_string(context.settings->line) +
+         (context.settings->is_script() ? ": <pyscript name=\"" + name + "\">: "
+                                        : ": action plugin \"" + name + "\": ");
 }
 
 std::unique_ptr<action> make_action(const action_context& context) {

@@ -62,8 +62,9 @@ void put_message(char* message, std::size_t size, const std::string& text) {
   std::snprintf(message, size, "%s", text.c_str());
 }
 
-// The pending Python exception as text, with its traceback (cleared afterwards).
-std::string take_python_error() {
+// The pending Python exception as text, with its traceback unless `brief` (cleared
+// afterwards).
+std::string take_python_error(bool brief = false) {
   if (!PyErr_Occurred()) return "unknown error (no Python exception was set)";
   PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
   PyErr_Fetch(&type, &value, &traceback);
@@ -73,9 +74,13 @@ std::string take_python_error() {
   std::string text;
   py_ref module(PyImport_ImportModule("traceback"));
   if (module) {
-    py_ref lines(PyObject_CallMethod(module.get(), "format_exception", "OOO",
-                                     t.get() ? t.get() : Py_None, v.get() ? v.get() : Py_None,
-                                     tb.get() ? tb.get() : Py_None));
+    py_ref lines(brief ? PyObject_CallMethod(module.get(), "format_exception_only", "OO",
+                                             t.get() ? t.get() : Py_None,
+                                             v.get() ? v.get() : Py_None)
+                       : PyObject_CallMethod(module.get(), "format_exception", "OOO",
+                                             t.get() ? t.get() : Py_None,
+                                             v.get() ? v.get() : Py_None,
+                                             tb.get() ? tb.get() : Py_None));
     if (lines) {
       py_ref empty(PyUnicode_FromString(""));
       py_ref joined(empty ? PyUnicode_Join(empty.get(), lines.get()) : nullptr);
@@ -146,6 +151,55 @@ PyObject* host_module(const char* directory, std::string& error) {
   return module;
 }
 
+// A block's memory as a Python object: read-only buffers on it, counted, so that the runner
+// knows whether the script still holds a view (a NumPy array made from it) after its call.
+struct block_memory {
+  PyObject_HEAD
+  const void* data;
+  Py_ssize_t bytes;
+  Py_ssize_t exports;
+};
+
+int block_memory_getbuffer(PyObject* self, Py_buffer* view, int flags) {
+  auto* memory = reinterpret_cast<block_memory*>(self);
+  if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) {
+    PyErr_SetString(PyExc_BufferError, "block data is read-only: copy it to change it");
+    view->obj = nullptr;
+    return -1;
+  }
+  if (PyBuffer_FillInfo(view, self, const_cast<void*>(memory->data), memory->bytes, 1, flags) < 0)
+    return -1;
+  ++memory->exports;
+  return 0;
+}
+
+void block_memory_releasebuffer(PyObject* self, Py_buffer*) {
+  --reinterpret_cast<block_memory*>(self)->exports;
+}
+
+void block_memory_dealloc(PyObject* self) { Py_TYPE(self)->tp_free(self); }
+
+// The type, made ready once (GIL held).
+PyTypeObject* block_memory_type() {
+  static PyBufferProcs procs = {block_memory_getbuffer, block_memory_releasebuffer};
+  static PyTypeObject type{};
+  if (type.tp_name == nullptr) {
+    reinterpret_cast<PyObject*>(&type)->ob_refcnt = 1;  // a static type is never freed
+    type.tp_name = "sidecore_script.BlockMemory";
+    type.tp_doc = "The memory of one block, lent for one call: read-only buffers only.";
+    type.tp_basicsize = sizeof(block_memory);
+    type.tp_flags = Py_TPFLAGS_DEFAULT;
+    type.tp_as_buffer = &procs;
+    type.tp_dealloc = block_memory_dealloc;
+    type.tp_free = PyObject_Del;
+    if (PyType_Ready(&type) < 0) {
+      type.tp_name = nullptr;
+      return nullptr;
+    }
+  }
+  return &type;
+}
+
 struct script {
   py_ref host;  // script_host.Script
 };
@@ -173,11 +227,15 @@ py_ref int_tuple(const std::int64_t* values, int count) {
 
 // One block as the tuple script_host.py expects:
 // (variable, type, dims, global_dims, position, ghosts_before, ghosts_after, source, block,
-//  memoryview of the data). The memoryview is read-only and points at Sidecore's memory.
+//  block_memory of the data): read-only buffers on Sidecore's memory.
 py_ref block_tuple(const sidecore_block& b) {
-  py_ref data(PyMemoryView_FromMemory(static_cast<char*>(const_cast<void*>(b.data)),
-                                      static_cast<Py_ssize_t>(b.bytes), PyBUF_READ));
-  if (!data) return data;
+  PyTypeObject* type = block_memory_type();
+  block_memory* memory = type != nullptr ? PyObject_New(block_memory, type) : nullptr;
+  if (memory == nullptr) return py_ref();
+  memory->data = b.data;
+  memory->bytes = static_cast<Py_ssize_t>(b.bytes);
+  memory->exports = 0;
+  py_ref data(reinterpret_cast<PyObject*>(memory));
   return py_ref(Py_BuildValue("(siNNNNNiiN)", b.variable, static_cast<int>(b.type),
                               int_tuple(b.dims, b.ndims).release(),
                               int_tuple(b.global_dims, b.ndims).release(),
@@ -228,12 +286,16 @@ int script_create(const sidecore_action_config* config, void** handle, char* mes
                                     static_cast<int>(config->writer_index),
                                     static_cast<int>(config->writer_count), comm, finish_comm));
     if (!host) {
-      // The host raises ValueError for what the configuration can fix (the file, its syntax).
-      const bool config_fault = PyErr_ExceptionMatches(PyExc_ValueError) ||
-                                PyErr_ExceptionMatches(PyExc_OSError) ||
-                                PyErr_ExceptionMatches(PyExc_SyntaxError) ||
-                                PyErr_ExceptionMatches(PyExc_ImportError);
-      return fail(message, message_size, take_python_error(),
+      // What the configuration or the script's file can fix (the file, its syntax) is said
+      // without the host's frames; anything else the script's set-up raised, with them.
+      PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+      PyErr_Fetch(&type, &value, &traceback);  // no API call while an exception is set
+      py_ref fault(PyObject_GetAttrString(module, "ConfigurationError"));
+      PyErr_Clear();
+      PyErr_Restore(type, value, traceback);
+      const bool config_fault = (fault && PyErr_ExceptionMatches(fault.get())) ||
+                                PyErr_ExceptionMatches(PyExc_SyntaxError);
+      return fail(message, message_size, take_python_error(config_fault),
                   config_fault ? SIDECORE_PLUGIN_CONFIG_ERROR : SIDECORE_PLUGIN_ERROR);
     }
     auto* s = new script;
@@ -261,13 +323,23 @@ int script_on_iteration(void* handle, const sidecore_iteration* iteration, char*
   py_ref result(PyObject_CallMethod(s->host.get(), "run", "iiO", iteration->iteration,
                                     iteration->incomplete, blocks.get()));
   std::string error = result ? std::string() : take_python_error();
+  result = py_ref();
   // The blocks' memory is given back after this call: a view the script kept would read
-  // memory reused by later iterations. The host releases the buffers and says which it could
-  // not (a NumPy array the script still holds).
-  py_ref released(PyObject_CallMethod(s->host.get(), "release", "O", blocks.get()));
-  if (!released) {
-    const std::string why = take_python_error();
-    if (error.empty()) error = why;
+  // memory reused by later iterations. The host's own views are gone (the traceback too);
+  // buffers still exported are the script's.
+  long kept = 0;
+  for (std::uint64_t i = 0; i < iteration->block_count; ++i) {
+    PyObject* entry = PyList_GET_ITEM(blocks.get(), static_cast<Py_ssize_t>(i));
+    PyObject* memory = PyTuple_GET_ITEM(entry, PyTuple_GET_SIZE(entry) - 1);
+    if (reinterpret_cast<block_memory*>(memory)->exports > 0) ++kept;
+  }
+  if (kept > 0) {
+    py_ref warned(PyObject_CallMethod(s->host.get(), "kept_views", "il", iteration->iteration,
+                                      kept));
+    if (!warned) {
+      const std::string why = take_python_error();
+      if (error.empty()) error = why;
+    }
   }
   if (!error.empty()) return fail(message, message_size, error, SIDECORE_PLUGIN_ERROR);
   return SIDECORE_PLUGIN_OK;

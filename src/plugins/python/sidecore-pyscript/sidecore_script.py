@@ -149,8 +149,12 @@ def _defines(tree, name):
                for node in tree.body)
 
 
+class ConfigurationError(ValueError):
+    """What the configuration or the script's file can fix: reported without a traceback."""
+
+
 class Script:
-    """One <pyscript> on one writer. Raises ValueError (or OSError, SyntaxError) for what the
+    """One <pyscript> on one writer. Raises ConfigurationError or SyntaxError for what the
     configuration can fix: the runner reports those at damaris_initialize, naming the XML."""
 
     def __init__(self, simulation, name, options, variables, frequency, writer_index,
@@ -164,14 +168,14 @@ class Script:
         self.fortran = set(v for v in options.get("fortran-variables", "").split(",") if v)
         path = options.get("file", "")
         if not path:
-            raise ValueError(f"<pyscript name=\"{name}\"> names no file")
+            raise ConfigurationError("it names no file (file=\"...\")")
         self.path = os.path.abspath(path)
         try:
             with open(self.path, "rb") as f:
                 source = f.read()
         except OSError as e:
-            raise ValueError(f"cannot read the script file '{path}' (from {os.getcwd()}): "
-                             f"{e.strerror}") from None
+            raise ConfigurationError(f"cannot read the script file '{path}' (relative paths are "
+                                     f"taken from {os.getcwd()}): {e.strerror}") from None
         tree = ast.parse(source, self.path)  # SyntaxError names the file and line
         self.code = compile(tree, self.path, "exec")
         self.sidecore_style = _defines(tree, "on_iteration")
@@ -252,20 +256,16 @@ class Script:
         finally:
             self.damaris_data.pop("iteration_data", None)
 
-    def release(self, blocks):
-        """Gives the blocks' buffers back after run(); warns once if the script kept a view."""
-        kept = 0
-        for entry in blocks:
-            try:
-                entry[-1].release()
-            except BufferError:
-                kept += 1
-        if kept and not self._kept_warned:
-            self._kept_warned = True
-            print(f"sidecore: warning: script '{self.name}' ({self.path}) kept {kept} NumPy "
-                  "view(s) of block data after its call returned: that memory holds later "
-                  "iterations' data from now on; keep copies (array.copy()) instead",
-                  file=sys.stderr, flush=True)
+    def kept_views(self, iteration, kept):
+        """The runner found `kept` blocks of this iteration still viewed after run() returned:
+        warns once per script."""
+        if self._kept_warned:
+            return
+        self._kept_warned = True
+        print(f"sidecore: warning: script '{self.name}' ({self.path}) kept NumPy views of "
+              f"{kept} block(s) of iteration {iteration} after its call returned: that memory "
+              "holds later iterations' data from then on; keep copies (array.copy()) instead",
+              file=sys.stderr, flush=True)
 
     def event(self, name, source, iteration, scope):
         handler = self.globals.get("on_event") if self.sidecore_style else None

@@ -1,0 +1,315 @@
+"""Python scripts on the writers (<pyscript>), under mpirun: script_writer (C) or an mpi4py
+simulation writes known values; the scripts of scripts/ save what they receive and what they
+compute across the writers; every array is compared, value by value, with the formulas of
+script_writer.c, and every global sum with NumPy's over the whole field."""
+import glob
+import json
+import os
+import sys
+
+import h5py
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from mpi_job import expect_array, expect_no_leaked_segments, job_segments, mpi_env, run_job  # noqa: E402
+
+NX, NY, NZ = 5, 4, 3
+SCRIPTS = os.path.join(HERE, "scripts")
+
+
+def field(it, c):
+    z, y, x = np.meshgrid(np.arange(NZ), np.arange(NY), np.arange(NX), indexing="ij")
+    return it * 1e6 + z * 1e4 + y * 1e2 + (c * NX + x).astype(np.float64)
+
+
+def global_field_sum(it, clients):
+    return float(sum(field(it, c).sum() for c in range(clients)))
+
+
+def halo_interior(it, c):
+    y, x = np.meshgrid(np.arange(NY), np.arange(NX), indexing="ij")
+    return (it * 1000 + c * 100 + y * 10 + x).astype(np.int32)
+
+
+def halo_full(it, c):
+    full = np.full((NY + 2, NX + 3), -1, dtype=np.int32)
+    full[1:1 + NY, 2:2 + NX] = halo_interior(it, c)
+    return full
+
+
+def column(it, c):
+    """C order [y][x], as stored."""
+    y, x = np.meshgrid(np.arange(NY), np.arange(NX), indexing="ij")
+    return (it + c * 0.5 + x * 0.25 + y * 4).astype(np.float32)
+
+
+def pyscript(name, file, **attributes):
+    extra = "".join(f' {key.replace("_", "-")}="{value}"' for key, value in attributes.items())
+    return f'<pyscript name="{name}" file="{os.path.join(SCRIPTS, file)}" language="python"{extra}/>'
+
+
+def configure(tmp_path, clients, cores=0, nodes=0, threads=0, field_scripts="rec,dd",
+              other_scripts="rec dd", scripts=None):
+    out = tmp_path / "out"
+    (out / "h5").mkdir(parents=True)
+    if scripts is None:
+        scripts = [pyscript("rec", "record.py"), pyscript("dd", "dd_record.py", frequency=2)]
+    with open(os.path.join(HERE, "scripts.xml.in")) as f:
+        text = f.read()
+    for key, value in {"CORES": cores, "NODES": nodes, "THREADS": threads, "CLIENTS": clients,
+                       "FIELD_SCRIPTS": field_scripts, "OTHER_SCRIPTS": other_scripts,
+                       "OUT": out, "PYSCRIPTS": "\n".join(scripts)}.items():
+        text = text.replace(f"@{key}@", str(value))
+    xml = tmp_path / "scripts.xml"
+    xml.write_text(text)
+    return str(xml), str(out)
+
+
+def run(argv, np_, out, ranks_per_node=0, expect_status=0, **env):
+    before = job_segments()
+    status, output = run_job(np_, argv, mpi_env(ranks_per_node, PYSCRIPT_OUT=out, **env), 240)
+    assert status == expect_status, f"exit status {status}, expected {expect_status}"
+    if expect_status == 0:
+        for rank in range(np_):
+            assert f"rank {rank}: done" in output, f"rank {rank} did not finish"
+        expect_no_leaked_segments(before)
+    return output
+
+
+def run_c(xml, np_, out, iterations, **kwargs):
+    return run([os.environ["SCRIPT_WRITER"], xml, str(iterations)], np_, out, **kwargs)
+
+
+def load(path):
+    assert os.path.exists(path), f"the script did not write {os.path.basename(path)}"
+    return np.load(path)
+
+
+def check_sidecore_style(out, clients, iterations, servers):
+    for it in range(iterations):
+        for c in range(clients):
+            stem = f"{out}/sc_field_P{c}_B0_it{it}"
+            expect_array(f"field P{c} it{it} data", load(stem + "_data.npy"), field(it, c))
+            expect_array(f"field P{c} it{it} full", load(stem + "_full.npy"), field(it, c))
+            with open(stem + ".json") as f:
+                meta = json.load(f)
+            assert meta["position"] == [0, 0, c * NX], meta
+            assert meta["global_shape"] == [NZ, NY, NX * clients], meta
+            assert meta["ghosts"] is None and meta["writeable"] is False, meta
+            assert meta["servers"] == servers and not meta["incomplete"], meta
+            stem = f"{out}/sc_halo_P{c}_B0_it{it}"
+            expect_array(f"halo P{c} it{it} interior", load(stem + "_data.npy"),
+                         halo_interior(it, c))
+            expect_array(f"halo P{c} it{it} whole", load(stem + "_full.npy"), halo_full(it, c))
+            with open(stem + ".json") as f:
+                assert json.load(f)["ghosts"] == [[1, 2], [1, 1]]
+            expect_array(f"column P{c} it{it}", load(f"{out}/sc_column_P{c}_B0_it{it}_data.npy"),
+                         column(it, c))
+        with open(f"{out}/sc_sum_it{it}.txt") as f:
+            assert float(f.read()) == global_field_sum(it, clients), f"sum at iteration {it}"
+    seen = []
+    for name in glob.glob(f"{out}/sc_finish_S*.json"):
+        with open(name) as f:
+            finish = json.load(f)
+        assert finish["calls"] == list(range(iterations)), finish
+        seen += finish["known_clients"]
+    assert len(glob.glob(f"{out}/sc_finish_S*.json")) == servers
+    assert sorted(seen) == list(range(clients)), "every client is known to one writer"
+
+
+def check_damaris_style(out, clients, iterations, servers, frequency=2):
+    for it in range(iterations):
+        ran = it % frequency == 0
+        assert os.path.exists(f"{out}/dd_sum_it{it}.txt") == ran, f"frequency at iteration {it}"
+        if not ran:
+            continue
+        with open(f"{out}/dd_sum_it{it}.txt") as f:
+            assert float(f.read()) == global_field_sum(it, clients)
+        listed = {}
+        for s in range(servers):
+            with open(f"{out}/dd_S{s}_it{it}.json") as f:
+                info = json.load(f)
+            assert info["calls"] == it // frequency + 1, "top-level names persist"
+            assert info["env"]["simulation_name"] == "scripted"
+            variables = info["variables"]
+            assert variables["field"]["type_string"] == "_double"
+            assert variables["halo"]["type_string"] == "_int"
+            assert variables["column"]["type_string"] == "_float"
+            assert all(v["sort_data_is_sort_list"] for v in variables.values())
+            magic = info["env"]["simulation_magic_number"]
+            for entry in variables["field"]["sort_list"]:
+                assert entry[0] == f"S{s}_I{it}_{magic}", entry
+                listed[entry[1]] = entry[2]
+        assert listed == {f"P{c}_B0": [0, 0, c * NX] for c in range(clients)}, listed
+        for c in range(clients):
+            expect_array(f"DD field P{c} it{it}", load(f"{out}/dd_field_P{c}_B0_it{it}.npy"),
+                         field(it, c))
+            # Damaris hands the whole block, ghost zones included.
+            expect_array(f"DD halo P{c} it{it}", load(f"{out}/dd_halo_P{c}_B0_it{it}.npy"),
+                         halo_full(it, c))
+            # A Fortran layout keeps the order its dimensions are listed in: (NX, NY).
+            expect_array(f"DD column P{c} it{it}", load(f"{out}/dd_column_P{c}_B0_it{it}.npy"),
+                         column(it, c).T)
+
+
+def check_stored(out, clients, iterations):
+    """The stores ran as well: every field block read back from the HDF5 files."""
+    for it in range(iterations):
+        found = {}
+        for name in glob.glob(f"{out}/h5/scripted_It{it}_*.h5"):
+            with h5py.File(name, "r") as h5:
+                if "field" in h5:
+                    for key in h5["field"]:
+                        found[int(key[1:])] = h5["field"][key][()]
+        assert sorted(found) == list(range(clients)), f"iteration {it}: {sorted(found)}"
+        for c, got in found.items():
+            expect_array(f"stored field P{c} it{it}", got, field(it, c))
+
+
+def python_loaded(output, rank):
+    for line in output.splitlines():
+        if line.startswith(f"rank {rank}: done"):
+            return line.endswith("python loaded")
+    raise AssertionError(f"rank {rank} said nothing")
+
+
+def test_dedicated_cores(tmp_path):
+    """3 clients and 1 dedicated core: both styles of script, the stores, and Python only in
+    the dedicated core."""
+    xml, out = configure(tmp_path, clients=3, cores=1)
+    output = run_c(xml, 4, out, 4)
+    check_sidecore_style(out, 3, 4, servers=1)
+    check_damaris_style(out, 3, 4, servers=1)
+    check_stored(out, 3, 4)
+    assert [python_loaded(output, r) for r in range(4)] == [False, False, False, True]
+    with open(f"{out}/dd_S0_it0.json") as f:
+        info = json.load(f)
+    assert info["env"]["is_dedicated_core"] and not info["env"]["is_dedicated_node"]
+    assert info["env"]["servers_per_node"] == 1 and info["env"]["clients_per_node"] == 3
+    assert info["known_clients"] == [0, 1, 2]
+
+
+def test_dedicated_cores_two_nodes(tmp_path):
+    """Two virtual nodes of 3 ranks, a dedicated core each: every script sees its own clients'
+    blocks and the global sum goes through both servers."""
+    xml, out = configure(tmp_path, clients=4, cores=1)
+    run_c(xml, 6, out, 3, ranks_per_node=3)
+    check_sidecore_style(out, 4, 3, servers=2)
+    check_damaris_style(out, 4, 3, servers=2)
+    check_stored(out, 4, 3)
+
+
+def test_dedicated_nodes(tmp_path):
+    """Two client nodes and one dedicated node of 2 ranks: two node servers run the scripts."""
+    xml, out = configure(tmp_path, clients=4, nodes=1)
+    output = run_c(xml, 6, out, 3, ranks_per_node=2)
+    check_sidecore_style(out, 4, 3, servers=2)
+    check_damaris_style(out, 4, 3, servers=2)
+    check_stored(out, 4, 3)
+    assert [python_loaded(output, r) for r in range(6)] == [False] * 4 + [True] * 2
+    with open(f"{out}/dd_S0_it0.json") as f:
+        assert json.load(f)["env"]["is_dedicated_node"]
+
+
+def test_background_thread(tmp_path):
+    """No dedicated resource, an I/O thread per process: the scripts run on those threads."""
+    xml, out = configure(tmp_path, clients=2, threads=1)
+    run_c(xml, 2, out, 4)
+    check_sidecore_style(out, 2, 4, servers=2)
+    check_damaris_style(out, 2, 4, servers=2)
+    check_stored(out, 2, 4)
+
+
+def test_synchronous(tmp_path):
+    """Synchronous output: the scripts run inside damaris_end_iteration on every process."""
+    xml, out = configure(tmp_path, clients=2)
+    run_c(xml, 2, out, 4)
+    check_sidecore_style(out, 2, 4, servers=2)
+    check_damaris_style(out, 2, 4, servers=2)
+    check_stored(out, 2, 4)
+
+
+def test_python_simulation(tmp_path):
+    """An mpi4py simulation: its dedicated core is a Python process, whose interpreter the
+    scripts share."""
+    xml, out = configure(tmp_path, clients=3, cores=1)
+    run([sys.executable, os.path.join(HERE, "py_writer.py"), xml, "4"], 4, out)
+    check_sidecore_style(out, 3, 4, servers=1)
+    check_damaris_style(out, 3, 4, servers=1)
+    check_stored(out, 3, 4)
+
+
+def test_failures_are_logged_and_counted(tmp_path):
+    """A script that raises is logged with its traceback and counted; the server, the stores,
+    the other scripts and the script's later iterations go on."""
+    scripts = [pyscript("rec", "record.py"), pyscript("fails", "fails.py"),
+               pyscript("dd", "dd_record.py", frequency=2)]
+    xml, out = configure(tmp_path, clients=3, cores=1, field_scripts="rec,fails,dd",
+                         scripts=scripts)
+    output = run_c(xml, 4, out, 4)
+    check_sidecore_style(out, 3, 4, servers=1)
+    check_damaris_style(out, 3, 4, servers=1)
+    check_stored(out, 3, 4)
+    # It raised at iterations 1 and 3: the first traceback in full, the second in a line.
+    assert "script 'fails' (" in output and "raised at iteration 1" in output, output
+    assert "Traceback (most recent call last)" in output
+    assert 'fails.py", line' in output and "ZeroDivisionError: division by zero" in output
+    assert "script 'fails' raised at iteration 3: ValueError: odd iteration 3" in output
+    assert "raised in 2 of 4 call(s)" in output
+    assert sorted(os.listdir(out + "/fails")) == ["it0", "it1", "it2", "it3"]
+    # Not a store failure: nothing is reported to the clients.
+    assert "store call(s) failed" not in output
+
+
+def test_c_only_configuration_loads_no_python(tmp_path):
+    """Without scripts, no process loads libpython, with a dedicated core or without."""
+    for cores in (1, 0):
+        xml, out = configure(tmp_path / f"c{cores}", clients=3 if cores else 4, cores=cores,
+                             field_scripts="#", other_scripts="#", scripts=[])
+        output = run_c(xml, 4, out, 2)
+        assert not any(python_loaded(output, r) for r in range(4)), output
+        check_stored(out, 3 if cores else 4, 2)
+
+
+def test_bad_scripts_fail_initialize(tmp_path):
+    """A missing script file or a syntax error fails damaris_initialize on every rank, naming
+    the XML line and the script's file and line."""
+    xml, out = configure(tmp_path / "missing", clients=3, cores=1, field_scripts="gone",
+                         other_scripts="#", scripts=[pyscript("gone", "no_such_script.py")])
+    output = run_c(xml, 4, out, 2, expect_status=2)
+    assert "scripts.xml:" in output and '<pyscript name="gone">' in output, output
+    assert "cannot read the script file" in output and "no_such_script.py" in output
+    bad = tmp_path / "bad.py"
+    bad.write_text("def on_iteration(it):\n    return (\n")
+    xml, out = configure(tmp_path / "syntax", clients=3, cores=1, field_scripts="bad",
+                         other_scripts="#",
+                         scripts=[f'<pyscript name="bad" file="{bad}" language="python"/>'])
+    output = run_c(xml, 4, out, 2, expect_status=2)
+    assert "SyntaxError" in output and f'File "{bad}", line 2' in output, output
+
+
+def test_views_kept_after_the_call_are_reported(tmp_path):
+    """A script that keeps NumPy views past its call is warned once: the memory is reused."""
+    xml, out = configure(tmp_path, clients=3, cores=1, field_scripts="keeps", other_scripts="#",
+                         scripts=[pyscript("keeps", "keeps_views.py")])
+    output = run_c(xml, 4, out, 3)
+    assert output.count("kept NumPy views of 3 block(s) of iteration 0") == 1, output
+    assert output.count("kept NumPy views") == 1, output
+    check_stored(out, 3, 3)
+
+
+def test_damaris_dask_helpers(tmp_path):
+    """damaris4py.dask.damaris_dask's readers of DamarisData, and the block grid that
+    return_dask_array assembles, checked inside a script against the formulas."""
+    xml, out = configure(tmp_path, clients=3, cores=1, field_scripts="helpers",
+                         other_scripts="#", scripts=[pyscript("helpers", "dd_helpers.py")])
+    run_c(xml, 4, out, 2)
+    for it in range(2):
+        with open(f"{out}/helpers_it{it}.json") as f:
+            got = json.load(f)
+        assert got["iteration"] == it
+        assert got["scalar"] == field(it, 1)[2, 3, 4]
+        assert got["missing"] is None and got["out_of_range"] is None
+        expect_array("assembled", load(f"{out}/helpers_grid_it{it}.npy"),
+                     np.concatenate([field(it, c) for c in range(3)], axis=2))
