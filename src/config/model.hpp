@@ -224,6 +224,8 @@ struct script {
   double timeout_seconds = 2.0;
   std::string nthreads;
   bool keep_workers = false;
+  // Sidecore: published iterations the Dask cluster keeps per variable (dask-keep="N").
+  int dask_keep = 4;
   std::size_t action = static_cast<std::size_t>(-1);  // index into model::action_plugins
   int line = 0;
 };

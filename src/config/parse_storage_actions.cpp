@@ -276,6 +276,8 @@ void builder::read_script(xml n, const std::string& kind) {
     s.scheduler_file = trim(attribute(n, "scheduler-file"));
     s.nthreads = trim(attribute(n, "nthreads"));
     s.keep_workers = flag(n, "keep-workers", false);
+    s.dask_keep =
+        static_cast<int>(integer(n, "dask-keep", 4, 1, std::numeric_limits<int>::max()));
     if (has(n, "timeout")) {
       const std::optional<double> seconds = real(attribute(n, "timeout"));
       if (seconds && *seconds > 0) {

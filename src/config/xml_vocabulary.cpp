@@ -78,7 +78,7 @@ const rule_map& all_rules() {
           {}}},
         {"pyscript",
          {{"name", "file", "language", "scope", "execution", "frequency", "external", "comment",
-           "scheduler-file", "nthreads", "keep-workers", "timeout"},
+           "scheduler-file", "nthreads", "keep-workers", "timeout", "dask-keep"},
           {"name", "file"},
           {}}},
         {"error", {{}, {}, {}, true, false}},

@@ -134,6 +134,7 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
     o.emplace_back("timeout", std::to_string(s.timeout_seconds));
     o.emplace_back("nthreads", s.nthreads);
     o.emplace_back("keep-workers", s.keep_workers ? "yes" : "no");
+    o.emplace_back("dask-keep", std::to_string(s.dask_keep));
     o.emplace_back("fortran-variables", fortran_variables);
     o.emplace_back("mode", env.mode);
     o.emplace_back("is_dedicated_core", env.is_dedicated_core ? "1" : "0");

@@ -313,3 +313,100 @@ def test_damaris_dask_helpers(tmp_path):
         assert got["missing"] is None and got["out_of_range"] is None
         expect_array("assembled", load(f"{out}/helpers_grid_it{it}.npy"),
                      np.concatenate([field(it, c) for c in range(3)], axis=2))
+
+
+EXAMPLES = os.path.join(HERE, "..", "..", "examples", "python")
+
+
+class DaskCluster:
+    """A scheduler and one worker, started as a job script would start them."""
+
+    def __init__(self, tmp_path):
+        import subprocess
+        import time
+        self.file = str(tmp_path / "scheduler.json")
+        self.processes = [subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
+             self.file, "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+        deadline = time.time() + 60
+        while not os.path.exists(self.file):
+            assert time.time() < deadline, "the Dask scheduler did not start"
+            time.sleep(0.1)
+        self.processes.append(subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", self.file,
+             "--nthreads", "1", "--no-dashboard"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        with self.client() as client:
+            client.wait_for_workers(1, timeout=60)
+
+    def client(self):
+        from distributed import Client
+        return Client(scheduler_file=self.file, timeout="30s")
+
+    def stop(self):
+        for p in self.processes:
+            p.kill()
+            p.wait()
+
+
+def test_dask(tmp_path):
+    """Two dedicated cores publish every iteration to a Dask cluster: the example script's
+    global statistics equal NumPy's over the whole field, the published datasets hold the whole
+    field (the last dask-keep iterations), and a Damaris-style script assembles the same array
+    with damaris4py's return_dask_array."""
+    cluster = DaskCluster(tmp_path)
+    try:
+        stats_out = tmp_path / "stats.jsonl"
+        scripts = [pyscript("stats", os.path.join(EXAMPLES, "dask_global_stats.py"),
+                            scheduler_file=cluster.file, dask_keep=2),
+                   pyscript("dd", "dd_dask.py", scheduler_file=cluster.file)]
+        xml, out = configure(tmp_path, clients=4, cores=1, field_scripts="stats,dd",
+                             other_scripts="#", scripts=scripts)
+        run_c(xml, 6, out, 4, ranks_per_node=3, SIDECORE_STATS_OUT=stats_out)
+        whole = {it: np.concatenate([field(it, c) for c in range(4)], axis=2) for it in range(4)}
+        with open(stats_out) as f:
+            stats = [json.loads(line) for line in f]
+        assert [s["iteration"] for s in stats] == [0, 1, 2, 3], stats
+        for s in stats:
+            expected = whole[s["iteration"]]
+            assert s["variable"] == "field" and s["shape"] == list(expected.shape)
+            assert np.isclose(s["sum"], expected.sum(), rtol=1e-13, atol=0), s
+            assert np.isclose(s["mean"], expected.mean(), rtol=1e-13, atol=0), s
+            assert s["min"] == expected.min() and s["max"] == expected.max(), s
+        for it in range(4):
+            expect_array(f"return_dask_array it{it}", load(f"{out}/dd_dask_field_it{it}.npy"),
+                         whole[it])
+        with cluster.client() as client:
+            names = set(client.list_datasets())
+            assert {"scripted/field/2", "scripted/field/3"} <= names, names
+            assert not {"scripted/field/0", "scripted/field/1"} & names, names
+            for it in (2, 3):
+                expect_array(f"published it{it}",
+                             client.get_dataset(f"scripted/field/{it}").compute(), whole[it])
+    finally:
+        cluster.stop()
+
+
+def test_dask_blocks_placed_within_global_extents():
+    """The published array is the global box: blocks at their positions, zeros elsewhere;
+    overlapping blocks and blocks outside the box are refused."""
+    import dask.array as da
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "plugins", "python",
+                                    "sidecore-pyscript"))
+    import sidecore_dask
+    a = np.arange(6, dtype=np.float64).reshape(2, 3)
+    b = np.arange(4, dtype=np.float64).reshape(2, 2) + 100
+    pieces = [((0, 0), da.from_array(a)), ((1, 5), da.from_array(b))]
+    got = sidecore_dask.place_blocks(pieces, (4, 7), np.float64).compute()
+    expected = np.zeros((4, 7))
+    expected[0:2, 0:3] = a
+    expected[1:3, 5:7] = b
+    expect_array("placed", got, expected)
+    for bad in ([((0, 0), da.from_array(a)), ((1, 2), da.from_array(b))],
+                [((3, 6), da.from_array(b))]):
+        try:
+            sidecore_dask.place_blocks(bad, (4, 7), np.float64)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad} was accepted")

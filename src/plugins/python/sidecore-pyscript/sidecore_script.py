@@ -100,12 +100,18 @@ class Iteration:
     incomplete  True when some client dropped data of it or stopped before ending it
     blocks      {variable: [Block, ...]}, every variable of the script (maybe no block),
                 blocks by source then id
+    dask        {variable: dask.array} assembled from every writer's blocks and published to
+                the cluster, when the script names a scheduler file ({} otherwise); computing
+                them in the call uses the cluster
+    dask_client the distributed.Client connected to it (None without a scheduler file)
     comm, server, servers   the writers' mpi4py communicator, this writer's rank and count"""
 
-    def __init__(self, number, incomplete, blocks):
+    def __init__(self, number, incomplete, blocks, dask_arrays=None):
         self.number = number
         self.incomplete = bool(incomplete)
         self.blocks = blocks
+        self.dask = dask_arrays if dask_arrays is not None else {}
+        self.dask_client = None
 
     def __getitem__(self, variable):
         return self.blocks[variable]
@@ -200,6 +206,20 @@ class Script:
         self.globals = {"__builtins__": builtins, "__file__": self.path,
                         "DamarisData": self.damaris_data}
         self._kept_warned = False
+        # Sidecore-style scripts with a scheduler file publish every iteration to Dask (a
+        # Damaris-style script calls damaris_dask.return_dask_array itself, as in Damaris).
+        self.publisher = None
+        scheduler_file = self.damaris_data["dask_env"]["dask_scheduler_file"]
+        if self.sidecore_style and options.get("scheduler-file"):
+            if not scheduler_file and environment.server == 0:
+                print(f"sidecore: warning: script '{name}': the Dask scheduler file "
+                      f"'{options.get('scheduler-file')}' does not exist: iterations are not "
+                      "published", file=sys.stderr, flush=True)
+            if scheduler_file:
+                import sidecore_dask
+                self.publisher = sidecore_dask.Publisher(
+                    scheduler_file, float(options.get("timeout") or 2), simulation,
+                    int(options.get("dask-keep") or 4), environment.comm, environment.server)
         if self.sidecore_style:
             self.globals["__name__"] = os.path.splitext(os.path.basename(self.path))[0]
             exec(self.code, self.globals)  # defines the functions, runs the set-up once
@@ -244,7 +264,16 @@ class Script:
                 [f"S{environment.server}_I{iteration}_{environment.magic}", key, start])
             entry["type_string"] = _TYPE_STRINGS[type_code]
         if self.sidecore_style:
-            self.globals["on_iteration"](Iteration(iteration, incomplete, views))
+            it = Iteration(iteration, incomplete, views)
+            if self.publisher is None or not self.publisher.connected:
+                self.globals["on_iteration"](it)
+                return
+            import dask
+            it.dask = self.publisher.publish(iteration, views)
+            it.dask_client = self.publisher.client
+            # array.compute() and dask.compute() inside the call go to the cluster.
+            with dask.config.set(scheduler=self.publisher.client):
+                self.globals["on_iteration"](it)
             return
         data = {"iteration": iteration}
         for variable, entry in damaris.items():
@@ -274,8 +303,12 @@ class Script:
 
     def finish(self):
         handler = self.globals.get("on_finish") if self.sidecore_style else None
-        if handler is not None:
-            handler()
+        try:
+            if handler is not None:
+                handler()
+        finally:
+            if self.publisher is not None:
+                self.publisher.close()
         sys.stdout.flush()
         sys.stderr.flush()
 

@@ -1,0 +1,141 @@
+"""Publishing iterations to a Dask cluster (a <pyscript> with scheduler-file="...").
+
+Every writer connects a distributed.Client to the scheduler. At each iteration passed, for each
+variable of the script, every writer sends a copy of its blocks' interiors to the cluster
+(scatter); the writers exchange what they sent (MPI allgather); each builds the same dask
+array, placed by the blocks' positions within the layout's global extents (zeros where no block
+lies), and writer 0 publishes it as the dataset "<simulation>/<variable>/<iteration>". The
+cluster keeps the last `keep` published iterations of each variable.
+
+Imported only when a script names a scheduler file: a run without Dask never imports dask."""
+import sys
+
+import numpy as np
+
+
+def dataset_name(simulation, variable, iteration):
+    """The name an iteration of a variable is published under."""
+    return f"{simulation}/{variable}/{iteration}"
+
+
+def place_blocks(pieces, shape, dtype):
+    """A dask array of `shape` made of `pieces` [(start, dask array)]: each piece at its start,
+    zeros where none lies. Pieces must not overlap (ValueError)."""
+    import dask.array as da
+
+    ndims = len(shape)
+    # Cut every dimension at the edges of every piece: each cell of the grid is then inside one
+    # piece or inside none.
+    cuts = []
+    for d in range(ndims):
+        edges = {0, shape[d]}
+        for start, array in pieces:
+            edges.update((start[d], start[d] + array.shape[d]))
+        cuts.append(sorted(e for e in edges if 0 <= e <= shape[d]))
+    for start, array in pieces:
+        for d in range(ndims):
+            if start[d] < 0 or start[d] + array.shape[d] > shape[d]:
+                raise ValueError(f"a block at {tuple(start)} of shape {array.shape} lies outside "
+                                 f"the global extents {tuple(shape)}")
+
+    def cell(index):
+        low = tuple(cuts[d][index[d]] for d in range(ndims))
+        high = tuple(cuts[d][index[d] + 1] for d in range(ndims))
+        found = None
+        for start, array in pieces:
+            if all(start[d] <= low[d] and high[d] <= start[d] + array.shape[d]
+                   for d in range(ndims)):
+                if found is not None:
+                    raise ValueError(f"two blocks overlap at {low}")
+                found = array[tuple(slice(low[d] - start[d], high[d] - start[d])
+                                    for d in range(ndims))]
+        if found is None:
+            found = da.zeros(tuple(h - l for l, h in zip(low, high)), dtype=dtype)
+        return found
+
+    def nest(d, index):
+        if d == ndims:
+            return cell(index)
+        return [nest(d + 1, index + (i,)) for i in range(len(cuts[d]) - 1)]
+
+    return da.block(nest(0, ()))
+
+
+class Publisher:
+    """One script's connection to the cluster, on one writer. Collective over comm: created
+    and called at the same iterations on every writer."""
+
+    def __init__(self, scheduler_file, timeout, simulation, keep, comm, server):
+        self.simulation = simulation
+        self.keep = keep
+        self.comm = comm
+        self.server = server
+        self.client = None
+        self.published = {}  # variable: [iteration, ...] published by this writer
+        failure = ""
+        try:
+            from distributed import Client
+            self.client = Client(scheduler_file=scheduler_file, timeout=f"{timeout}s",
+                                 set_as_default=False)
+        except Exception as e:  # noqa: BLE001 (no Dask is a warning, not an error)
+            failure = f"{type(e).__name__}: {e}"
+        # Every writer publishes or none does: the exchange is collective.
+        failures = comm.allgather(failure)
+        if any(failures):
+            if self.client is not None:
+                self.client.close()
+                self.client = None
+            if server == 0:
+                first = next(f for f in failures if f)
+                print(f"sidecore: warning: the Dask scheduler of {scheduler_file} could not be "
+                      f"reached from every writer ({first}): iterations are not published",
+                      file=sys.stderr, flush=True)
+
+    @property
+    def connected(self):
+        return self.client is not None
+
+    def publish(self, iteration, blocks):
+        """{variable: [Block]} of this writer -> {variable: dask array}, the same on every
+        writer; writer 0 publishes each."""
+        import dask
+        import dask.array as da
+        from distributed import Future
+
+        arrays = {}
+        for variable in sorted(blocks):
+            mine = blocks[variable]
+            futures = self.client.scatter([np.ascontiguousarray(b.data) for b in mine],
+                                          hash=False) if mine else []
+            described = [(f.key, tuple(b.position), b.data.shape, b.data.dtype.str,
+                          b.global_shape) for f, b in zip(futures, mine)]
+            everyone = [entry for listing in self.comm.allgather(described) for entry in listing]
+            if not everyone:
+                continue
+            dtype = np.dtype(everyone[0][3])
+            global_shape = next((tuple(g) for *_, g in everyone if g is not None), None)
+            if global_shape is None:  # the blocks' bounding box from the origin
+                global_shape = tuple(max(p[d] + s[d] for _, p, s, _, _ in everyone)
+                                     for d in range(len(everyone[0][2])))
+            pieces = [(position, da.from_delayed(dask.delayed(Future(key, client=self.client)),
+                                                 shape=shape, dtype=dtype))
+                      for key, position, shape, _, _ in everyone]
+            array = place_blocks(pieces, global_shape, dtype)
+            arrays[variable] = array
+            if self.server == 0:
+                self.client.publish_dataset(
+                    **{dataset_name(self.simulation, variable, iteration): array}, override=True)
+                done = self.published.setdefault(variable, [])
+                done.append(iteration)
+                while len(done) > self.keep:
+                    self.client.unpublish_dataset(
+                        dataset_name(self.simulation, variable, done.pop(0)))
+            # The published dataset holds the data now; this writer's futures may go.
+            self.comm.Barrier()
+            del futures
+        return arrays
+
+    def close(self):
+        if self.client is not None:
+            self.client.close()
+            self.client = None
