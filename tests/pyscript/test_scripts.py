@@ -410,3 +410,38 @@ def test_dask_blocks_placed_within_global_extents():
         except ValueError:
             continue
         raise AssertionError(f"{bad} was accepted")
+
+
+def test_insitu_images_example(tmp_path):
+    """The in situ demo: the dedicated core draws the middle plane every 10 iterations; each
+    plane it assembled from the clients' blocks equals that plane of the stored field, and each
+    image is a PNG matplotlib reads back, in colour, not uniform."""
+    import matplotlib.image
+    program = os.environ.get("HEAT_INSITU")
+    if not program:
+        import pytest
+        pytest.skip("the examples are not built")
+    out = tmp_path / "heat"
+    out.mkdir()
+    with open(os.path.join(HERE, "..", "..", "examples", "heat_insitu.xml")) as f:
+        text = f.read().replace("@OUTPUT@", f"{out}/").replace("@SCRIPTS@", EXAMPLES + "/")
+    xml = tmp_path / "heat.xml"
+    xml.write_text(text)
+    before = job_segments()
+    status, output = run_job(4, [program, str(xml), "30"],
+                             mpi_env(SIDECORE_IMAGES=out / "images", SIDECORE_IMAGES_DATA=1), 240)
+    assert status == 0, output
+    expect_no_leaked_segments(before)
+    for it in (0, 10, 20):
+        stored = []
+        for c in range(3):
+            with h5py.File(f"{out}/heat_It{it}_Pr0.h5", "r") as h5:
+                stored.append(h5[f"temperature/P{c}"][()])
+        whole = np.concatenate(stored, axis=2)
+        expect_array(f"plane of iteration {it}", load(f"{out}/images/temperature_{it:06d}.npy"),
+                     whole[whole.shape[0] // 2])
+        image = matplotlib.image.imread(f"{out}/images/temperature_{it:06d}.png")
+        assert image.ndim == 3 and image.shape[2] in (3, 4), image.shape
+        assert image.shape[1] > 300 and np.ptp(image[..., :3]) > 0.5
+    assert sorted(os.listdir(out / "images")) == [
+        f"temperature_{it:06d}.{ext}" for it in (0, 10, 20) for ext in ("npy", "png")]
