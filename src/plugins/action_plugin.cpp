@@ -91,6 +91,10 @@ class external_action final : public action {
     const sidecore_iteration& iteration = m_view.build(data, m_label);
     char message[plugin_message_capacity] = "";
     const int code = m_descriptor->on_iteration(m_handle, &iteration, message, sizeof message);
+    if (code != SIDECORE_PLUGIN_OK && m_context.settings->is_script()) {
+      message[sizeof message - 1] = '\0';
+      throw storage_error(message);  // the traceback; the processor names the script
+    }
     if (code != SIDECORE_PLUGIN_OK)
       throw storage_error(plugin_failure(m_label, "on_iteration", code, message));
   }
@@ -116,6 +120,10 @@ class external_action final : public action {
     if (m_descriptor->finish == nullptr) return;
     char message[plugin_message_capacity] = "";
     const int code = m_descriptor->finish(m_handle, message, sizeof message);
+    if (code != SIDECORE_PLUGIN_OK && m_context.settings->is_script()) {
+      message[sizeof message - 1] = '\0';
+      throw storage_error(message);
+    }
     if (code != SIDECORE_PLUGIN_OK)
       throw storage_error(plugin_failure(m_label, "finish", code, message));
   }

@@ -65,6 +65,7 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
   }
   m_action_failures.assign(m_actions.size(), 0);
   m_action_calls.assign(m_actions.size(), 0);
+  m_action_seconds.assign(m_actions.size(), 0.0);
   // Turns among writers are only safe when no store calls the writers together inside an
   // iteration. The HDF5 store also agrees with the other writers on time-invariant variables.
   bool independent = true;
@@ -200,6 +201,12 @@ void iteration_processor::finish() {
       note_action_failure(a, "at the end of the run", e.what());
     }
     const config::action_plugin& settings = m_model.action_plugins[a];
+    if (m_action_calls[a] > 0) {
+      log::info(settings.is_script() ? "script '" : "action plugin '", settings.name, "': ",
+                m_action_calls[a], " call(s), ", m_action_seconds[a], " s in them (",
+                m_action_seconds[a] * 1e6 / static_cast<double>(m_action_calls[a]),
+                " us per call)");
+    }
     if (settings.is_script() && m_action_failures[a] > 0) {
       log::error("script '", settings.name, "' (", m_model.scripts[settings.script].file,
                  ") raised in ", m_action_failures[a], " of ", m_action_calls[a],
@@ -265,11 +272,14 @@ void iteration_processor::run_actions(int iteration, const pending_iteration& pe
   for (std::size_t a = 0; a < m_actions.size(); ++a) {
     if (!m_actions[a]->wants(iteration)) continue;
     ++m_action_calls[a];
+    const auto start = std::chrono::steady_clock::now();
     try {
       m_actions[a]->on_iteration(select(iteration, pending, m_model.action_plugins[a].variables));
     } catch (const std::exception& e) {
       note_action_failure(a, "at iteration " + std::to_string(iteration), e.what());
     }
+    m_action_seconds[a] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 }
 
@@ -277,7 +287,6 @@ void iteration_processor::run_event(const config::event& event, int source,
                                     int iteration) noexcept {
   if (event.plugin >= m_actions.size()) return;
   try {
-    ++m_action_calls[event.plugin];
     m_actions[event.plugin]->on_event(event, source, iteration);
   } catch (const std::exception& e) {
     try {

@@ -353,15 +353,17 @@ class DaskCluster:
 def test_dask(tmp_path):
     """Two dedicated cores publish every iteration to a Dask cluster: the example script's
     global statistics equal NumPy's over the whole field, the published datasets hold the whole
-    field (the last dask-keep iterations), and a Damaris-style script assembles the same array
-    with damaris4py's return_dask_array."""
+    field (the last dask-keep iterations), a Damaris-style script assembles the same array
+    with damaris4py's return_dask_array, and another folds it into damaris_stats.DaskStats,
+    whose mean and variance over the iterations equal NumPy's."""
     cluster = DaskCluster(tmp_path)
     try:
         stats_out = tmp_path / "stats.jsonl"
         scripts = [pyscript("stats", os.path.join(EXAMPLES, "dask_global_stats.py"),
                             scheduler_file=cluster.file, dask_keep=2),
-                   pyscript("dd", "dd_dask.py", scheduler_file=cluster.file)]
-        xml, out = configure(tmp_path, clients=4, cores=1, field_scripts="stats,dd",
+                   pyscript("dd", "dd_dask.py", scheduler_file=cluster.file),
+                   pyscript("dd_stats", "dd_stats.py", scheduler_file=cluster.file)]
+        xml, out = configure(tmp_path, clients=4, cores=1, field_scripts="stats,dd,dd_stats",
                              other_scripts="#", scripts=scripts)
         run_c(xml, 6, out, 4, ranks_per_node=3, SIDECORE_STATS_OUT=stats_out)
         whole = {it: np.concatenate([field(it, c) for c in range(4)], axis=2) for it in range(4)}
@@ -384,6 +386,16 @@ def test_dask(tmp_path):
             for it in (2, 3):
                 expect_array(f"published it{it}",
                              client.get_dataset(f"scripted/field/{it}").compute(), whole[it])
+            sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "plugins", "python",
+                                            "sidecore-pyscript"))
+            from damaris4py.dask.damaris_stats import DaskStats
+            stats = DaskStats("scripted_field_stats", "scripted_field_lock")
+            series = np.stack([whole[it] for it in range(4)])
+            assert stats.return_count(client) == 4
+            mean, variance = stats.return_mean_var_tuple(client)
+            assert np.allclose(mean.compute(), series.mean(axis=0), rtol=1e-12, atol=0)
+            assert np.allclose(variance.compute(), series.var(axis=0, ddof=1), rtol=1e-9,
+                               atol=1e-6)
     finally:
         cluster.stop()
 

@@ -345,16 +345,6 @@ int script_on_iteration(void* handle, const sidecore_iteration* iteration, char*
   return SIDECORE_PLUGIN_OK;
 }
 
-int script_on_event(void* handle, const sidecore_event* event, char* message,
-                    std::size_t message_size) {
-  auto* s = static_cast<script*>(handle);
-  gil held;
-  py_ref result(PyObject_CallMethod(s->host.get(), "event", "siii", event->name, event->source,
-                                    event->iteration, event->scope));
-  if (!result) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
-  return SIDECORE_PLUGIN_OK;
-}
-
 int script_finish(void* handle, char* message, std::size_t message_size) {
   auto* s = static_cast<script*>(handle);
   gil held;
@@ -371,8 +361,8 @@ void script_destroy(void* handle) {
 }
 
 const sidecore_action_descriptor descriptor = {
-    SIDECORE_ACTION_ABI_VERSION, "pyscript", script_create, script_on_iteration,
-    script_on_event,             script_finish, script_destroy};
+    SIDECORE_ACTION_ABI_VERSION, "pyscript", script_create, script_on_iteration, nullptr,
+    script_finish,               script_destroy};
 
 }  // namespace
 

@@ -9,8 +9,8 @@ arrays made of them are views, valid during the call only.
 A script is written in one of two styles, told apart by whether it defines on_iteration:
 
 * Sidecore's: the file runs once when the writer starts; then on_iteration(it) is called for
-  every iteration passed (it is an Iteration), on_event(event) for events routed to it and
-  on_finish() after the last iteration, each when defined.
+  every iteration passed (it is an Iteration) and on_finish() after the last iteration, when
+  defined.
 * Damaris's: the whole file runs at every iteration passed, with __name__ == "__main__" and
   the dictionary DamarisData (damaris_env, dask_env, iteration_data) among its globals, which
   persist from one iteration to the next, as Damaris's PyAction does.
@@ -22,14 +22,13 @@ import sys
 
 import numpy as np
 
-__all__ = ["Block", "Iteration", "Event", "Script", "environment"]
+__all__ = ["Block", "Iteration", "Script", "environment"]
 
 # sidecore_element_type values of <sidecore/plugin.h>.
 _DTYPES = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 3: np.dtype(np.int32),
            4: np.dtype(np.int64), 5: np.dtype(np.float32), 6: np.dtype(np.float64)}
 # Damaris's DamarisData[...]["type_string"] of each.
 _TYPE_STRINGS = {1: "_char", 2: "_short", 3: "_int", 4: "_longint", 5: "_float", 6: "_double"}
-_SCOPES = {0: "core", 1: "group", 2: "bcast"}
 
 
 class Environment:
@@ -137,19 +136,6 @@ class Iteration:
         return f"Iteration({self.number}, {{{counts}}})"
 
 
-class Event:
-    """An event routed to the script: name, source (client), iteration, scope."""
-
-    __slots__ = ("name", "source", "iteration", "scope")
-
-    def __init__(self, name, source, iteration, scope):
-        self.name, self.source, self.iteration = name, source, iteration
-        self.scope = _SCOPES.get(scope, str(scope))
-
-    def __repr__(self):
-        return f"Event({self.name!r}, source={self.source}, iteration={self.iteration})"
-
-
 def _defines(tree, name):
     return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
                for node in tree.body)
@@ -229,8 +215,7 @@ class Script:
     # The runner's calls. blocks: tuples made by script_runner.cpp.
     def run(self, iteration, incomplete, blocks):
         views = {v: [] for v in self.variables}
-        damaris = {v: {"numpy_data": {}, "sort_list": [], "type_string": ""}
-                   for v in self.variables}
+        damaris = {v: _damaris_entry() for v in self.variables}
         for (variable, type_code, dims, global_dims, position, before, after, source, block_id,
              memory) in blocks:
             dtype = _DTYPES[type_code]
@@ -254,8 +239,7 @@ class Script:
                 continue
             # Damaris's view: the whole block (ghosts included), its dimensions and position
             # in the order the layout lists them (fastest first for a Fortran layout).
-            entry = damaris.setdefault(variable,
-                                       {"numpy_data": {}, "sort_list": [], "type_string": ""})
+            entry = damaris.setdefault(variable, _damaris_entry())
             fortran = variable in self.fortran
             key = f"P{source}_B{block_id}"
             entry["numpy_data"][key] = full.T if fortran else full
@@ -263,6 +247,8 @@ class Script:
             entry["sort_list"].append(
                 [f"S{environment.server}_I{iteration}_{environment.magic}", key, start])
             entry["type_string"] = _TYPE_STRINGS[type_code]
+            entry["block_source"].append(source)
+            entry["block_domains"].append(block_id)
         if self.sidecore_style:
             it = Iteration(iteration, incomplete, views)
             if self.publisher is None or not self.publisher.connected:
@@ -296,11 +282,6 @@ class Script:
               "holds later iterations' data from then on; keep copies (array.copy()) instead",
               file=sys.stderr, flush=True)
 
-    def event(self, name, source, iteration, scope):
-        handler = self.globals.get("on_event") if self.sidecore_style else None
-        if handler is not None:
-            handler(Event(name, source, iteration, scope))
-
     def finish(self):
         handler = self.globals.get("on_finish") if self.sidecore_style else None
         try:
@@ -311,6 +292,13 @@ class Script:
                 self.publisher.close()
         sys.stdout.flush()
         sys.stderr.flush()
+
+
+def _damaris_entry():
+    # block_source and block_domains: the form earlier Damaris releases gave (one entry per
+    # block, in the order of sort_list), still read by some of its examples.
+    return {"numpy_data": {}, "sort_list": [], "type_string": "", "block_source": [],
+            "block_domains": []}
 
 
 def _dask_env(options, simulation, env):

@@ -94,21 +94,27 @@ def return_dask_array(DamarisData, client, varname, server_comm, print_array_com
     gathered = server_comm.gather(variable["sort_list"], root=0)
     # Copies: the views are Sidecore's memory, reused once the script returns.
     name = f"S{rank}_I{iteration}_{return_magic_number(DamarisData)}"
-    client.datasets[name] = {key: np.array(array) for key, array in
-                             variable["numpy_data"].items()}
+    client.publish_dataset(**{name: {key: np.array(array) for key, array in
+                                     variable["numpy_data"].items()}}, override=True)
     server_comm.Barrier()
-    if rank != 0:
-        return None
     published = {}
     entries = []
-    for listing in gathered:
-        for dataset, key, start in listing:
-            if dataset not in published:
-                published[dataset] = client.datasets[dataset]
-            entries.append((tuple(start), published[dataset][key]))
-    # The arrays are here now: the cluster need not keep the datasets of every iteration.
-    for dataset in published:
-        del client.datasets[dataset]
+    if rank == 0:
+        try:
+            for listing in gathered:
+                for dataset, key, start in listing:
+                    if dataset not in published:
+                        published[dataset] = client.datasets[dataset]
+                    entries.append((tuple(start), published[dataset][key]))
+        finally:
+            # The arrays are here now: the cluster need not keep the datasets of every
+            # iteration, and another call in the same iteration may publish them again.
+            for dataset in {d for listing in gathered for d, _, _ in listing}:
+                if dataset in client.list_datasets():
+                    client.unpublish_dataset(dataset)
+    server_comm.Barrier()  # nobody publishes again before rank 0 has fetched
+    if rank != 0:
+        return None
     grid = return_block_grid(entries)
     if print_array_component:
         print("Damaris variable:", varname, "blocks:",

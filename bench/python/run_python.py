@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Python costs side by side, in one run (bench/python/README.md):
+
+1. the Python client's steady write (1, 16, 64 MiB) against micro_write.c's damaris_write of
+   the same bytes on the same configuration, and its alloc + commit + release against
+   damaris_alloc + damaris_commit + damaris_clear, C and Python runs alternating;
+2. what a script costs the dedicated core per iteration (empty Sidecore- and Damaris-style
+   scripts), from the core's own timing of each call;
+3. a NumPy sum over 64 MiB of blocks in a script (zero-copy views of the shared buffer) against
+   the same sum in a plain Python process.
+
+Usage: run_python.py BUILD [--reps N] [--quick] [--out DIR]
+BUILD is a build with SIDECORE_BUILD_PYTHON=ON and its venv (scripts/python_env.sh)."""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MIB = 1 << 20
+
+
+def job(build, np_, argv, env=None):
+    environment = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                       PYTHONPATH=os.path.join(build, "python"), **(env or {}))
+    cmd = ["mpirun", "--oversubscribe", "-np", str(np_)] + argv
+    result = subprocess.run(cmd, env=environment, capture_output=True, text=True, timeout=900)
+    if result.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{result.stdout}\n{result.stderr}")
+    return result.stdout + result.stderr
+
+
+def micro_lines(output):
+    return {d["phase"]: d for d in (json.loads(line[6:]) for line in output.splitlines()
+                                    if line.startswith("MICRO "))}
+
+
+def load():
+    return os.getloadavg()[0]
+
+
+def client_comparison(build, python, sizes, reps, work):
+    rows = []
+    for size in sizes:
+        with open(os.path.join(ROOT, "bench", "micro_dedicated.xml")) as f:
+            text = f.read().replace("@BYTES@", str(size)).replace("@OUTPUT@", work + "/")
+        config = os.path.join(work, f"micro_{size}.xml")
+        with open(config, "w") as f:
+            f.write(text)
+        iterations = max(20, min(100, (256 * MIB) // size))
+        pause = str(int(size * 0.12 / 1000) + 200)
+        c_cmd = [os.path.join(build, "bench", "sidecore_micro_write"), config, "--phases",
+                 "write,alloc", "--iterations", str(iterations), "--pause-us", pause]
+        py_cmd = [python, os.path.join(HERE, "client_bench.py"), config, "--iterations",
+                  str(iterations), "--pause-us", pause]
+        samples = []
+        for rep in range(reps):
+            runs = [("c", c_cmd), ("python", py_cmd)]
+            if rep % 2:
+                runs.reverse()
+            got = {"load": load()}
+            for name, cmd in runs:
+                got[name] = micro_lines(job(build, 2, cmd))
+            samples.append(got)
+        def medians(who, phase, key):
+            return [s[who][phase]["steady"][key]["median"] for s in samples]
+        c_write, py_write = medians("c", "write", "write"), medians("python", "write", "write")
+        c_alloc = medians("c", "alloc", "alloc_commit_clear")
+        py_alloc = medians("python", "alloc", "alloc_commit_clear")
+        rows.append({
+            "bytes": size, "iterations": iterations, "reps": reps,
+            "loads": [s["load"] for s in samples],
+            "c_write_ns": c_write, "python_write_ns": py_write,
+            "write_ratio": statistics.median(p / c for p, c in zip(py_write, c_write)),
+            "memcpy_ns": medians("c", "write", "memcpy_warm"),
+            "c_alloc_commit_clear_ns": c_alloc, "python_alloc_commit_release_ns": py_alloc,
+            "alloc_extra_us": statistics.median((p - c) / 1000 for p, c in zip(py_alloc, c_alloc)),
+        })
+        print(f"{size // MIB} MiB: write Python/C {rows[-1]['write_ratio']:.3f}, "
+              f"alloc+commit+release Python - C {rows[-1]['alloc_extra_us']:+.2f} us", flush=True)
+    return rows
+
+
+SCRIPT_TIMING = re.compile(r"script '(\w+)': (\d+) call\(s\), ([0-9.e+-]+) s in them "
+                           r"\(([0-9.e+-]+) us per call\)")
+
+
+def script_costs(build, python, reps, work, block_bytes, blocks, iterations):
+    scripts = {
+        "empty": f'<pyscript name="empty" file="{HERE}/empty_script.py" language="python"/>',
+        "empty_damaris": f'<pyscript name="empty_damaris" file="{HERE}/empty_damaris_script.py" '
+                         'language="python"/>',
+        "sum": f'<pyscript name="sum" file="{HERE}/sum_script.py" language="python"/>',
+    }
+    with open(os.path.join(HERE, "script_bench.xml")) as f:
+        template = f.read()
+    per_call = {name: [] for name in scripts}
+    script_sum_ns, plain_sum_ns = [], []
+    for rep in range(reps):
+        for name, element in scripts.items():
+            text = (template.replace("@BLOCKS@", str(blocks))
+                    .replace("@BUFFER@", str(block_bytes * blocks * 3 + 16 * MIB))
+                    .replace("@COUNT@", str(block_bytes // 8))
+                    .replace("@SCRIPT_NAME@", name).replace("@SCRIPT@", element))
+            config = os.path.join(work, f"script_{name}.xml")
+            with open(config, "w") as f:
+                f.write(text)
+            out = os.path.join(work, f"sum_{rep}.jsonl")
+            output = job(build, 2, [python, os.path.join(HERE, "client_bench.py"), config,
+                                    "--phases", "write", "--iterations", str(iterations),
+                                    "--blocks", str(blocks), "--pause-us", "20000"],
+                         {"SIDECORE_LOG_LEVEL": "info", "SIDECORE_BENCH_OUT": out})
+            timing = SCRIPT_TIMING.search(output)
+            if not timing or timing.group(1) != name:
+                sys.exit(f"no timing of script '{name}' in the output:\n{output}")
+            per_call[name].append(float(timing.group(4)))
+            if name == "sum":
+                with open(out) as f:
+                    # The first call also faults the views' pages in the core: steady ones.
+                    script_sum_ns += [json.loads(line)["ns"] for line in f][1:]
+        plain = subprocess.run([python, os.path.join(HERE, "plain_sum.py"), str(block_bytes),
+                                str(blocks), str(iterations)], capture_output=True, text=True,
+                               check=True).stdout
+        plain_sum_ns += [json.loads(line)["ns"] for line in plain.splitlines()][1:]
+    return {
+        "block_bytes": block_bytes, "blocks": blocks, "iterations": iterations, "reps": reps,
+        "per_call_us": per_call,
+        "script_sum_ns": script_sum_ns, "plain_sum_ns": plain_sum_ns,
+        "sum_ratio": statistics.median(script_sum_ns) / statistics.median(plain_sum_ns),
+    }
+
+
+def report(out, client, scripts, quick):
+    us = lambda ns: f"{ns / 1000:.1f}"  # noqa: E731
+    lines = ["# Python costs, side by side", "",
+             f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by "
+             "`bench/python/run_python.py` on this project's 2-core test machine"
+             + (" (--quick: numbers meaningless)" if quick else "") + ". One client and one "
+             "dedicated core (`null` store), C and Python runs alternating; medians of each "
+             "run's steady iterations, then the median over runs.", "",
+             "## Client: `sidecore.Session.write` / `alloc` against the C calls", "",
+             "| bytes | C damaris_write (us) | Python write (us) | Python / C | memcpy (us) | "
+             "C alloc+commit+clear (us) | Python alloc+commit+release (us) | Python - C (us) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in client:
+        lines.append(
+            f"| {r['bytes'] // MIB} MiB | {us(statistics.median(r['c_write_ns']))} | "
+            f"{us(statistics.median(r['python_write_ns']))} | {r['write_ratio']:.3f} | "
+            f"{us(statistics.median(r['memcpy_ns']))} | "
+            f"{us(statistics.median(r['c_alloc_commit_clear_ns']))} | "
+            f"{us(statistics.median(r['python_alloc_commit_release_ns']))} | "
+            f"{r['alloc_extra_us']:+.2f} |")
+    lines += ["", "Targets: write of >= 1 MiB at most 1.2x the C client's; alloc/commit at most "
+              "5 us above the C calls.", "",
+              "## Scripts on the dedicated core", "",
+              f"{scripts['blocks']} blocks of {scripts['block_bytes'] // MIB} MiB per iteration; "
+              "the core's own timing of each call (`SIDECORE_LOG_LEVEL=info`: `script 'x': N "
+              "call(s), ... us per call`), which includes making the blocks' views.", "",
+              "| script | us per call (median over runs) | runs |", "|---|---|---|"]
+    for name, values in scripts["per_call_us"].items():
+        lines.append(f"| {name} | {statistics.median(values):.1f} | "
+                     f"{', '.join(f'{v:.1f}' for v in values)} |")
+    lines += ["", "Target: an empty script at most 50 us per iteration.", "",
+              "| NumPy sum over 64 MiB of blocks | median (ms) | samples |", "|---|---|---|",
+              f"| in a script, zero-copy views of the shared buffer | "
+              f"{statistics.median(scripts['script_sum_ns']) / 1e6:.2f} | "
+              f"{len(scripts['script_sum_ns'])} |",
+              f"| in a plain Python process | "
+              f"{statistics.median(scripts['plain_sum_ns']) / 1e6:.2f} | "
+              f"{len(scripts['plain_sum_ns'])} |",
+              f"| ratio | {scripts['sum_ratio']:.3f} | |", "",
+              "Target: within 1.3x of the plain process."]
+    with open(os.path.join(out, "python.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(out, "python.json"), "w") as f:
+        json.dump({"client": client, "scripts": scripts, "quick": quick}, f, indent=1)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("build")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    args = parser.parse_args()
+    build = os.path.abspath(args.build)
+    python = os.path.join(build, "venv", "bin", "python")
+    sizes = [MIB] if args.quick else [MIB, 16 * MIB, 64 * MIB]
+    reps = 1 if args.quick else args.reps
+    with tempfile.TemporaryDirectory() as work:
+        client = client_comparison(build, python, sizes, reps, work)
+        scripts = script_costs(build, python, reps, work, 16 * MIB, 4, 5 if args.quick else 30)
+    os.makedirs(args.out, exist_ok=True)
+    report(args.out, client, scripts, args.quick)
+    print(open(os.path.join(args.out, "python.md")).read())
+
+
+if __name__ == "__main__":
+    main()
