@@ -103,7 +103,7 @@ typedef enum {
 /* The optional plugins damaris_has_plugin() asks about. */
 typedef enum {
   DAMARIS_PLUGIN_HDF5 = 1,     /* HDF5 storage (always present in Sidecore) */
-  DAMARIS_PLUGIN_PYTHON = 2,   /* Python scripts on the dedicated resources */
+  DAMARIS_PLUGIN_PYTHON = 2,   /* Python scripts (<pyscript>): 1 when built with Python */
   DAMARIS_PLUGIN_PARAVIEW = 3, /* ParaView Catalyst in situ visualisation */
   DAMARIS_PLUGIN_VISIT = 4     /* VisIt libsim in situ visualisation */
 } DAMARIS_PLUGIN_TYPE;

@@ -53,13 +53,15 @@ def phase_write(sc, args, bytes_):
                                             "memcpy_warm": stats(copy)}}), flush=True)
 
 
-def phase_alloc(sc, args, bytes_):
+def alloc_loop(sc, count, fill, pause_us):
+    """micro_write.c's alloc_loop: alloc, fill `fill` bytes (not counted), commit, release,
+    end_iteration, then the compute phase. Returns the four series of times."""
     total, alloc, commit, clear = [], [], [], []
-    for it in range(args.iterations + 1):
+    for it in range(count):
         t0 = time.perf_counter_ns()
         a = sc.alloc("field")
         t1 = time.perf_counter_ns()
-        a.flat[0] = it  # filling the block is the application's time, not counted
+        a.reshape(-1).view(np.uint8)[:fill] = it & 0xFF  # the application's work
         t2 = time.perf_counter_ns()
         sc.commit("field")
         t3 = time.perf_counter_ns()
@@ -67,17 +69,25 @@ def phase_alloc(sc, args, bytes_):
         t4 = time.perf_counter_ns()
         del a
         sc.end_iteration()
-        if it > 0:
-            alloc.append(t1 - t0)
-            commit.append(t3 - t2)
-            clear.append(t4 - t3)
-            total.append((t1 - t0) + (t4 - t2))
-        busy_wait(args.pause_us)
-    print("MICRO " + json.dumps({"label": "python", "phase": "alloc", "bytes": bytes_,
-                                 "iterations": args.iterations,
-                                 "steady": {"alloc_commit_clear": stats(total),
-                                            "alloc": stats(alloc), "commit": stats(commit),
-                                            "clear": stats(clear)}}), flush=True)
+        alloc.append(t1 - t0)
+        commit.append(t3 - t2)
+        clear.append(t4 - t3)
+        total.append((t1 - t0) + (t4 - t2))
+        busy_wait(pause_us)
+    return total, alloc, commit, clear
+
+
+def phase_alloc(sc, args, bytes_):
+    # As micro_write.c: 1 + N iterations filling the whole block after the compute phase
+    # ("steady", the first left out), then at least 100 writing one cache line after 200 us
+    # ("calls": the calls' own cost).
+    steady = alloc_loop(sc, args.iterations + 1, bytes_, args.pause_us)
+    calls = alloc_loop(sc, max(100, args.iterations), min(bytes_, 64), 200)
+    names = ("alloc_commit_clear", "alloc", "commit", "clear")
+    print("MICRO " + json.dumps({
+        "label": "python", "phase": "alloc", "bytes": bytes_, "iterations": args.iterations,
+        "steady": {n: stats(series[1:]) for n, series in zip(names, steady)},
+        "calls": {n: stats(series) for n, series in zip(names, calls)}}), flush=True)
 
 
 def main():

@@ -12,6 +12,7 @@
 #include "Damaris.h"
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "plugins/python_scripts.hpp"
 #include "runtime/runtime.hpp"
 #include "server/actions.hpp"
 
@@ -340,7 +341,9 @@ SIDECORE_API int damaris_get_type(const char* variable_name, DAMARIS_TYPE_STR* v
 }
 
 SIDECORE_API int damaris_has_plugin(DAMARIS_PLUGIN_TYPE plugin) {
-  return plugin == DAMARIS_PLUGIN_HDF5 ? 1 : 0;
+  if (plugin == DAMARIS_PLUGIN_HDF5) return 1;
+  if (plugin == DAMARIS_PLUGIN_PYTHON) return sidecore::plugins::python_scripts_supported() ? 1 : 0;
+  return 0;
 }
 
 SIDECORE_API const char* damaris_error_string(int code) {

@@ -258,6 +258,17 @@ void block_call(const std::string& variable, int32_t block, int32_t iteration) {
   check(code);
 }
 
+// The same for the current iteration: one call fewer than asking for it first.
+template <int (*Call)(const char*, int32_t)>
+void current_block_call(const std::string& variable, int32_t block) {
+  int code = DAMARIS_OK;
+  {
+    nb::gil_scoped_release unlocked;
+    code = Call(variable.c_str(), block);
+  }
+  check(code);
+}
+
 template <int (*Call)(void)>
 void plain_call() {
   int code = DAMARIS_OK;
@@ -423,6 +434,10 @@ NB_MODULE(_sidecore, m) {
         nb::arg("block"), nb::arg("iteration"));
   m.def("clear", &block_call<damaris_clear_block_iteration>, nb::arg("variable"), nb::arg("block"),
         nb::arg("iteration"));
+  m.def("commit_current", &current_block_call<damaris_commit_block>, nb::arg("variable"),
+        nb::arg("block"));
+  m.def("clear_current", &current_block_call<damaris_clear_block>, nb::arg("variable"),
+        nb::arg("block"));
   m.def("signal", &send_signal, nb::arg("event"));
   m.def("end_iteration", &plain_call<damaris_end_iteration>);
   m.def("sync", &plain_call<damaris_sync>);

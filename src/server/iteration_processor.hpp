@@ -132,6 +132,7 @@ class iteration_processor {
   std::vector<std::uint64_t> m_action_failures;            // per action, the same indices
   std::vector<std::uint64_t> m_action_calls;
   std::vector<double> m_action_seconds;  // in on_iteration, per action
+  std::vector<double> m_action_first;    // of which the first call (imports, page faults...)
   std::unique_ptr<scheduler> m_scheduler;
   std::vector<const config::event*> m_routed;  // events routed here (unrouted when destroyed)
   std::map<int, pending_iteration> m_pending;

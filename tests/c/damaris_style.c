@@ -136,7 +136,12 @@ int main(int argc, char** argv) {
   EXPECT_RC(damaris_get_type("fluid/p", &type), DAMARIS_UNDEFINED_VARIABLE, "fluid/p", NULL);
   EXPECT(type == DAMARIS_TYPE_UNDEFINED);
   EXPECT(damaris_has_plugin(DAMARIS_PLUGIN_HDF5) == 1);
+  /* Python scripts run when Sidecore was built with Python. */
+#ifdef SIDECORE_TEST_BUILT_WITH_PYTHON
+  EXPECT(damaris_has_plugin(DAMARIS_PLUGIN_PYTHON) == 1);
+#else
   EXPECT(damaris_has_plugin(DAMARIS_PLUGIN_PYTHON) == 0);
+#endif
 #ifndef HAVE_HDF5_ENABLED
   EXPECT(!"HAVE_HDF5_ENABLED is defined");
 #endif

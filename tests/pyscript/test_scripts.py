@@ -290,12 +290,17 @@ def test_bad_scripts_fail_initialize(tmp_path):
 
 
 def test_views_kept_after_the_call_are_reported(tmp_path):
-    """A script that keeps NumPy views past its call is warned once: the memory is reused."""
-    xml, out = configure(tmp_path, clients=3, cores=1, field_scripts="keeps", other_scripts="#",
-                         scripts=[pyscript("keeps", "keeps_views.py")])
+    """A script that keeps NumPy views past its call is warned once (the memory is reused);
+    a Block kept past its call makes no view any more."""
+    xml, out = configure(tmp_path, clients=3, cores=1, field_scripts="keeps",
+                         other_scripts="keeps", scripts=[pyscript("keeps", "keeps_views.py")])
     output = run_c(xml, 4, out, 3)
     assert output.count("kept NumPy views of 3 block(s) of iteration 0") == 1, output
     assert output.count("kept NumPy views") == 1, output
+    for it in (1, 2):
+        with open(f"{out}/late_{it}.txt") as f:
+            assert f.read().startswith(f"the data of a block of iteration {it - 1} was lent for "
+                                       "that iteration's call only")
     check_stored(out, 3, 3)
 
 

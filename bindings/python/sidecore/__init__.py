@@ -243,9 +243,8 @@ class Session:
         commit() and release(); after release(), end_iteration() or finalize() it must not be
         used at all (NumPy cannot revoke it: the memory is reused for other blocks, or unmapped
         after finalize()). A block allocated and not committed is committed by end_iteration()."""
-        iteration = _ext.iteration()
         view = _ext.alloc(name, block)
-        self._allocated[(name, block, iteration)] = view
+        self._allocated[(name, block)] = view  # arrays of the current iteration only
         return view
 
     def commit(self, name, block=0, iteration=None):
@@ -253,21 +252,27 @@ class Session:
         as it is now. Its array becomes read-only. iteration: the one the block was allocated in
         (the current one by default). Raises Error (BLOCK_NOT_FOUND when not allocated)."""
         if iteration is None:
-            iteration = _ext.iteration()
-        _ext.commit(name, block, iteration)
-        view = self._allocated.get((name, block, iteration))
+            _ext.commit_current(name, block)
+        else:
+            _ext.commit(name, block, iteration)
+            if iteration != _ext.iteration():
+                return
+        view = self._allocated.get((name, block))
         if view is not None:
-            view.flags.writeable = False
+            view.setflags(write=False)
 
     def release(self, name, block=0, iteration=None):
         """Gives an allocated block up (damaris_clear_block_iteration()), committing it first if
         it was not. Its array becomes read-only and must not be used any more."""
         if iteration is None:
-            iteration = _ext.iteration()
-        _ext.clear(name, block, iteration)
-        view = self._allocated.pop((name, block, iteration), None)
+            _ext.clear_current(name, block)
+        else:
+            _ext.clear(name, block, iteration)
+            if iteration != _ext.iteration():
+                return
+        view = self._allocated.pop((name, block), None)
         if view is not None:
-            view.flags.writeable = False
+            view.setflags(write=False)
 
     clear = release  # the C API's name
 
@@ -292,5 +297,5 @@ class Session:
 
     def _release_all(self):
         for view in self._allocated.values():
-            view.flags.writeable = False
+            view.setflags(write=False)
         self._allocated.clear()

@@ -155,13 +155,22 @@ PyObject* host_module(const char* directory, std::string& error) {
 // knows whether the script still holds a view (a NumPy array made from it) after its call.
 struct block_memory {
   PyObject_HEAD
-  const void* data;
+  const void* data;  // nullptr once the call is over: no new view can be made
   Py_ssize_t bytes;
   Py_ssize_t exports;
+  int iteration;
 };
 
 int block_memory_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   auto* memory = reinterpret_cast<block_memory*>(self);
+  if (memory->data == nullptr) {
+    PyErr_Format(PyExc_BufferError,
+                 "the data of a block of iteration %d was lent for that iteration's call only: "
+                 "keep a copy (block.data.copy()) of what must outlive the call",
+                 memory->iteration);
+    view->obj = nullptr;
+    return -1;
+  }
   if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) {
     PyErr_SetString(PyExc_BufferError, "block data is read-only: copy it to change it");
     view->obj = nullptr;
@@ -235,6 +244,7 @@ py_ref block_tuple(const sidecore_block& b) {
   memory->data = b.data;
   memory->bytes = static_cast<Py_ssize_t>(b.bytes);
   memory->exports = 0;
+  memory->iteration = b.iteration;
   py_ref data(reinterpret_cast<PyObject*>(memory));
   return py_ref(Py_BuildValue("(siNNNNNiiN)", b.variable, static_cast<int>(b.type),
                               int_tuple(b.dims, b.ndims).release(),
@@ -330,8 +340,11 @@ int script_on_iteration(void* handle, const sidecore_iteration* iteration, char*
   long kept = 0;
   for (std::uint64_t i = 0; i < iteration->block_count; ++i) {
     PyObject* entry = PyList_GET_ITEM(blocks.get(), static_cast<Py_ssize_t>(i));
-    PyObject* memory = PyTuple_GET_ITEM(entry, PyTuple_GET_SIZE(entry) - 1);
-    if (reinterpret_cast<block_memory*>(memory)->exports > 0) ++kept;
+    auto* memory =
+        reinterpret_cast<block_memory*>(PyTuple_GET_ITEM(entry, PyTuple_GET_SIZE(entry) - 1));
+    if (memory->exports > 0) ++kept;
+    memory->data = nullptr;  // a Block the script kept can make no view any more
+    memory->bytes = 0;
   }
   if (kept > 0) {
     py_ref warned(PyObject_CallMethod(s->host.get(), "kept_views", "il", iteration->iteration,

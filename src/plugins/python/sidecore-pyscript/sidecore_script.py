@@ -17,6 +17,7 @@ A script is written in one of two styles, told apart by whether it defines on_it
 """
 import ast
 import builtins
+import functools
 import os
 import sys
 
@@ -74,18 +75,49 @@ class Environment:
 environment = None  # the Environment, once a script was created
 
 
-class Block:
+def _full_view(raw):
+    """The whole block of a runner tuple as a read-only NumPy view (C order)."""
+    dims, memory = raw[2], raw[9]
+    count = 1
+    for d in dims:
+        count *= d
+    return np.frombuffer(memory, dtype=_DTYPES[raw[1]], count=count).reshape(dims)
+
+
+class Block(tuple):
     """One block: what one client wrote of one variable in this iteration.
 
     data      the interior (ghost zones excluded): what the HDF5 store writes
     full      the whole block as written, ghost zones included
     position  global index of data[0, ...0] (damaris_set_position), one per dimension
     Arrays are read-only NumPy views of Sidecore's memory, in C order (slowest-varying first,
-    the order h5py shows; a Fortran layout's dimensions reversed). They are valid during the
-    call only: keep a copy (block.data.copy()) of what must outlive it."""
+    the order h5py shows; a Fortran layout's dimensions reversed), made when first used. They
+    are valid during the call only: keep a copy (block.data.copy()) of what must outlive it."""
 
-    __slots__ = ("variable", "source", "id", "position", "global_shape", "ghosts", "full",
-                 "data", "dtype")
+    # The runner's tuple itself (variable, type, dims, global_dims, position, ghosts_before,
+    # ghosts_after, source, block, memory): making a Block runs no Python code, which keeps the
+    # call cheap on a core whose caches the clients' copies have just swept.
+    variable = property(lambda self: self[0])
+    dtype = property(lambda self: _DTYPES[self[1]])
+    global_shape = property(lambda self: self[3])
+    position = property(lambda self: self[4])
+    source = property(lambda self: self[7])
+    id = property(lambda self: self[8])
+
+    @property
+    def ghosts(self):
+        return None if self[5] is None else (self[5], self[6])
+
+    @functools.cached_property
+    def full(self):
+        return _full_view(self)
+
+    @functools.cached_property
+    def data(self):
+        full, before, after = self.full, self[5], self[6]
+        if before is None:
+            return full
+        return full[tuple(slice(lo, d - hi) for lo, d, hi in zip(before, full.shape, after))]
 
     def __repr__(self):
         return (f"Block({self.variable!r}, source={self.source}, id={self.id}, "
@@ -214,31 +246,16 @@ class Script:
 
     # The runner's calls. blocks: tuples made by script_runner.cpp.
     def run(self, iteration, incomplete, blocks):
-        views = {v: [] for v in self.variables}
+        if self.sidecore_style:
+            self._run_sidecore(iteration, incomplete, blocks)
+            return
+        # Damaris's view: the whole block (ghosts included), its dimensions and position in
+        # the order the layout lists them (fastest first for a Fortran layout).
         damaris = {v: _damaris_entry() for v in self.variables}
-        for (variable, type_code, dims, global_dims, position, before, after, source, block_id,
-             memory) in blocks:
-            dtype = _DTYPES[type_code]
-            count = 1
-            for d in dims:
-                count *= d
-            full = np.frombuffer(memory, dtype=dtype, count=count).reshape(dims)
-            b = Block()
-            b.variable, b.source, b.id, b.dtype = variable, source, block_id, dtype
-            b.position = tuple(position)
-            b.global_shape = global_dims
-            b.full = full
-            if before is None:
-                b.ghosts = None
-                b.data = full
-            else:
-                b.ghosts = (before, after)
-                b.data = full[tuple(slice(lo, d - hi) for lo, d, hi in zip(before, dims, after))]
-            views.setdefault(variable, []).append(b)
-            if self.sidecore_style:
-                continue
-            # Damaris's view: the whole block (ghosts included), its dimensions and position
-            # in the order the layout lists them (fastest first for a Fortran layout).
+        for raw in blocks:
+            variable, type_code, position, source, block_id = (raw[0], raw[1], raw[4], raw[7],
+                                                               raw[8])
+            full = _full_view(raw)
             entry = damaris.setdefault(variable, _damaris_entry())
             fortran = variable in self.fortran
             key = f"P{source}_B{block_id}"
@@ -249,18 +266,6 @@ class Script:
             entry["type_string"] = _TYPE_STRINGS[type_code]
             entry["block_source"].append(source)
             entry["block_domains"].append(block_id)
-        if self.sidecore_style:
-            it = Iteration(iteration, incomplete, views)
-            if self.publisher is None or not self.publisher.connected:
-                self.globals["on_iteration"](it)
-                return
-            import dask
-            it.dask = self.publisher.publish(iteration, views)
-            it.dask_client = self.publisher.client
-            # array.compute() and dask.compute() inside the call go to the cluster.
-            with dask.config.set(scheduler=self.publisher.client):
-                self.globals["on_iteration"](it)
-            return
         data = {"iteration": iteration}
         for variable, entry in damaris.items():
             entry["sort_data"] = entry["sort_list"]  # the name Damaris's comments use
@@ -270,6 +275,21 @@ class Script:
             exec(self.code, self.globals)
         finally:
             self.damaris_data.pop("iteration_data", None)
+
+    def _run_sidecore(self, iteration, incomplete, blocks):
+        views = {v: [] for v in self.variables}
+        for raw in map(Block, blocks):
+            views[raw[0]].append(raw)
+        it = Iteration(iteration, incomplete, views)
+        if self.publisher is None or not self.publisher.connected:
+            self.globals["on_iteration"](it)
+            return
+        import dask
+        it.dask = self.publisher.publish(iteration, views)
+        it.dask_client = self.publisher.client
+        # array.compute() and dask.compute() inside the call go to the cluster.
+        with dask.config.set(scheduler=self.publisher.client):
+            self.globals["on_iteration"](it)
 
     def kept_views(self, iteration, kept):
         """The runner found `kept` blocks of this iteration still viewed after run() returned:
