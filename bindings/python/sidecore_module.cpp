@@ -438,6 +438,7 @@ NB_MODULE(_sidecore, m) {
         nb::arg("block"));
   m.def("clear_current", &current_block_call<damaris_clear_block>, nb::arg("variable"),
         nb::arg("block"));
+  m.def("python_scripts", [] { return damaris_has_plugin(DAMARIS_PLUGIN_PYTHON) == 1; });
   m.def("signal", &send_signal, nb::arg("event"));
   m.def("end_iteration", &plain_call<damaris_end_iteration>);
   m.def("sync", &plain_call<damaris_sync>);

@@ -141,7 +141,9 @@ def test_version():
                             text=True, timeout=60, env=mpi_env())
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) == 3, result.stdout
+    assert len(lines) == 4, result.stdout
+    assert lines[3] == ("Python scripts (<pyscript>): yes, Python "
+                        f"{sys.version.split()[0]}"), lines[3]
     with open(os.path.join(HERE, "..", "..", "CMakeLists.txt")) as f:
         version = re.search(r"project\(Sidecore VERSION ([0-9.]+)", f.read()).group(1)
     assert lines[0] == f"sidecore {version}"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # pip packaging smoke test: builds a wheel from the source tree with pip (pyproject.toml,
 # scikit-build-core, against the system MPI and parallel HDF5), installs it in a fresh venv, and
-# runs the installed module from outside the tree: python -m sidecore --version and the
-# synchronous and dedicated-core jobs of test_client.py (their files read back with h5py).
+# runs the installed module from outside the tree: python -m sidecore --version, the
+# synchronous and dedicated-core jobs of test_client.py (their files read back with h5py), and
+# an mpi4py simulation whose dedicated core runs Python scripts with the installed runner.
 # Usage: test_pip_install.sh [python]   (python3 by default; needs network access to PyPI)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,5 +33,6 @@ esac
 "$venv_python" -m sidecore --version
 "$venv_python" -m pytest -q -p no:cacheprovider \
   "$here/test_client.py::test_version" "$here/test_client.py::test_synchronous" \
-  "$here/test_client.py::test_dedicated_cores"
+  "$here/test_client.py::test_dedicated_cores" \
+  "$here/../pyscript/test_scripts.py::test_python_simulation"
 echo "pip install: OK"

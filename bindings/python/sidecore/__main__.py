@@ -18,6 +18,8 @@ def main(argv=None):
     print(f"sidecore {_ext.version()}")
     print(f"MPI: {_ext.mpi_library_version()}")
     print(f"HDF5: {_ext.hdf5_version()}")
+    scripts = "yes" if _ext.python_scripts() else "no (built without the script runner)"
+    print(f"Python scripts (<pyscript>): {scripts}, Python {sys.version.split()[0]}")
     return 0
 
 

@@ -256,6 +256,20 @@ py_ref block_tuple(const sidecore_block& b) {
                               data.release()));
 }
 
+constexpr const char* exited =
+    "the Python interpreter has exited (a Python program must call finalize(), or leave its "
+    "`with sidecore.initialize(...)` block, before it ends)";
+
+// Whether Python can still run: not after the interpreter finalized (a Python program that
+// exits without damaris_finalize tears Sidecore down after that), nor while it finalizes.
+bool python_alive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
 int fail(char* message, std::size_t size, const std::string& text, int code) {
   put_message(message, size, text);
   return code;
@@ -322,6 +336,7 @@ int script_create(const sidecore_action_config* config, void** handle, char* mes
 int script_on_iteration(void* handle, const sidecore_iteration* iteration, char* message,
                         std::size_t message_size) {
   auto* s = static_cast<script*>(handle);
+  if (!python_alive()) return fail(message, message_size, exited, SIDECORE_PLUGIN_ERROR);
   gil held;
   py_ref blocks(PyList_New(static_cast<Py_ssize_t>(iteration->block_count)));
   if (!blocks) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
@@ -360,6 +375,7 @@ int script_on_iteration(void* handle, const sidecore_iteration* iteration, char*
 
 int script_finish(void* handle, char* message, std::size_t message_size) {
   auto* s = static_cast<script*>(handle);
+  if (!python_alive()) return fail(message, message_size, exited, SIDECORE_PLUGIN_ERROR);
   gil held;
   py_ref result(PyObject_CallMethod(s->host.get(), "finish", nullptr));
   if (!result) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
@@ -369,6 +385,11 @@ int script_finish(void* handle, char* message, std::size_t message_size) {
 void script_destroy(void* handle) {
   auto* s = static_cast<script*>(handle);
   if (s == nullptr) return;
+  if (!python_alive()) {
+    s->host.release();  // the interpreter and its objects are gone, or going
+    delete s;
+    return;
+  }
   gil held;  // the reference is dropped with the GIL held
   delete s;
 }
