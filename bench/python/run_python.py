@@ -100,22 +100,24 @@ SCRIPT_TIMING = re.compile(r"script '(\w+)': (\d+) call\(s\), ([0-9.e+-]+) s in 
 
 def script_costs(build, python, reps, work, block_bytes, blocks, iterations):
     empty = f'<pyscript name="empty" file="{HERE}/empty_script.py" language="python"/>'
-    # (case, script name, element, bytes per block)
+    # (case, script name, element, bytes per block, the client's compute phase in us)
     cases = [
-        ("empty, 4 x 4 KiB blocks", "empty", empty, 4096),
-        (f"empty, 4 x {block_bytes // MIB} MiB blocks", "empty", empty, block_bytes),
+        ("empty, 4 x 4 KiB blocks, 200 us compute phases", "empty", empty, 4096, 200),
+        ("empty, 4 x 4 KiB blocks", "empty", empty, 4096, 20000),
+        (f"empty, 4 x {block_bytes // MIB} MiB blocks", "empty", empty, block_bytes, 20000),
         (f"empty Damaris-style, 4 x {block_bytes // MIB} MiB blocks", "empty_damaris",
          f'<pyscript name="empty_damaris" file="{HERE}/empty_damaris_script.py" '
-         'language="python"/>', block_bytes),
+         'language="python"/>', block_bytes, 20000),
         (f"NumPy sum, 4 x {block_bytes // MIB} MiB blocks", "sum",
-         f'<pyscript name="sum" file="{HERE}/sum_script.py" language="python"/>', block_bytes),
+         f'<pyscript name="sum" file="{HERE}/sum_script.py" language="python"/>', block_bytes,
+         20000),
     ]
     with open(os.path.join(HERE, "script_bench.xml")) as f:
         template = f.read()
-    per_call = {case: [] for case, _, _, _ in cases}
+    per_call = {case[0]: [] for case in cases}
     script_sum_ns, plain_sum_ns = [], []
     for rep in range(reps):
-        for case, name, element, size in cases:
+        for case, name, element, size, pause in cases:
             text = (template.replace("@BLOCKS@", str(blocks))
                     .replace("@BUFFER@", str(size * blocks * 3 + 16 * MIB))
                     .replace("@COUNT@", str(size // 8))
@@ -126,7 +128,7 @@ def script_costs(build, python, reps, work, block_bytes, blocks, iterations):
             out = os.path.join(work, f"sum_{rep}.jsonl")
             output = job(build, 2, [python, os.path.join(HERE, "client_bench.py"), config,
                                     "--phases", "write", "--iterations", str(iterations),
-                                    "--blocks", str(blocks), "--pause-us", "20000"],
+                                    "--blocks", str(blocks), "--pause-us", str(pause)],
                          {"SIDECORE_LOG_LEVEL": "info", "SIDECORE_BENCH_OUT": out})
             timing = SCRIPT_TIMING.search(output)
             if not timing or timing.group(1) != name:
@@ -177,7 +179,8 @@ def report(out, client, scripts, quick):
               "Targets: write of >= 1 MiB at most 1.2x the C client's; alloc/commit at most "
               "5 us above the C calls.", "",
               "## Scripts on the dedicated core", "",
-              "One client writes 4 blocks per iteration and computes 20 ms between iterations; "
+              "One client writes 4 blocks per iteration and computes 20 ms between iterations "
+              "(unless said otherwise); "
               "the core's own timing of its calls, from taking the GIL to giving it back, the "
               "mean of every call but the first (`SIDECORE_LOG_LEVEL=info`: `script 'x': N "
               "call(s), T s in them (the first F us, the others U us each)`).", "",
