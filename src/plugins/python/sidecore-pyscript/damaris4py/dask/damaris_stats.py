@@ -75,23 +75,22 @@ class DaskStats:
                 client.unpublish_dataset(name)
             client.datasets[name] = value
 
-    def return_count(self, client, lock_timeout=60):
-        """Updates so far (0 before the first)."""
+    def _read(self, client, lock_timeout):
+        """The published state under the lock, or None before the first update."""
         lock = self._locked(client, lock_timeout)
         try:
-            state = self._load(client)
+            return self._load(client)
         finally:
             with client.as_current():
                 lock.release()
+
+    def return_count(self, client, lock_timeout=60):
+        """Updates so far (0 before the first)."""
+        state = self._read(client, lock_timeout)
         return 0 if state is None else state[0]
 
     def _mean_and_m2(self, client, lock_timeout):
-        lock = self._locked(client, lock_timeout)
-        try:
-            state = self._load(client)
-        finally:
-            with client.as_current():
-                lock.release()
+        state = self._read(client, lock_timeout)
         if state is None:
             raise KeyError(f"damaris_stats: no statistics named '{self.unique_name_str}' on "
                            "the cluster yet (update() publishes them)")
