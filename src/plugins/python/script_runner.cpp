@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -44,6 +45,15 @@ class py_ref {
  private:
   PyObject* m_object = nullptr;
 };
+
+// f(argument): a new reference, or null with a Python error set.
+PyObject* call_one(PyObject* function, PyObject* argument) {
+#if PY_VERSION_HEX >= 0x03090000
+  return PyObject_CallOneArg(function, argument);
+#else
+  return PyObject_CallFunctionObjArgs(function, argument, nullptr);
+#endif
+}
 
 // Holds the GIL for its lifetime, from any thread (a background I/O thread included).
 class gil {
@@ -210,8 +220,71 @@ PyTypeObject* block_memory_type() {
 }
 
 struct script {
-  py_ref host;  // script_host.Script
+  py_ref host;  // sidecore_script.Script
+  // A Sidecore-style script is called without Python frames of ours (its Blocks and
+  // Iteration made here; after a long compute phase every frame is cache misses): the Block
+  // and Iteration classes, on_iteration, and the script's variables. Empty otherwise.
+  py_ref block_type, iteration_type, function, variables;
 };
+
+// Takes host.direct (see sidecore_script.Script) apart; leaves the fields empty when None.
+bool read_direct_call(script& s) {
+  py_ref direct(PyObject_GetAttrString(s.host.get(), "direct"));
+  if (!direct) return false;
+  if (direct.get() == Py_None) return true;
+  if (!PyTuple_Check(direct.get()) || PyTuple_GET_SIZE(direct.get()) != 4) {
+    PyErr_SetString(PyExc_TypeError, "sidecore_script.Script.direct is not a 4-tuple");
+    return false;
+  }
+  py_ref* fields[] = {&s.block_type, &s.iteration_type, &s.function, &s.variables};
+  for (Py_ssize_t i = 0; i < 4; ++i) {
+    PyObject* item = PyTuple_GET_ITEM(direct.get(), i);
+    Py_INCREF(item);
+    *fields[i] = py_ref(item);
+  }
+  return true;
+}
+
+// The Iteration a Sidecore-style script receives: {variable: [Block...]} for every variable of
+// the script, made of the runner's tuples; its attributes set as Iteration.__init__ would.
+py_ref direct_iteration(const script& s, const sidecore_iteration& iteration, PyObject* blocks) {
+  py_ref views(PyDict_New());
+  if (!views) return views;
+  for (Py_ssize_t v = 0; v < PyTuple_GET_SIZE(s.variables.get()); ++v) {
+    py_ref list(PyList_New(0));
+    if (!list || PyDict_SetItem(views.get(), PyTuple_GET_ITEM(s.variables.get(), v),
+                                list.get()) < 0)
+      return py_ref();
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(blocks); ++i) {
+    PyObject* raw = PyList_GET_ITEM(blocks, i);
+    py_ref block(call_one(s.block_type.get(), raw));
+    if (!block) return py_ref();
+    PyObject* list = PyDict_GetItemWithError(views.get(), PyTuple_GET_ITEM(raw, 0));  // borrowed
+    if (list == nullptr) {
+      if (PyErr_Occurred()) return py_ref();
+      py_ref fresh(PyList_New(0));
+      if (!fresh || PyDict_SetItem(views.get(), PyTuple_GET_ITEM(raw, 0), fresh.get()) < 0)
+        return py_ref();
+      list = fresh.get();
+    }
+    if (PyList_Append(list, block.get()) < 0) return py_ref();
+  }
+  auto* type = reinterpret_cast<PyTypeObject*>(s.iteration_type.get());
+  py_ref empty(PyTuple_New(0));
+  py_ref it(empty ? PyBaseObject_Type.tp_new(type, empty.get(), nullptr) : nullptr);
+  if (!it) return it;
+  py_ref number(PyLong_FromLong(iteration.iteration));
+  py_ref dask(PyDict_New());
+  if (!number || !dask || PyObject_SetAttrString(it.get(), "number", number.get()) < 0 ||
+      PyObject_SetAttrString(it.get(), "incomplete",
+                             iteration.incomplete ? Py_True : Py_False) < 0 ||
+      PyObject_SetAttrString(it.get(), "blocks", views.get()) < 0 ||
+      PyObject_SetAttrString(it.get(), "dask", dask.get()) < 0 ||
+      PyObject_SetAttrString(it.get(), "dask_client", Py_None) < 0)
+    return py_ref();
+  return it;
+}
 
 const char* option(const sidecore_action_config* config, const char* key) {
   for (std::uint64_t i = 0; i < config->option_count; ++i)
@@ -322,9 +395,11 @@ int script_create(const sidecore_action_config* config, void** handle, char* mes
       return fail(message, message_size, take_python_error(config_fault),
                   config_fault ? SIDECORE_PLUGIN_CONFIG_ERROR : SIDECORE_PLUGIN_ERROR);
     }
-    auto* s = new script;
+    auto s = std::make_unique<script>();
     s->host = std::move(host);
-    *handle = s;
+    if (!read_direct_call(*s))
+      return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
+    *handle = s.release();
     return SIDECORE_PLUGIN_OK;
   } catch (const std::exception& e) {
     return fail(message, message_size, e.what(), SIDECORE_PLUGIN_ERROR);
@@ -345,8 +420,14 @@ int script_on_iteration(void* handle, const sidecore_iteration* iteration, char*
     if (!t) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
     PyList_SET_ITEM(blocks.get(), static_cast<Py_ssize_t>(i), t.release());
   }
-  py_ref result(PyObject_CallMethod(s->host.get(), "run", "iiO", iteration->iteration,
-                                    iteration->incomplete, blocks.get()));
+  py_ref result;
+  if (s->function) {
+    py_ref it = direct_iteration(*s, *iteration, blocks.get());
+    if (it) result = py_ref(call_one(s->function.get(), it.get()));
+  } else {
+    result = py_ref(PyObject_CallMethod(s->host.get(), "run", "iiO", iteration->iteration,
+                                        iteration->incomplete, blocks.get()));
+  }
   std::string error = result ? std::string() : take_python_error();
   result = py_ref();
   // The blocks' memory is given back after this call: a view the script kept would read
@@ -386,7 +467,10 @@ void script_destroy(void* handle) {
   auto* s = static_cast<script*>(handle);
   if (s == nullptr) return;
   if (!python_alive()) {
-    s->host.release();  // the interpreter and its objects are gone, or going
+    // The interpreter and its objects are gone, or going: nothing is given back.
+    for (py_ref* held : {&s->host, &s->block_type, &s->iteration_type, &s->function,
+                         &s->variables})
+      held->release();
     delete s;
     return;
   }

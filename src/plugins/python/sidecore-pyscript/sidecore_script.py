@@ -238,9 +238,16 @@ class Script:
                 self.publisher = sidecore_dask.Publisher(
                     scheduler_file, float(options.get("timeout") or 2), simulation,
                     int(options.get("dask-keep") or 4), environment.comm, environment.server)
+        # What the runner needs to call a Sidecore-style script without going through run():
+        # the classes it makes Blocks and the Iteration of, the function, the variables. None
+        # when the call goes through Python (Damaris-style scripts, Dask).
+        self.direct = None
         if self.sidecore_style:
             self.globals["__name__"] = os.path.splitext(os.path.basename(self.path))[0]
             exec(self.code, self.globals)  # defines the functions, runs the set-up once
+            if self.publisher is None:
+                self.direct = (Block, Iteration, self.globals["on_iteration"],
+                               tuple(self.variables))
         else:
             self.globals["__name__"] = "__main__"
 
