@@ -462,3 +462,21 @@ def test_insitu_images_example(tmp_path):
         assert image.shape[1] > 300 and np.ptp(image[..., :3]) > 0.5
     assert sorted(os.listdir(out / "images")) == [
         f"temperature_{it:06d}.{ext}" for it in (0, 10, 20) for ext in ("npy", "png")]
+
+
+def test_dask_without_a_scheduler_goes_on(tmp_path):
+    """A scheduler file that does not exist, or names a scheduler nobody answers at, is a
+    warning: the script runs without Dask (it.dask is empty) and nothing else changes."""
+    dead = tmp_path / "dead.json"
+    dead.write_text(json.dumps({"type": "Scheduler", "id": "none",
+                                "address": "tcp://127.0.0.1:9", "services": {}, "workers": {}}))
+    for name, scheduler_file in (("missing", tmp_path / "missing.json"), ("dead", dead)):
+        xml, out = configure(tmp_path / name, clients=3, cores=1, field_scripts="rec",
+                             other_scripts="rec",
+                             scripts=[pyscript("rec", "record.py", scheduler_file=scheduler_file,
+                                               timeout=1)])
+        output = run_c(xml, 4, out, 2)
+        expected = ("does not exist: iterations are not published" if name == "missing" else
+                    "could not be reached from every writer")
+        assert expected in output, output
+        check_sidecore_style(out, 3, 2, servers=1)

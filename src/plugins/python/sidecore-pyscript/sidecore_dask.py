@@ -66,26 +66,35 @@ class Publisher:
     and called at the same iterations on every writer."""
 
     def __init__(self, scheduler_file, timeout, simulation, keep, comm, server):
+        self.scheduler_file = scheduler_file
+        self.timeout = timeout
         self.simulation = simulation
         self.keep = keep
         self.comm = comm
         self.server = server
         self.client = None
+        self.started = False
         self.published = {}  # variable: [iteration, ...] published by this writer
+
+    def start(self):
+        """Connects, at the first iteration rather than when the script is created: the
+        writers agree on it (a collective), and every writer is known to have started then."""
+        self.started = True
+        scheduler_file = self.scheduler_file
         failure = ""
         try:
             from distributed import Client
-            self.client = Client(scheduler_file=scheduler_file, timeout=f"{timeout}s",
+            self.client = Client(scheduler_file=scheduler_file, timeout=f"{self.timeout}s",
                                  set_as_default=False)
         except Exception as e:  # noqa: BLE001 (no Dask is a warning, not an error)
             failure = f"{type(e).__name__}: {e}"
         # Every writer publishes or none does: the exchange is collective.
-        failures = comm.allgather(failure)
+        failures = self.comm.allgather(failure)
         if any(failures):
             if self.client is not None:
                 self.client.close()
                 self.client = None
-            if server == 0:
+            if self.server == 0:
                 first = next(f for f in failures if f)
                 print(f"sidecore: warning: the Dask scheduler of {scheduler_file} could not be "
                       f"reached from every writer ({first}): iterations are not published",

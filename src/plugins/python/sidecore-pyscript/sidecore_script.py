@@ -288,6 +288,8 @@ class Script:
         for raw in map(Block, blocks):
             views[raw[0]].append(raw)
         it = Iteration(iteration, incomplete, views)
+        if self.publisher is not None and not self.publisher.started:
+            self.publisher.start()
         if self.publisher is None or not self.publisher.connected:
             self.globals["on_iteration"](it)
             return
