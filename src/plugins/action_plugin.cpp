@@ -68,16 +68,12 @@ class external_action final : public action {
     void* handle = nullptr;
     const int code = m_descriptor->create(&config, &handle, message, sizeof message);
     const std::string where = action_prefix(m_context);
-    // A script's own message says it all (its file, or the traceback of its set-up).
-    if (settings.is_script() && code != SIDECORE_PLUGIN_OK) {
-      message[sizeof message - 1] = '\0';
-      if (code == SIDECORE_PLUGIN_CONFIG_ERROR) throw config_error(where + message);
-      throw storage_error(where + "its set-up raised:\n" + message);
-    }
     if (code == SIDECORE_PLUGIN_CONFIG_ERROR)
-      throw config_error(where + plugin_failure(m_label, "create", code, message));
-    if (code != SIDECORE_PLUGIN_OK)
-      throw storage_error(where + plugin_failure(m_label, "create", code, message));
+      throw config_error(where + failure("create", code, message));
+    if (code != SIDECORE_PLUGIN_OK) {
+      throw storage_error(where + (settings.is_script() ? "its set-up raised:\n" : "") +
+                          failure("create", code, message));
+    }
     m_handle = handle;
     m_created = true;
   }
@@ -91,12 +87,7 @@ class external_action final : public action {
     const sidecore_iteration& iteration = m_view.build(data, m_label);
     char message[plugin_message_capacity] = "";
     const int code = m_descriptor->on_iteration(m_handle, &iteration, message, sizeof message);
-    if (code != SIDECORE_PLUGIN_OK && m_context.settings->is_script()) {
-      message[sizeof message - 1] = '\0';
-      throw storage_error(message);  // the traceback; the processor names the script
-    }
-    if (code != SIDECORE_PLUGIN_OK)
-      throw storage_error(plugin_failure(m_label, "on_iteration", code, message));
+    if (code != SIDECORE_PLUGIN_OK) throw storage_error(failure("on_iteration", code, message));
   }
 
   void on_event(const config::event& event, int source, int iteration) override {
@@ -120,15 +111,18 @@ class external_action final : public action {
     if (m_descriptor->finish == nullptr) return;
     char message[plugin_message_capacity] = "";
     const int code = m_descriptor->finish(m_handle, message, sizeof message);
-    if (code != SIDECORE_PLUGIN_OK && m_context.settings->is_script()) {
-      message[sizeof message - 1] = '\0';
-      throw storage_error(message);
-    }
-    if (code != SIDECORE_PLUGIN_OK)
-      throw storage_error(plugin_failure(m_label, "finish", code, message));
+    if (code != SIDECORE_PLUGIN_OK) throw storage_error(failure("finish", code, message));
   }
 
  private:
+  // What a failed call says: a script's message is all there is to say (its traceback, or
+  // what is wrong with its file; the processor names the script), a plugin's is framed.
+  std::string failure(const char* function, int code, char* message) const {
+    if (!m_context.settings->is_script()) return plugin_failure(m_label, function, code, message);
+    message[plugin_message_capacity - 1] = '\0';
+    return message;
+  }
+
   library_handle m_library;  // first: closed after the plugin's action is destroyed
   const sidecore_action_descriptor* m_descriptor;
   std::string m_label;  // "plugin 'stats' (/path/libstats.so)"

@@ -5,9 +5,10 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
-#include <utility>
+#include <vector>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -30,8 +31,8 @@ constexpr const char* built_python_library = "";
 constexpr const char* built_python = "";
 #endif
 
-// The Python helper files (script_host.py, damaris4py) lie in this directory next to the
-// runner, in the build tree, an installed prefix and a wheel alike.
+// The runner's Python half (sidecore_script.py, damaris4py...) lies in this directory next to
+// the runner, in the build tree, an installed prefix and a wheel alike.
 constexpr const char* host_directory_name = "sidecore-pyscript";
 
 bool exists(const std::string& path) { return !path.empty() && ::access(path.c_str(), R_OK) == 0; }

@@ -63,10 +63,7 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
     context.finish_comm = finish_comm;
     m_actions.push_back(plugins::make_action(context));
   }
-  m_action_failures.assign(m_actions.size(), 0);
-  m_action_calls.assign(m_actions.size(), 0);
-  m_action_seconds.assign(m_actions.size(), 0.0);
-  m_action_first.assign(m_actions.size(), 0.0);
+  m_tallies.resize(m_actions.size());
   // Turns among writers are only safe when no store calls the writers together inside an
   // iteration. The HDF5 store also agrees with the other writers on time-invariant variables.
   bool independent = true;
@@ -202,18 +199,17 @@ void iteration_processor::finish() {
       note_action_failure(a, "at the end of the run", e.what());
     }
     const config::action_plugin& settings = m_model.action_plugins[a];
-    if (m_action_calls[a] > 1) {
+    const action_tally& t = m_tallies[a];
+    if (t.calls > 1) {
       // The first call pays for imports and first touches: the others say what a call costs.
       log::info(settings.is_script() ? "script '" : "action plugin '", settings.name, "': ",
-                m_action_calls[a], " call(s), ", m_action_seconds[a], " s in them (the first ",
-                m_action_first[a] * 1e6, " us, the others ",
-                (m_action_seconds[a] - m_action_first[a]) * 1e6 /
-                    static_cast<double>(m_action_calls[a] - 1),
+                t.calls, " call(s), ", t.seconds, " s in them (the first ", t.first * 1e6,
+                " us, the others ", (t.seconds - t.first) * 1e6 / static_cast<double>(t.calls - 1),
                 " us each)");
     }
-    if (settings.is_script() && m_action_failures[a] > 0) {
+    if (settings.is_script() && t.failures > 0) {
       log::error("script '", settings.name, "' (", m_model.scripts[settings.script].file,
-                 ") raised in ", m_action_failures[a], " of ", m_action_calls[a],
+                 ") raised in ", t.failures, " of ", t.calls,
                  " call(s); the first traceback is above");
     }
   }
@@ -227,7 +223,7 @@ void iteration_processor::note_action_failure(std::size_t a, const std::string& 
     return;
   }
   ++m_counters.script_failures;
-  if (m_action_failures[a]++ == 0) {
+  if (m_tallies[a].failures++ == 0) {
     log::error("script '", settings.name, "' (", m_model.scripts[settings.script].file,
                ") raised ", when, "; the run goes on, later failures of this script are "
                "logged in one line:\n", what);
@@ -275,7 +271,8 @@ plugins::iteration_data iteration_processor::select(
 void iteration_processor::run_actions(int iteration, const pending_iteration& pending) {
   for (std::size_t a = 0; a < m_actions.size(); ++a) {
     if (!m_actions[a]->wants(iteration)) continue;
-    ++m_action_calls[a];
+    action_tally& tally = m_tallies[a];
+    ++tally.calls;
     const auto start = std::chrono::steady_clock::now();
     try {
       m_actions[a]->on_iteration(select(iteration, pending, m_model.action_plugins[a].variables));
@@ -284,8 +281,8 @@ void iteration_processor::run_actions(int iteration, const pending_iteration& pe
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    m_action_seconds[a] += seconds;
-    if (m_action_calls[a] == 1) m_action_first[a] = seconds;
+    tally.seconds += seconds;
+    if (tally.calls == 1) tally.first = seconds;
   }
 }
 

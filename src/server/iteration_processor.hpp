@@ -129,10 +129,13 @@ class iteration_processor {
   release_function m_release;
   std::vector<std::unique_ptr<plugins::store>> m_stores;  // indexed like model.stores (may be null)
   std::vector<std::unique_ptr<plugins::action>> m_actions;  // indexed like model.action_plugins
-  std::vector<std::uint64_t> m_action_failures;            // per action, the same indices
-  std::vector<std::uint64_t> m_action_calls;
-  std::vector<double> m_action_seconds;  // in on_iteration, per action
-  std::vector<double> m_action_first;    // of which the first call (imports, page faults...)
+  struct action_tally {
+    std::uint64_t calls = 0;     // of on_iteration
+    std::uint64_t failures = 0;  // of any call
+    double seconds = 0.0;        // in on_iteration
+    double first = 0.0;          // of which the first call (imports, page faults...)
+  };
+  std::vector<action_tally> m_tallies;  // indexed like m_actions
   std::unique_ptr<scheduler> m_scheduler;
   std::vector<const config::event*> m_routed;  // events routed here (unrouted when destroyed)
   std::map<int, pending_iteration> m_pending;

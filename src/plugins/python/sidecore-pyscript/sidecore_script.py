@@ -284,13 +284,14 @@ class Script:
             self.damaris_data.pop("iteration_data", None)
 
     def _run_sidecore(self, iteration, incomplete, blocks):
+        # Only with Dask: without it the runner calls on_iteration itself (self.direct).
         views = {v: [] for v in self.variables}
         for raw in map(Block, blocks):
             views[raw[0]].append(raw)
         it = Iteration(iteration, incomplete, views)
-        if self.publisher is not None and not self.publisher.started:
+        if not self.publisher.started:
             self.publisher.start()
-        if self.publisher is None or not self.publisher.connected:
+        if not self.publisher.connected:
             self.globals["on_iteration"](it)
             return
         import dask
