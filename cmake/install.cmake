@@ -10,6 +10,7 @@ install(TARGETS sidecore EXPORT SidecoreTargets
 install(FILES ${PROJECT_SOURCE_DIR}/include/Damaris.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/sidecore/plugin.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/introspection.h
+              ${PROJECT_SOURCE_DIR}/include/sidecore/schedule.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sidecore)
 
 set(SIDECORE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Sidecore)

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "Damaris.h"
+#include "sidecore/schedule.h"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "plugins/python_scripts.hpp"
@@ -304,6 +305,16 @@ SIDECORE_API int damaris_client_comm_get(MPI_Comm* comm) {
 
 SIDECORE_API int damaris_end_iteration(void) {
   return guarded("damaris_end_iteration", [&] { current_client("damaris_end_iteration").end_iteration(); });
+}
+
+SIDECORE_API int sidecore_compute_begin(void) {
+  return guarded("sidecore_compute_begin",
+                 [&] { current_client("sidecore_compute_begin").compute_phase(true); });
+}
+
+SIDECORE_API int sidecore_compute_end(void) {
+  return guarded("sidecore_compute_end",
+                 [&] { current_client("sidecore_compute_end").compute_phase(false); });
 }
 
 SIDECORE_API int damaris_sync(void) {

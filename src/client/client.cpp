@@ -360,4 +360,9 @@ void client::resume() {
 
 void client::sync() { m_engine->sync(m_iteration); }
 
+void client::compute_phase(bool computing) {
+  if (m_stopped) return;
+  m_engine->phase(computing ? transport::client_phase::computing : transport::client_phase::other);
+}
+
 }  // namespace sidecore::client

@@ -47,6 +47,9 @@ class client {
   // A second damaris_start after damaris_stop: accepts data again, iterations carrying on.
   void resume();
   bool stopped() const noexcept { return m_stopped; }
+  // The client enters (true) or leaves its compute phase (sidecore_compute_begin/end); after
+  // damaris_stop it changes nothing.
+  void compute_phase(bool computing);
   // Returns once every iteration this client has ended is stored (damaris_sync).
   void sync();
   const client_counters& counters() const noexcept { return m_counters; }

@@ -234,16 +234,26 @@ struct script {
 enum class full_buffer_policy { wait, skip };
 
 // When the writers move an iteration out to the stores (<architecture><schedule>,
-// docs/scheduling.md). drain stores each iteration as soon as it is complete; rate limits how
-// many writers of the job store at once and/or each writer's bandwidth.
-enum class schedule_policy { drain, rate };
+// docs/scheduling.md). Policies stack (policy="phase rate"): each adds its own wait before a
+// writer's stores, and the stores run once every one allows them. None (drain) stores each
+// iteration as soon as it is complete.
+enum class schedule_policy : unsigned {
+  drain = 0,
+  rate = 1u << 0,   // at most `writers` writers of the job store at once; `bandwidth` per writer
+  slots = 1u << 1,  // the iteration time cut into one slot per writer; each stores in its own
+  phase = 1u << 2,  // stores begin only while every client of the writer computes
+};
 
 struct schedule_settings {
-  schedule_policy policy = schedule_policy::drain;
+  unsigned policies = 0;   // bits of schedule_policy; 0 is drain
   int writers = 0;         // rate: at most this many writers store at once; 0: no limit
   double bandwidth = 0.0;  // rate: bytes per second per writer; 0: no limit
   std::string trace;       // "" or the path prefix of a per-writer trace (CSV) of stores
   int line = 0;            // of the <schedule> element; 0 when there is none
+  bool uses(schedule_policy p) const noexcept {
+    return (policies & static_cast<unsigned>(p)) != 0;
+  }
+  bool drains() const noexcept { return policies == 0; }
 };
 
 struct architecture {

@@ -107,21 +107,38 @@ void read_schedule(const pugi::xml_node& architecture_node, std::string_view tex
   s.line = r.line();
 
   if (r.has("policy")) {
-    const std::string value = lowercase(trim(r.raw("policy")));
-    bool known = false;
-    for (const auto& c : schedule_policy_choices) {
-      if (value == c.name) {
-        s.policy = c.value;
-        known = true;
+    // One or more names, separated by spaces, commas, semicolons or '+': "phase rate".
+    std::string names = lowercase(r.raw("policy"));
+    for (char& c : names)
+      if (c == ',' || c == ';' || c == '+') c = ' ';
+    bool drain = false, any = false;
+    std::size_t at = 0;
+    while (at < names.size()) {
+      const std::size_t start = names.find_first_not_of(" \t\r\n", at);
+      if (start == std::string::npos) break;
+      const std::size_t end = std::min(names.find_first_of(" \t\r\n", start), names.size());
+      const std::string name = names.substr(start, end - start);
+      at = end;
+      any = true;
+      const auto known = std::find_if(schedule_policy_choices.begin(), schedule_policy_choices.end(),
+                                      [&](const auto& c) { return name == c.name; });
+      if (known == schedule_policy_choices.end()) {
+        const bool later = name == "ordered" || name == "self";
+        r.fail("invalid policy '" + name + "' in attribute 'policy' of <schedule>",
+               std::string(later ? "this policy is not available yet; " : "") +
+                   "valid values, which may be stacked (\"phase rate\"): drain (store each "
+                   "iteration as soon as it is complete, the default), rate (limit concurrent "
+                   "writers and/or bandwidth), slots (each writer stores in its slot of the "
+                   "iteration time), phase (store while the clients compute)");
       }
+      if (known->value == schedule_policy::drain) drain = true;
+      s.policies |= static_cast<unsigned>(known->value);
     }
-    if (!known) {
-      const bool later =
-          value == "slots" || value == "phase" || value == "ordered" || value == "self";
-      r.fail("invalid value '" + r.raw("policy") + "' for attribute 'policy' of <schedule>",
-             std::string(later ? "this policy is not available yet; " : "") +
-                 "valid values: drain (store each iteration as soon as it is complete, the "
-                 "default), rate (limit concurrent writers and/or bandwidth)");
+    if (!any) r.invalid("policy", "one or more of drain, rate, slots, phase");
+    if (drain && s.policies != 0) {
+      r.fail("policy=\"" + r.raw("policy") + "\" stacks drain with other policies",
+             "drain stores at once and cannot be stacked: give drain alone, or the others "
+             "without it");
     }
   }
   if (r.has("writers")) {
@@ -151,12 +168,13 @@ void read_schedule(const pugi::xml_node& architecture_node, std::string_view tex
              "give the path prefix of the trace files (each writer writes <prefix>.<writer>.csv)");
     }
   }
-  if (s.policy == schedule_policy::drain && (r.has("writers") || r.has("bandwidth"))) {
-    r.fail(std::string("attribute '") + (r.has("writers") ? "writers" : "bandwidth") +
-               "' is given with policy=\"drain\", which stores at once and takes no limit",
-           "use policy=\"rate\" to limit writers or bandwidth, or remove the attribute");
+  if (!s.uses(schedule_policy::rate) && (r.has("writers") || r.has("bandwidth"))) {
+    r.fail(std::string("attribute '") + (r.has("writers") ? "writers" : "bandwidth") + "' is given with policy=\"" +
+               (s.drains() ? std::string("drain") : r.raw("policy")) + "\", which takes no such limit",
+           "add rate to the policy (policy=\"rate\", or stacked: \"phase rate\") to limit writers or "
+           "bandwidth, or remove the attribute");
   }
-  if (s.policy == schedule_policy::rate && s.writers == 0 && s.bandwidth == 0.0) {
+  if (s.uses(schedule_policy::rate) && s.writers == 0 && s.bandwidth == 0.0) {
     r.fail("policy=\"rate\" is given without a limit",
            "give writers=\"K\" (at most K writers store at once), bandwidth=\"B\" (bytes per "
            "second per writer), or both");

@@ -17,6 +17,7 @@ background_writer::background_writer(const config::model& model, MPI_Comm writer
       m_processor(std::make_unique<server::iteration_processor>(
           model, writers, 1, nullptr, writer_index, writer_count, finish_comm)),
       m_budget(model.arch.buffer_size) {
+  m_processor->watch_phases({&m_phase});
   m_thread = std::thread([this] { run(); });
 }
 
@@ -34,6 +35,7 @@ block_buffer background_writer::reserve(std::uint64_t bytes) {
   std::unique_lock<std::mutex> lock(m_mutex);
   if (m_reserved + bytes > m_budget) {
     if (m_model.arch.policy == config::full_buffer_policy::skip) return nullptr;
+    const transport::blocked_on_writer waiting(m_phase);
     m_work.notify_one();  // blocks may be queued without the I/O thread knowing yet
     auto fits = [&] { return m_reserved + bytes <= m_budget || !m_failure.empty(); };
     const double timeout = m_model.arch.wait_timeout_seconds;
@@ -141,6 +143,7 @@ void background_writer::rethrow_failure() {
 
 void background_writer::sync(double timeout_seconds) {
   {
+    const transport::blocked_on_writer waiting(m_phase);
     std::unique_lock<std::mutex> lock(m_mutex);
     const std::uint64_t target = m_submitted;
     m_work.notify_one();

@@ -16,6 +16,7 @@
 #include "config/model.hpp"
 #include "server/iteration_processor.hpp"
 #include "transport/buffer_pool.hpp"
+#include "transport/client_phase.hpp"
 
 namespace sidecore::engines {
 
@@ -50,6 +51,9 @@ class background_writer {
   void finish();
   // Throws, once, the first store failure since the last report; returns at once otherwise.
   void report_failure() { rethrow_failure(); }
+  // What the client of this process does (<schedule policy="phase">): it writes, the I/O
+  // thread's scheduler reads.
+  transport::client_phase& client_phase() noexcept { return m_phase; }
   // After finish(): starts the I/O thread again (a second damaris_start after damaris_stop).
   void resume();
 
@@ -70,6 +74,7 @@ class background_writer {
   void rethrow_failure();
 
   const config::model& m_model;
+  transport::client_phase m_phase;
   std::unique_ptr<server::iteration_processor> m_processor;
   std::mutex m_mutex;
   std::condition_variable m_work;      // the I/O thread waits for tasks

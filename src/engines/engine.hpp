@@ -7,6 +7,7 @@
 
 #include "config/model.hpp"
 #include "transport/buffer_pool.hpp"
+#include "transport/client_phase.hpp"
 #include "transport/message.hpp"
 
 namespace sidecore::engines {
@@ -47,6 +48,9 @@ class engine {
   // No more data (damaris_stop), and data again (a second damaris_start); iteration is the
   // client's current one.
   virtual void stop(int iteration) = 0;
+  // The client enters a phase (sidecore_compute_begin/end): engines whose writer schedules by
+  // phase (<schedule policy="phase">) publish it there; the others ignore it.
+  virtual void phase(transport::client_phase::state now) { (void)now; }
   virtual void resume(int iteration) = 0;
 };
 

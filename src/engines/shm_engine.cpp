@@ -57,6 +57,7 @@ reservation shm_engine::reserve(std::uint64_t bytes) {
       r.offset = *got;
     } else {
       check_server_alive("room in the shared buffer", DAMARIS_ALLOCATION_ERROR);
+      const transport::blocked_on_writer waiting(m_channel.phase_of(m_slot));
       try {
         r.offset = heap.allocate(bytes, m_model.arch.wait_timeout_seconds, m_stretch);
       } catch (const allocation_error&) {
@@ -90,6 +91,7 @@ void shm_engine::send(const transport::message& m, bool wake) {
   const double timeout = m_model.arch.wait_timeout_seconds;
   m_channel.wake_server();
   check_server_alive("room in the message queue", DAMARIS_CHANNEL_ERROR);
+  const transport::blocked_on_writer waiting(m_channel.phase_of(m_slot));
   if (!m_channel.wait_for_room(m_slot, timeout)) {
     note_server_stalled();
     throw error(DAMARIS_CHANNEL_ERROR,
@@ -157,6 +159,7 @@ void shm_engine::iteration_started(int started) {
 
 void shm_engine::sync(int iterations) {
   check_server_alive("iterations to be stored", DAMARIS_CHANNEL_ERROR);
+  const transport::blocked_on_writer waiting(m_channel.phase_of(m_slot));
   if (!m_channel.wait_stored(static_cast<std::uint32_t>(iterations),
                              m_model.arch.wait_timeout_seconds)) {
     note_server_stalled();
@@ -169,11 +172,13 @@ void shm_engine::sync(int iterations) {
 
 void shm_engine::stop(int iteration) {
   m_channel.publish_ended(m_slot, UINT32_MAX);  // nobody waits for this client
+  m_channel.phase_of(m_slot).enter(transport::client_phase::stopped);  // nor schedules by it
   send(control_message(transport::message_kind::stop, iteration, m_source), true);
 }
 
 void shm_engine::resume(int iteration) {
   m_channel.publish_ended(m_slot, static_cast<std::uint32_t>(iteration));
+  m_channel.phase_of(m_slot).enter(transport::client_phase::unmarked);
 }
 
 }  // namespace sidecore::engines

@@ -27,6 +27,7 @@ class shm_engine final : public engine {
   void sync(int iterations) override;
   void stop(int iteration) override;
   void resume(int iteration) override;
+  void phase(transport::client_phase::state now) override { m_channel.phase_of(m_slot).enter(now); }
 
  private:
   // Into this client's ring; wakes the server when asked or when the ring is half full.

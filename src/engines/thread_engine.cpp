@@ -38,8 +38,14 @@ void thread_engine::iteration_started(int) { m_writer.report_failure(); }
 
 void thread_engine::sync(int) { m_writer.sync(m_model.arch.wait_timeout_seconds); }
 
-void thread_engine::stop(int) { m_writer.finish(); }
+void thread_engine::stop(int) {
+  m_writer.client_phase().enter(transport::client_phase::stopped);
+  m_writer.finish();
+}
 
-void thread_engine::resume(int) { m_writer.resume(); }
+void thread_engine::resume(int) {
+  m_writer.client_phase().enter(transport::client_phase::unmarked);
+  m_writer.resume();
+}
 
 }  // namespace sidecore::engines

@@ -26,6 +26,7 @@ class thread_engine final : public engine {
   void sync(int iterations) override;
   void stop(int iteration) override;
   void resume(int iteration) override;
+  void phase(transport::client_phase::state now) override { m_writer.client_phase().enter(now); }
 
  private:
   const config::model& m_model;

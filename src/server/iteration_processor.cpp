@@ -123,6 +123,7 @@ void iteration_processor::end_iteration(int source, int iteration, bool skipped)
   for (;;) {
     auto it = m_pending.find(m_next_iteration);
     if (it == m_pending.end() || it->second.ended_count < m_sources) break;
+    it->second.completed = std::chrono::steady_clock::now();
     m_ready.emplace_back(it->first, std::move(it->second));
     m_pending.erase(it);
     ++m_next_iteration;
@@ -176,6 +177,7 @@ void iteration_processor::finish() {
                    it->second.blocks.size(), " blocks received");
       it->second.skipped = true;
     }
+    it->second.completed = std::chrono::steady_clock::now();
     store_iteration(it->first, it->second);
     m_next_iteration = std::max(m_next_iteration, it->first + 1);
     m_stored_iterations = m_next_iteration;
@@ -334,7 +336,7 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
   // The stores wait for their turn (<schedule>); the action plugins after them do not.
   const bool scheduled =
       std::any_of(m_stores.begin(), m_stores.end(), [](const auto& s) { return s != nullptr; });
-  if (scheduled) m_scheduler->before_store(iteration, bytes);
+  if (scheduled) m_scheduler->before_store(iteration, bytes, pending.completed);
   struct turn {
     scheduler* held;
     ~turn() {

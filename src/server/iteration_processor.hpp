@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -96,6 +97,11 @@ class iteration_processor {
   const processor_counters& counters() const noexcept { return m_counters; }
   // When the stores of each iteration may run (<architecture><schedule>).
   const scheduler& store_scheduler() const noexcept { return *m_scheduler; }
+  // The phases of this processor's clients, for <schedule policy="phase"> (see
+  // scheduler::watch_phases).
+  void watch_phases(std::vector<const transport::client_phase*> phases) {
+    m_scheduler->watch_phases(std::move(phases));
+  }
   // Iterations stored so far (they are stored in order, from 0).
   int stored_iterations() const noexcept { return m_stored_iterations; }
   // The oldest iteration not yet complete.
@@ -111,6 +117,7 @@ class iteration_processor {
     std::vector<char> ended;  // per source
     int ended_count = 0;
     bool skipped = false;
+    std::chrono::steady_clock::time_point completed{};  // when the last source ended it
   };
   void store_iteration(int iteration, pending_iteration& pending);
   // The blocks of the given variables (model indices, in model order) in an iteration.

@@ -1,3 +1,8 @@
+// Slots follow seed 000: each writer measures the time between two complete iterations, cuts
+// it into as many slots as there are writers and begins its stores in its own. Phases follow
+// seed 003's phase-aware scheduler: a store begins only while every client of the writer
+// computes, and (once stores have been timed) only with time left in the clients' compute
+// phase for it, judged from the length of their previous one.
 // Turns are counted in one 64-bit integer in an MPI window on writer 0: a writer takes one by
 // an atomic increment, kept when fewer than `writers` were taken before, and gives it back
 // with an atomic decrement (MPI_Compare_and_swap is avoided: Open MPI 4.1's emulated one over
@@ -27,13 +32,15 @@ double seconds_since_epoch(std::chrono::steady_clock::time_point t) {
 scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_index,
                      int writer_count, bool independent)
     : m_settings(model.arch.schedule),
+      m_file(model.file),
       m_timeout(model.arch.wait_timeout_seconds),
       m_writer_index(writer_index),
+      m_writer_count(writer_count),
       m_created(clock::now()),
       m_filled(m_created) {
   int size = 1;
   check_mpi(MPI_Comm_size(writers, &size), "MPI_Comm_size");
-  const bool rate = m_settings.policy == config::schedule_policy::rate;
+  const bool rate = m_settings.uses(config::schedule_policy::rate);
   const bool limited = rate && m_settings.writers > 0 && m_settings.writers < writer_count;
   if (limited && !independent) {
     if (writer_index == 0)
@@ -71,10 +78,12 @@ scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_in
                    "\"; storing without it");
     } else {
       std::fprintf(m_trace,
-                   "# writer=%d writers=%d bandwidth=%.17g limited=%d created=%.6f\n"
-                   "iteration,bytes,ready,begin,end,turn\n",
-                   writer_index, m_settings.writers, m_settings.bandwidth,
-                   m_window != MPI_WIN_NULL ? 1 : 0, seconds_since_epoch(m_created));
+                   "# writer=%d of=%d writers=%d bandwidth=%.17g limited=%d policies=%u "
+                   "created=%.6f\n"
+                   "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase\n",
+                   writer_index, writer_count, m_settings.writers, m_settings.bandwidth,
+                   m_window != MPI_WIN_NULL ? 1 : 0, m_settings.policies,
+                   seconds_since_epoch(m_created));
       std::fflush(m_trace);
     }
   }
@@ -88,12 +97,16 @@ scheduler::~scheduler() {
     // writer whose loop ended on an error would leave the others waiting in MPI_Win_free.
     MPI_Win_unlock_all(m_window);
   }
-  if (m_settings.policy == config::schedule_policy::rate && m_counters.stores > 0) {
+  if (!m_settings.drains() && m_counters.stores > 0) {
     try {
-      log::info("schedule: ", m_counters.stores, " stores, ", m_counters.seconds_throttled,
-                " s slept for the bandwidth, ", m_counters.seconds_waiting_turn,
-                " s waiting for a turn, ", m_counters.turns_forced,
-                " stores run without a turn after the deadline");
+      const scheduler_counters& c = m_counters;
+      log::info("schedule: ", c.stores, " stores; ", c.seconds_throttled,
+                " s slept for the bandwidth, ", c.seconds_waiting_slot, " s waiting for a slot (",
+                c.slots_missed, " ready after their slot), ", c.seconds_waiting_phase,
+                " s waiting for the clients to compute (", c.phases_forced,
+                " stores begun outside a compute phase at the deadline), ",
+                c.seconds_waiting_turn, " s waiting for a turn (", c.turns_forced,
+                " stores run without one at the deadline)");
     } catch (...) {
     }
   }
@@ -101,12 +114,17 @@ scheduler::~scheduler() {
 
 double scheduler::deadline_seconds() const noexcept { return m_timeout > 0 ? m_timeout : 300.0; }
 
-void scheduler::before_store(int iteration, std::uint64_t bytes) {
+void scheduler::before_store(int iteration, std::uint64_t bytes, clock::time_point completed) {
   m_iteration = iteration;
   m_bytes = bytes;
+  m_completed = completed;
   m_ready = clock::now();
-  if (m_settings.policy == config::schedule_policy::rate) {
-    if (m_settings.bandwidth > 0) throttle(bytes);
+  m_phase_reason = static_cast<std::uint32_t>(-1);
+  m_slot_begin = m_slot_end = clock::time_point{};
+  if (m_settings.uses(config::schedule_policy::rate) && m_settings.bandwidth > 0) throttle(bytes);
+  if (m_settings.uses(config::schedule_policy::slots)) wait_for_slot(completed);
+  if (m_settings.uses(config::schedule_policy::phase)) wait_for_phase(bytes);
+  if (m_settings.uses(config::schedule_policy::rate)) {
     if (m_window != MPI_WIN_NULL) {
       const auto start = clock::now();
       m_holding = take_turn();
@@ -123,10 +141,21 @@ void scheduler::after_store() noexcept {
   const bool held = m_holding;
   if (m_holding) give_turn_back();
   ++m_counters.stores;
+  if (m_bytes > 0) {
+    // What a byte costs the stores, smoothed: phase judges from it whether a store fits.
+    const double per_byte =
+        std::chrono::duration<double>(end - m_begin).count() / static_cast<double>(m_bytes);
+    m_seconds_per_byte =
+        m_seconds_per_byte == 0.0 ? per_byte : 0.5 * m_seconds_per_byte + 0.5 * per_byte;
+  }
   if (m_trace) {
-    std::fprintf(m_trace, "%d,%" PRIu64 ",%.6f,%.6f,%.6f,%d\n", m_iteration, m_bytes,
-                 seconds_since_epoch(m_ready), seconds_since_epoch(m_begin),
-                 seconds_since_epoch(end), held ? 1 : 0);
+    const bool slot = m_slot_end != clock::time_point{};
+    std::fprintf(m_trace, "%d,%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%d,%.6f,%.6f,%d\n", m_iteration,
+                 m_bytes, seconds_since_epoch(m_completed), seconds_since_epoch(m_ready),
+                 seconds_since_epoch(m_begin), seconds_since_epoch(end), held ? 1 : 0,
+                 slot ? seconds_since_epoch(m_slot_begin) : 0.0,
+                 slot ? seconds_since_epoch(m_slot_end) : 0.0,
+                 static_cast<int>(m_phase_reason));
     std::fflush(m_trace);
   }
 }
@@ -164,6 +193,115 @@ void scheduler::throttle(std::uint64_t bytes) {
   }
   m_allowance -= wanted;
   m_counters.seconds_throttled += std::chrono::duration<double>(clock::now() - start).count();
+}
+
+// The interval between complete iterations, averaged over the last four; before the second,
+// the time from the writer's start to the first. Slot w of W starts w/W of it after the
+// iteration completed and lasts 1/W of it.
+void scheduler::wait_for_slot(clock::time_point completed) {
+  const clock::time_point since =
+      m_last_completed == clock::time_point{} ? m_created : m_last_completed;
+  const double interval = std::chrono::duration<double>(completed - since).count();
+  if (completed > since) {
+    m_periods.push_back(interval);
+    if (m_periods.size() > 4) m_periods.erase(m_periods.begin());
+  }
+  m_last_completed = std::max(m_last_completed, completed);
+  if (m_periods.empty() || m_writer_count < 2) return;
+  double period = 0.0;
+  for (double p : m_periods) period += p;
+  period /= static_cast<double>(m_periods.size());
+  const double width = period / m_writer_count;
+  const auto offset = [](double seconds) {
+    return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
+  };
+  m_slot_begin = completed + offset(width * m_writer_index);
+  m_slot_end = m_slot_begin + offset(width);
+  const auto start = clock::now();
+  if (start >= m_slot_end) {
+    ++m_counters.slots_missed;
+    return;
+  }
+  // A slot is at most one period away, and a period is what the clients took: no deadline
+  // is needed beyond the one every wait has.
+  const auto deadline = start + offset(deadline_seconds());
+  std::this_thread::sleep_until(std::min(m_slot_begin, deadline));
+  m_counters.seconds_waiting_slot += std::chrono::duration<double>(clock::now() - start).count();
+}
+
+bool scheduler::clients_compute(double expected, std::uint32_t& why) const noexcept {
+  const std::uint64_t now = transport::client_phase::now_ns();
+  bool marked = false, all = true;
+  why = transport::client_phase::computing;
+  for (const transport::client_phase* p : m_phases) {
+    const std::uint32_t state = p->current.load(std::memory_order_acquire);
+    switch (state) {
+      case transport::client_phase::computing: {
+        marked = true;
+        // Time left in this phase, judged from the length of the previous one; a store that
+        // could never fit in a phase begins in any.
+        const double last = 1e-9 * static_cast<double>(p->last_compute_ns.load(std::memory_order_relaxed));
+        const std::uint64_t since = p->since_ns.load(std::memory_order_relaxed);
+        const double elapsed = now > since ? 1e-9 * static_cast<double>(now - since) : 0.0;
+        if (last > 0.0 && expected > 0.0 && expected < last && elapsed + expected > last)
+          all = false;
+        break;
+      }
+      case transport::client_phase::other:
+        marked = true;
+        all = false;
+        break;
+      case transport::client_phase::unmarked:
+        break;
+      default:  // stopped or blocked on this writer: holding back only delays it
+        why = state;
+        return true;
+    }
+  }
+  if (!marked) why = transport::client_phase::unmarked;
+  return all;
+}
+
+void scheduler::wait_for_phase(std::uint64_t bytes) {
+  if (m_phases.empty()) {
+    if (!m_warned_phase && m_writer_index == 0)
+      log::warning(m_file, ":", m_settings.line, ": <schedule policy=\"phase\"> is not applied: "
+                   "in this mode the writer does not see its clients' phases (it is for "
+                   "dedicated cores and background I/O threads)");
+    m_warned_phase = true;
+    return;
+  }
+  const double expected = m_seconds_per_byte * static_cast<double>(bytes);
+  std::uint32_t why = 0;
+  if (clients_compute(expected, why)) {
+    m_phase_reason = why;
+    if (why == transport::client_phase::unmarked && !m_warned_phase) {
+      m_warned_phase = true;
+      log::warning(m_file, ":", m_settings.line, ": <schedule policy=\"phase\">: no client of "
+                   "writer ", m_writer_index, " has marked a compute phase yet, so its stores "
+                   "run at once; the clients mark them with sidecore_compute_begin() and "
+                   "sidecore_compute_end() (sidecore/schedule.h)");
+    }
+    return;
+  }
+  const auto start = clock::now();
+  const auto deadline = start + std::chrono::duration_cast<clock::duration>(
+                                    std::chrono::duration<double>(deadline_seconds()));
+  auto nap = std::chrono::microseconds(20);
+  while (!clients_compute(expected, why)) {
+    if (clock::now() >= deadline) {
+      log::warning("iteration ", m_iteration, ": storing now, after waiting ", deadline_seconds(),
+                   " s for every client to be in a compute phase (<schedule policy=\"phase\">: "
+                   "do the clients call sidecore_compute_begin and sidecore_compute_end?)");
+      ++m_counters.phases_forced;
+      why = 9;
+      break;
+    }
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(500));
+  }
+  m_phase_reason = why;
+  m_counters.seconds_waiting_phase += std::chrono::duration<double>(clock::now() - start).count();
 }
 
 bool scheduler::take_turn() {

@@ -1,7 +1,9 @@
 // Decides when a writer may run the stores of an iteration (<architecture><schedule>,
-// docs/scheduling.md): at once (drain), or under a cap on the writers of the job storing at
-// the same time and/or on each writer's bandwidth (rate). The iteration processor of every
-// mode asks it before and after the stores of each iteration.
+// docs/scheduling.md): at once (drain), or after the waits of the stacked policies, in this
+// order: each writer's bandwidth (rate), its slot of the iteration time (slots), a moment
+// when every one of its clients computes (phase), then one of the turns shared by the writers
+// of the job (rate). The iteration processor of every mode asks it before and after the
+// stores of each iteration.
 #pragma once
 
 #include <mpi.h>
@@ -10,8 +12,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "config/model.hpp"
+#include "transport/client_phase.hpp"
 
 namespace sidecore::server {
 
@@ -20,6 +24,10 @@ struct scheduler_counters {
   double seconds_throttled = 0.0;     // slept to keep under the bandwidth
   double seconds_waiting_turn = 0.0;  // waited for one of the `writers` turns
   std::uint64_t turns_forced = 0;     // stores run without a turn after the deadline
+  double seconds_waiting_slot = 0.0;  // waited for this writer's slot
+  std::uint64_t slots_missed = 0;     // stores ready only after their slot had passed
+  double seconds_waiting_phase = 0.0; // waited for the clients to compute
+  std::uint64_t phases_forced = 0;    // stores run outside a compute phase after the deadline
 };
 
 class scheduler {
@@ -42,9 +50,18 @@ class scheduler {
   // keep under the bandwidth, then after taking a turn. Every wait ends by the buffer's
   // timeout (300 s when it is 0); the stores then run anyway, with a warning: data is never
   // held back for ever. Throws mpi_error when the window fails.
-  void before_store(int iteration, std::uint64_t bytes);
+  // completed: when the iteration became complete (the slots are measured from it).
+  void before_store(int iteration, std::uint64_t bytes,
+                    std::chrono::steady_clock::time_point completed);
   // The stores of the iteration have returned: gives the turn back and records the interval.
   void after_store() noexcept;
+
+  // The clients whose phases policy="phase" follows (each written by its client; they must
+  // outlive the scheduler). Without them (synchronous mode, dedicated nodes) the policy is
+  // not applied, with a warning.
+  void watch_phases(std::vector<const transport::client_phase*> phases) {
+    m_phases = std::move(phases);
+  }
 
   const scheduler_counters& counters() const noexcept { return m_counters; }
   // True when turns are counted across writers (policy rate with writers, coordinated).
@@ -53,13 +70,20 @@ class scheduler {
  private:
   using clock = std::chrono::steady_clock;
   void throttle(std::uint64_t bytes);
+  void wait_for_slot(clock::time_point completed);
+  // Whether every client computes, with time left in its phase for a store of `expected`
+  // seconds; why: what the last answer was (a client_phase::state, or computing).
+  bool clients_compute(double expected, std::uint32_t& why) const noexcept;
+  void wait_for_phase(std::uint64_t bytes);
   bool take_turn();
   void give_turn_back();
   double deadline_seconds() const noexcept;
 
   const config::schedule_settings& m_settings;
-  double m_timeout;  // the buffer's timeout; 0 for ever
+  std::string m_file;  // of the configuration, for messages
+  double m_timeout;    // the buffer's timeout; 0 for ever
   int m_writer_index;
+  int m_writer_count;
   MPI_Win m_window = MPI_WIN_NULL;
   std::int64_t* m_turns = nullptr;  // on writer 0: turns taken
   clock::time_point m_created;
@@ -70,7 +94,16 @@ class scheduler {
   bool m_holding = false;
   int m_iteration = -1;
   std::uint64_t m_bytes = 0;
-  clock::time_point m_ready, m_begin;
+  clock::time_point m_completed, m_ready, m_begin;
+  // slots: the last completion seen and the recent intervals between completions.
+  clock::time_point m_last_completed;
+  std::vector<double> m_periods;
+  clock::time_point m_slot_begin{}, m_slot_end{};
+  // phase: the clients watched, the seconds a byte took to store (0 until measured).
+  std::vector<const transport::client_phase*> m_phases;
+  double m_seconds_per_byte = 0.0;
+  bool m_warned_phase = false;
+  std::uint32_t m_phase_reason = 0;
   std::FILE* m_trace = nullptr;
   scheduler_counters m_counters;
 };

@@ -57,6 +57,10 @@ server_loop::server_loop(const config::model& model, const topology::layout& top
       m_ended(channel.client_count(), 0),
       m_rejected(channel.client_count(), 0) {
   m_processor.defer_storing(true);
+  std::vector<const transport::client_phase*> phases;
+  for (std::uint32_t slot = 0; slot < channel.client_count(); ++slot)
+    phases.push_back(&channel.phase_of(slot));
+  m_processor.watch_phases(std::move(phases));
   // Slot k is the k-th client of the group (its index among all clients); a channel built
   // without a topology (tests) numbers its clients by slot.
   for (std::uint32_t slot = 0; slot < channel.client_count(); ++slot)

@@ -22,7 +22,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 
 
 namespace {
 constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
-constexpr std::uint32_t layout_version = 7;
+constexpr std::uint32_t layout_version = 8;
 constexpr std::size_t failure_text_bytes = 1024;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
@@ -108,6 +108,7 @@ struct channel::ring {
   alignas(64) std::atomic<std::uint64_t> head;  // next slot to read (consumer)
   alignas(64) std::atomic<std::uint64_t> tail;  // next slot to write (producer)
   alignas(64) std::atomic<std::uint32_t> ended;  // iterations the client ended (producer)
+  alignas(64) client_phase phase;                 // what the client does (producer)
 };
 
 channel::channel(shared_segment segment)
@@ -157,6 +158,8 @@ channel channel::open(const std::string& name) {
 
 std::uint32_t channel::client_count() const noexcept { return head()->clients; }
 std::uint32_t channel::ring_capacity() const noexcept { return head()->ring_capacity; }
+
+client_phase& channel::phase_of(std::uint32_t client) noexcept { return ring_of(client)->phase; }
 
 channel::ring* channel::ring_of(std::uint32_t client) const noexcept {
   header* h = head();

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "transport/client_phase.hpp"
 #include "transport/message.hpp"
 #include "transport/shared_heap.hpp"
 #include "transport/shared_segment.hpp"
@@ -84,6 +85,8 @@ class channel {
   bool wait_stored(std::uint32_t iterations, double timeout_seconds) noexcept;
   // Client: how many iterations it has ended (UINT32_MAX once it has stopped).
   void publish_ended(std::uint32_t client, std::uint32_t iterations) noexcept;
+  // What client `client` does (<schedule policy="phase">): it writes, the server reads.
+  client_phase& phase_of(std::uint32_t client) noexcept;
   // The fewest iterations any client of this channel has ended.
   std::uint32_t slowest_ended() const noexcept;
 

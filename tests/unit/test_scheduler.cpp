@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/error.hpp"
@@ -49,7 +50,7 @@ bool contains(const std::string& text, const std::string& part) {
 
 TEST(schedule_config, absent_means_drain) {
   const cfg::model m = cfg::parse_model(with_schedule(""), "good.xml");
-  EXPECT_EQ(m.arch.schedule.policy, cfg::schedule_policy::drain);
+  EXPECT_TRUE(m.arch.schedule.drains());
   EXPECT_EQ(m.arch.schedule.writers, 0);
   EXPECT_EQ(m.arch.schedule.bandwidth, 0.0);
   EXPECT_EQ(m.arch.schedule.line, 0);
@@ -60,7 +61,8 @@ TEST(schedule_config, rate_with_writers_bandwidth_and_units) {
       with_schedule(
           "<schedule policy=\"Rate\" writers=\"2\" bandwidth=\"1.5 MiB/s\" trace=\"out/t\"/>"),
       "good.xml");
-  EXPECT_EQ(m.arch.schedule.policy, cfg::schedule_policy::rate);
+  EXPECT_TRUE(m.arch.schedule.uses(cfg::schedule_policy::rate));
+  EXPECT_FALSE(m.arch.schedule.uses(cfg::schedule_policy::phase));
   EXPECT_EQ(m.arch.schedule.writers, 2);
   EXPECT_DOUBLE_EQ(m.arch.schedule.bandwidth, 1.5 * 1024 * 1024);
   EXPECT_EQ(m.arch.schedule.trace, "out/t");
@@ -88,8 +90,16 @@ TEST(schedule_config, bad_values_name_file_line_and_valid_values) {
   std::string e = error_of("<schedule policy=\"fast\"/>");
   EXPECT_TRUE(contains(e, "bad.xml:4: ")) << e;
   EXPECT_TRUE(contains(e, "'fast'") && contains(e, "drain") && contains(e, "rate")) << e;
-  e = error_of("<schedule policy=\"slots\"/>");
+  e = error_of("<schedule policy=\"ordered\"/>");
   EXPECT_TRUE(contains(e, "not available yet")) << e;
+  e = error_of("<schedule policy=\"phase fast\"/>");
+  EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "'fast'") && contains(e, "stacked")) << e;
+  e = error_of("<schedule policy=\"drain,rate\" writers=\"1\"/>");
+  EXPECT_TRUE(contains(e, "cannot be stacked")) << e;
+  e = error_of("<schedule policy=\" , \"/>");
+  EXPECT_TRUE(contains(e, "'policy'")) << e;
+  e = error_of("<schedule policy=\"phase\" writers=\"2\"/>");
+  EXPECT_TRUE(contains(e, "'writers'") && contains(e, "add rate")) << e;
   for (const char* writers : {"0", "-1", "two", "1.5", "99999999999"}) {
     e = error_of(std::string("<schedule policy=\"rate\" writers=\"") + writers + "\"/>");
     EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "'writers'") &&
@@ -114,6 +124,30 @@ TEST(schedule_config, bad_values_name_file_line_and_valid_values) {
   EXPECT_TRUE(contains(e, "second <schedule>")) << e;
 }
 
+TEST(schedule_config, policies_stack) {
+  const struct {
+    const char* text;
+    unsigned policies;
+  } cases[] = {
+      {"phase", unsigned(cfg::schedule_policy::phase)},
+      {"Slots", unsigned(cfg::schedule_policy::slots)},
+      {"phase rate", unsigned(cfg::schedule_policy::phase) | unsigned(cfg::schedule_policy::rate)},
+      {"slots,phase;rate", unsigned(cfg::schedule_policy::slots) |
+                               unsigned(cfg::schedule_policy::phase) |
+                               unsigned(cfg::schedule_policy::rate)},
+      {"phase+phase", unsigned(cfg::schedule_policy::phase)},
+      {"drain", 0u},
+  };
+  for (const auto& c : cases) {
+    const std::string limit =
+        (c.policies & unsigned(cfg::schedule_policy::rate)) ? " writers=\"2\"" : "";
+    const cfg::model m = cfg::parse_model(
+        with_schedule(std::string("<schedule policy=\"") + c.text + "\"" + limit + "/>"),
+        "good.xml");
+    EXPECT_EQ(m.arch.schedule.policies, c.policies) << c.text;
+  }
+}
+
 TEST(schedule_config, unknown_attribute_warns) {
   const cfg::model m = cfg::parse_model(
       with_schedule("<schedule policy=\"rate\" writers=\"1\" writer=\"2\"/>"), "w.xml");
@@ -129,8 +163,10 @@ class scheduler_test : public sidecore::testing_support::output_directory_test {
 struct interval {
   int iteration;
   std::uint64_t bytes;
-  double ready, begin, end;
+  double completed, ready, begin, end;
   int turn;
+  double slot_begin, slot_end;
+  int phase;
 };
 
 // The rows of a trace file, and its creation time from the header.
@@ -144,16 +180,22 @@ std::vector<interval> read_trace(const std::string& path, double& created) {
       created = std::stod(line.substr(line.find("created=") + 8));
       continue;
     }
-    if (line.rfind("iteration", 0) == 0) continue;
+    if (line.rfind("iteration", 0) == 0) {
+      EXPECT_EQ(line, "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase");
+      continue;
+    }
     interval r{};
     char comma = 0;
     std::istringstream fields(line);
-    fields >> r.iteration >> comma >> r.bytes >> comma >> r.ready >> comma >> r.begin >> comma >>
-        r.end >> comma >> r.turn;
+    fields >> r.iteration >> comma >> r.bytes >> comma >> r.completed >> comma >> r.ready >>
+        comma >> r.begin >> comma >> r.end >> comma >> r.turn >> comma >> r.slot_begin >> comma >>
+        r.slot_end >> comma >> r.phase;
     rows.push_back(r);
   }
   return rows;
 }
+
+using steady = std::chrono::steady_clock;
 
 // The bytes of the stores begun by any time never exceed bandwidth * (time - creation).
 TEST_F(scheduler_test, bandwidth_keeps_each_writer_under_the_cap) {
@@ -168,7 +210,7 @@ TEST_F(scheduler_test, bandwidth_keeps_each_writer_under_the_cap) {
     sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
     EXPECT_FALSE(s.limits_writers());
     for (int i = 0; i < 8; ++i) {
-      s.before_store(i, bytes);
+      s.before_store(i, bytes, steady::now());
       s.after_store();
     }
     EXPECT_EQ(s.counters().stores, 8u);
@@ -199,7 +241,7 @@ TEST_F(scheduler_test, drain_records_without_waiting) {
   {
     sidecore::server::scheduler s(m, MPI_COMM_SELF, 3, 4, true);
     for (int i = 0; i < 3; ++i) {
-      s.before_store(i, 1ull << 40);
+      s.before_store(i, 1ull << 40, steady::now());
       s.after_store();
     }
     EXPECT_EQ(s.counters().seconds_throttled, 0.0);
@@ -217,7 +259,7 @@ TEST_F(scheduler_test, writers_without_a_shared_communicator_is_not_applied) {
       cfg::parse_model(with_schedule("<schedule policy=\"rate\" writers=\"1\"/>"), "good.xml");
   sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, 4, true);
   EXPECT_FALSE(s.limits_writers());
-  s.before_store(0, 10);
+  s.before_store(0, 10, steady::now());
   s.after_store();
   EXPECT_EQ(s.counters().turns_forced, 0u);
 }
@@ -228,6 +270,158 @@ TEST_F(scheduler_test, as_many_turns_as_writers_needs_no_window) {
       cfg::parse_model(with_schedule("<schedule policy=\"rate\" writers=\"1\"/>"), "good.xml");
   sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
   EXPECT_FALSE(s.limits_writers());
+}
+
+// slots: writer w of W begins w/W of the measured iteration time after the iteration
+// completed; writer 0 at once; a writer ready after its slot has passed goes at once.
+TEST_F(scheduler_test, slots_divide_the_measured_iteration_time) {
+  std::filesystem::create_directories(m_directory);
+  cfg::model m = cfg::parse_model(
+      with_schedule("<schedule policy=\"slots\" trace=\"" + m_directory + "trace\"/>"), "good.xml");
+  {
+    sidecore::server::scheduler first(m, MPI_COMM_SELF, 0, 2, true);
+    sidecore::server::scheduler second(m, MPI_COMM_SELF, 1, 2, true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 3; ++i) {
+      const auto completed = steady::now();
+      first.before_store(i, 10, completed);
+      first.after_store();
+      second.before_store(i, 10, completed);
+      second.after_store();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_GT(second.counters().seconds_waiting_slot, 0.1);
+    // Ready long after its slot: no wait.
+    const double waited = second.counters().seconds_waiting_slot;
+    second.before_store(3, 10, steady::now() - std::chrono::seconds(1));
+    second.after_store();
+    EXPECT_EQ(second.counters().slots_missed, 1u);
+    EXPECT_EQ(second.counters().seconds_waiting_slot, waited);
+  }
+  double created = 0;
+  const std::vector<interval> zero = read_trace(m_directory + "trace.0.csv", created);
+  const std::vector<interval> one = read_trace(m_directory + "trace.1.csv", created);
+  ASSERT_EQ(zero.size(), 3u);
+  ASSERT_EQ(one.size(), 4u);
+  for (int i = 0; i < 3; ++i) {
+    // The period is about 0.1 s: writer 1's slot starts about 0.05 s after completion.
+    const double width = one[i].slot_end - one[i].slot_begin;
+    EXPECT_NEAR(width, 0.05, 0.03) << i;
+    EXPECT_NEAR(one[i].slot_begin - one[i].completed, width, 1e-5) << i;
+    EXPECT_GE(one[i].begin + 1e-6, one[i].slot_begin) << i;
+    EXPECT_LT(one[i].begin, one[i].slot_end) << i;
+    EXPECT_NEAR(zero[i].slot_begin, zero[i].completed, 1e-5) << i;
+    EXPECT_LE(zero[i].begin, zero[i].slot_end) << i;
+    EXPECT_EQ(one[i].phase, -1);
+  }
+}
+
+// phase: a store begins only while the client computes; a client stopped or waiting for its
+// writer lets it begin; every wait ends at the buffer's timeout.
+TEST_F(scheduler_test, phase_waits_for_the_clients_to_compute) {
+  namespace tr = sidecore::transport;
+  std::filesystem::create_directories(m_directory);
+  cfg::model m = cfg::parse_model(
+      with_schedule("<schedule policy=\"phase\" trace=\"" + m_directory + "trace\"/>"), "good.xml");
+  m.arch.wait_timeout_seconds = 0.3;
+  tr::client_phase a, b;
+  {
+    sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
+    s.watch_phases({&a, &b});
+    // Unmarked clients: at once (with a warning).
+    s.before_store(0, 10, steady::now());
+    s.after_store();
+    // a computes, b does not yet: the store waits until b computes too.
+    a.enter(tr::client_phase::computing);
+    b.enter(tr::client_phase::other);
+    std::thread later([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(80));
+      b.enter(tr::client_phase::computing);
+    });
+    const auto start = steady::now();
+    s.before_store(1, 10, start);
+    const double waited = std::chrono::duration<double>(steady::now() - start).count();
+    s.after_store();
+    later.join();
+    EXPECT_GE(waited, 0.07);
+    EXPECT_LT(waited, 0.29);
+    // b waits for the writer (damaris_sync): no wait.
+    b.enter(tr::client_phase::other);
+    {
+      const tr::blocked_on_writer waiting(b);
+      s.before_store(2, 10, steady::now());
+      s.after_store();
+    }
+    EXPECT_EQ(b.current.load(), tr::client_phase::other);
+    // b stopped: no wait.
+    b.enter(tr::client_phase::stopped);
+    s.before_store(3, 10, steady::now());
+    s.after_store();
+    // a never computes again: the deadline.
+    a.enter(tr::client_phase::other);
+    s.before_store(4, 10, steady::now());
+    s.after_store();
+    EXPECT_EQ(s.counters().phases_forced, 0u);  // b stopped lets it go
+    b.enter(tr::client_phase::other);
+    s.before_store(5, 10, steady::now());
+    s.after_store();
+    EXPECT_EQ(s.counters().phases_forced, 1u);
+  }
+  double created = 0;
+  const std::vector<interval> rows = read_trace(m_directory + "trace.0.csv", created);
+  ASSERT_EQ(rows.size(), 6u);
+  const int expected[] = {0, 1, 4, 3, 3, 9};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(rows[i].phase, expected[i]) << i;
+  EXPECT_GE(rows[5].begin - rows[5].ready, 0.29);
+}
+
+// phase, once stores are timed: a store that would outlast what is left of the clients'
+// compute phase (judged from their previous one) waits for the next phase.
+TEST_F(scheduler_test, phase_begins_a_store_only_when_it_fits) {
+  namespace tr = sidecore::transport;
+  cfg::model m = cfg::parse_model(with_schedule("<schedule policy=\"phase\"/>"), "good.xml");
+  tr::client_phase a;
+  sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
+  s.watch_phases({&a});
+  // A store of 1000 bytes that takes 60 ms: 60 us a byte.
+  a.enter(tr::client_phase::computing);
+  s.before_store(0, 1000, steady::now());
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  s.after_store();
+  // Compute phases of 150 ms; 100 ms into one, a 60 ms store does not fit.
+  a.enter(tr::client_phase::other);
+  a.enter(tr::client_phase::computing);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  a.enter(tr::client_phase::other);
+  a.enter(tr::client_phase::computing);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::thread next([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    a.enter(tr::client_phase::other);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    a.enter(tr::client_phase::computing);
+  });
+  const auto start = steady::now();
+  s.before_store(1, 1000, start);
+  const double waited = std::chrono::duration<double>(steady::now() - start).count();
+  s.after_store();
+  next.join();
+  EXPECT_GE(waited, 0.075);  // until the next phase began
+  // A store longer than any phase begins in any.
+  s.before_store(2, 100000, steady::now());
+  s.after_store();
+  EXPECT_LT(s.counters().seconds_waiting_phase, waited + 0.05);
+}
+
+// Without the clients' phases (synchronous mode, dedicated nodes) phase is not applied.
+TEST_F(scheduler_test, phase_without_clients_is_not_applied) {
+  cfg::model m = cfg::parse_model(with_schedule("<schedule policy=\"phase\"/>"), "good.xml");
+  m.arch.wait_timeout_seconds = 5;
+  sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
+  const auto start = steady::now();
+  s.before_store(0, 10, start);
+  s.after_store();
+  EXPECT_LT(std::chrono::duration<double>(steady::now() - start).count(), 1.0);
 }
 
 }  // namespace
