@@ -195,14 +195,13 @@ void scheduler::throttle(std::uint64_t bytes) {
   m_counters.seconds_throttled += std::chrono::duration<double>(clock::now() - start).count();
 }
 
-// The interval between complete iterations, averaged over the last four; before the second,
-// the time from the writer's start to the first. Slot w of W starts w/W of it after the
-// iteration completed and lasts 1/W of it.
+// The interval between complete iterations, averaged over the last four. Slot w of W starts
+// w/W of it after the iteration completed and lasts 1/W of it. The first iteration has no
+// interval to go by (the time since the start would count the set-up): it is stored at once.
 void scheduler::wait_for_slot(clock::time_point completed) {
-  const clock::time_point since =
-      m_last_completed == clock::time_point{} ? m_created : m_last_completed;
+  const clock::time_point since = m_last_completed;
   const double interval = std::chrono::duration<double>(completed - since).count();
-  if (completed > since) {
+  if (since != clock::time_point{} && completed > since) {
     m_periods.push_back(interval);
     if (m_periods.size() > 4) m_periods.erase(m_periods.begin());
   }

@@ -5,9 +5,11 @@
 #include <Damaris.h>
 #include <dirent.h>
 #include <mpi.h>
+#include <sidecore/schedule.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NX 8
@@ -36,6 +38,36 @@ void e2e_mark(const char* name, int32_t source, int32_t iteration, const char* a
   snprintf(path, sizeof path, "%s/event_%s_it%d_src%d", dir, name, iteration, source);
   FILE* f = fopen(path, "w");
   if (f) fclose(f);
+}
+
+/* E2E_PHASES="other_ms,compute_ms": after each iteration the client spends other_ms outside
+ * a compute phase (as if communicating), then computes compute_ms between
+ * sidecore_compute_begin and sidecore_compute_end, and appends the compute interval (seconds
+ * of the node's monotonic clock) to E2E_OUT/phases.<rank>.csv. */
+static double monotonic_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void run_phases(const char* spec, int rank) {
+  int other_ms = 0, compute_ms = 0;
+  if (sscanf(spec, "%d,%d", &other_ms, &compute_ms) != 2) return;
+  usleep((useconds_t)other_ms * 1000u);
+  /* The interval written covers the whole phase as the writer can see it. */
+  const double begin = monotonic_seconds();
+  check(sidecore_compute_begin(), "sidecore_compute_begin");
+  usleep((useconds_t)compute_ms * 1000u);
+  check(sidecore_compute_end(), "sidecore_compute_end");
+  const double end = monotonic_seconds();
+  const char* dir = getenv("E2E_OUT");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/phases.%d.csv", dir ? dir : ".", rank);
+  FILE* f = fopen(path, "a");
+  if (f) {
+    fprintf(f, "%.6f,%.6f\n", begin, end);
+    fclose(f);
+  }
 }
 
 /* Files in E2E_OUT (or its particles/ folder) whose name starts with prefix. */
@@ -76,8 +108,9 @@ int main(int argc, char** argv) {
   if (is_client) {
     MPI_Comm comm;
     check(damaris_client_comm_get(&comm), "damaris_client_comm_get");
-    int rank, size;
+    int rank, size, world_rank;
     MPI_Comm_rank(comm, &rank);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(comm, &size);
     check(damaris_parameter_set("clients", &size, sizeof size), "damaris_parameter_set");
     int got = 0;
@@ -133,6 +166,7 @@ int main(int argc, char** argv) {
       check(damaris_write("heartbeat", &it), "damaris_write");
       check(damaris_signal("mark"), "damaris_signal");
       check(damaris_end_iteration(), "damaris_end_iteration");
+      if (getenv("E2E_PHASES")) run_phases(getenv("E2E_PHASES"), world_rank);
       /* damaris_sync: once it returns, this iteration's files exist, whatever the mode.
        * E2E_NO_SYNC lets the clients run ahead of their servers instead. */
       if (!getenv("E2E_NO_SYNC")) {

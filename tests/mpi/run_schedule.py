@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""Runs e2e_writer under <schedule policy="rate"> and checks what the schedule promises, from
-the trace every writer keeps (<out>/schedule.<writer>.csv: one row per iteration stored, with
-the monotonic times at which its stores were ready, began and ended):
+"""Runs e2e_writer under <schedule> and checks what the schedule promises, from the trace
+every writer keeps (<out>/schedule.<writer>.csv: one row per iteration stored, with the
+monotonic times at which it completed, its stores were ready, began and ended, the writer's
+slot and what the clients' phases were):
 
 - writers=K: at no moment are more than K writers' store intervals open, every store took a
   turn (none ran past its deadline without one);
 - bandwidth=B: for each writer, the bytes of the stores begun by any time t are at most
   B * (t - the writer's start);
+- slots: writer w of W begins in its slot, w/W of the measured iteration time after the
+  iteration completed, and the writers' slots of an iteration do not overlap;
+- phase: with the clients marking compute phases (E2E_PHASES; each logs them), every store
+  begins inside a compute phase of every client of its writer, and some had to wait for one;
 - and every value written is stored (read back with h5py).
 
     run_schedule.py --writer ./e2e_writer --xml schedule.xml.in --np 6 --cores 1 \
@@ -80,6 +85,81 @@ def check_bandwidth(traces, rate):
               f"({begun / total_time:.0f} B/s, cap {rate:.0f})")
 
 
+def check_slots(traces):
+    count = len(traces)
+    missed = 0
+    slots = {}
+    for w, (_, rows) in traces.items():
+        for r in rows:
+            it = int(r["iteration"])
+            if r["slot_end"] <= 0:
+                if it == 0:
+                    continue  # nothing measured yet
+                fail(f"writer {w}, iteration {it}: no slot")
+            width = r["slot_end"] - r["slot_begin"]
+            if abs(r["slot_begin"] - r["completed"] - w * width) > 2e-6:
+                fail(f"writer {w}, iteration {it}: slot starts {r['slot_begin'] - r['completed']:.6f}"
+                     f" s after completion, expected {w} x {width:.6f}")
+            if r["begin"] + 2e-6 < r["slot_begin"]:
+                fail(f"writer {w}, iteration {it}: began {r['slot_begin'] - r['begin']:.6f} s "
+                     "before its slot")
+            if r["begin"] >= r["slot_end"]:
+                missed += 1
+            slots.setdefault(it, []).append((r["slot_begin"], r["slot_end"], w))
+    for it, windows in slots.items():
+        windows.sort()
+        for (b0, e0, w0), (b1, e1, w1) in zip(windows, windows[1:]):
+            # Writers measure the period apart: their slots may touch by a little.
+            if b1 < e0 - 0.2 * (e0 - b0):
+                fail(f"iteration {it}: slots of writers {w0} and {w1} overlap "
+                     f"([{b0:.6f}, {e0:.6f}) and [{b1:.6f}, {e1:.6f}))")
+    if missed > count:
+        fail(f"{missed} stores began after their slot (more than one per writer)")
+    print(f"slots: {count} writers each began in its own slot ({missed} late)")
+
+
+def read_phases(out):
+    phases = {}
+    for path in glob.glob(os.path.join(out, "phases.*.csv")):
+        rank = int(path.rsplit(".", 2)[1])
+        with open(path) as f:
+            phases[rank] = [tuple(float(v) for v in line.split(",")) for line in f if line.strip()]
+    if not phases:
+        fail("no client logged its phases (E2E_PHASES)")
+    return phases
+
+
+def check_phase(traces, out, group_of):
+    phases = read_phases(out)
+    clients_of = {}
+    for rank in phases:
+        clients_of.setdefault(group_of(rank), []).append(rank)
+    inside, waited = 0, 0
+    for w, (_, rows) in traces.items():
+        clients = clients_of.get(w)
+        if not clients:
+            fail(f"writer {w}: no client logged phases (have {sorted(phases)})")
+        for r in rows:
+            it = int(r["iteration"])
+            if r["phase"] == 9:
+                fail(f"writer {w}, iteration {it}: began outside a compute phase at the deadline")
+            if r["phase"] != 1:
+                continue  # a client stopped or waited for the writer
+            inside += 1
+            for c in clients:
+                if not any(b - 2e-6 <= r["begin"] <= e + 2e-6 for b, e in phases[c]):
+                    fail(f"writer {w}, iteration {it}: began at {r['begin']:.6f}, outside every "
+                         f"compute phase of client {c}")
+            if not any(b <= r["ready"] <= e for c in clients for b, e in phases[c]):
+                waited += 1
+    if inside < len(traces):
+        fail(f"only {inside} stores began in a compute phase")
+    if waited == 0:
+        fail("no store was ready outside a compute phase: the test shows nothing")
+    print(f"phase: {inside} stores began inside every client's compute phase, "
+          f"{waited} of them after waiting for one")
+
+
 def check_values(out, clients, writers, iterations):
     for it in range(iterations):
         files = sorted(glob.glob(os.path.join(out, f"e2e_It{it}_Pr*.h5")))
@@ -120,11 +200,18 @@ def main():
     ap.add_argument("--iterations", type=int, default=6)
     ap.add_argument("--store-delay", type=float, default=0.05,
                     help="seconds each iteration's null store takes, so that stores last")
+    ap.add_argument("--policy", default="rate", help="the <schedule policy=...>")
+    ap.add_argument("--phases", default="",
+                    help="other_ms,compute_ms: clients mark compute phases (E2E_PHASES), "
+                         "run ahead of their writers (E2E_NO_SYNC) and log the phases")
     ap.add_argument("--writers", type=int, default=0)
     ap.add_argument("--bandwidth", type=float, default=0.0)
     ap.add_argument("--master-file", action="store_true",
                     help="VirtualView on: the writers exchange metadata at every iteration, so "
                          "writers= must not be applied (and must not hang)")
+    ap.add_argument("--expect-not-applied", default="",
+                    help="the policy is not applied in this mode: this warning must be logged, "
+                         "and its check is skipped")
     args = ap.parse_args()
 
     nodes = 1
@@ -147,6 +234,7 @@ def main():
         for key, value in {"@CORES@": args.cores, "@NODES@": args.nodes,
                            "@THREADS@": args.threads, "@OUT@": out, "@BUFFER@": 16 << 20,
                            "@POLICY@": "wait", "@DELAY@": args.store_delay,
+                           "@SCHEDULE@": args.policy,
                            "@LIMITS@": " ".join(limits),
                            "@VIEW@": "true" if args.master_file else "false"}.items():
             xml = xml.replace(key, str(value))
@@ -156,6 +244,9 @@ def main():
         extra = {"E2E_OUT": out}
         if args.thread_multiple:
             extra["E2E_THREAD_MULTIPLE"] = "1"
+        if args.phases:
+            extra["E2E_PHASES"] = args.phases
+            extra["E2E_NO_SYNC"] = "1"
         env = mpi_env(args.ranks_per_node, **extra)
         returncode, output = run_job(args.np, [args.writer, xml_path, str(args.iterations)], env,
                                      timeout=300, cwd=out)
@@ -166,6 +257,9 @@ def main():
                 fail("writers= was applied to a store whose writers exchange metadata")
             if not glob.glob(os.path.join(out, "e2e_It0.h5")):
                 fail("no master file")
+        elif args.expect_not_applied:
+            if args.expect_not_applied not in output:
+                fail(f"expected the warning {args.expect_not_applied!r}")
         elif "is not applied" in output:
             fail("the schedule was not applied")
         traces = read_traces(out, writers)
@@ -182,6 +276,13 @@ def main():
             check_writers(traces, args.writers)
         if args.bandwidth:
             check_bandwidth(traces, args.bandwidth)
+        policies = args.policy.replace(",", " ").split()
+        if "slots" in policies:
+            check_slots(traces)
+        if "phase" in policies and not args.expect_not_applied:
+            per_node = args.ranks_per_node or args.np
+            check_phase(traces, out,
+                        (lambda rank: rank // per_node) if args.cores else (lambda rank: rank))
         check_values(out, clients, writers, args.iterations)
     expect_no_leaked_segments(shm_before)
     print("OK")
