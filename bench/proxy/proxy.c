@@ -1,9 +1,13 @@
 /* Proxy simulation: a 3D heat stencil over MPI ranks that writes several variables every W
  * iterations through a back-end chosen at run time, and records what each write phase costs
- * the simulation. */
+ * the simulation. With --alltoall each iteration opens with a global exchange (an FFT-like
+ * transpose: MPI_Alltoall), timed on its own: the communication that background I/O perturbs
+ * (seed 003). The stencil sweeps are marked as the compute phase for
+ * <schedule policy="phase"> (sidecore_compute_begin/end). */
 #define _POSIX_C_SOURCE 200809L
 #include <Damaris.h>
 #include <errno.h>
+#include <sidecore/schedule.h>
 #include <getopt.h>
 #include <hdf5.h>
 #include <mpi.h>
@@ -42,6 +46,7 @@ typedef struct {
   int iterations;
   int write_period;
   int sweeps; /* stencil sweeps (each with a halo exchange) per iteration */
+  long alltoall; /* bytes sent to each rank by the MPI_Alltoall opening each iteration; 0: none */
   backend_kind backend;
   const char* output;
   const char* xml;
@@ -112,6 +117,8 @@ static void usage(void) {
           "  --iterations I      (default 100)\n"
           "  --write-period W    write every W iterations (default 10)\n"
           "  --sweeps K          stencil sweeps per iteration (default 1)\n"
+          "  --alltoall BYTES    open each iteration with an MPI_Alltoall of BYTES per rank\n"
+          "                      pair, timed apart as the communication time (default 0)\n"
           "  --backend B         none | sidecore | hdf5-fpp | phdf5 | adios2 | adios2-async\n"
           "  --output DIR        output directory of the direct back-ends (default proxy_out)\n"
           "  --xml FILE          Sidecore configuration (backend sidecore)\n"
@@ -141,6 +148,7 @@ static int parse_options(int argc, char** argv, options* o) {
       {"backend", required_argument, NULL, 'b'}, {"output", required_argument, NULL, 'o'},
       {"xml", required_argument, NULL, 'x'},    {"json", required_argument, NULL, 'j'},
       {"thread-multiple", no_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
+      {"alltoall", required_argument, NULL, 'a'},
       {NULL, 0, NULL, 0}};
   *o = (options){.local = {64, 64, 64}, .vars = 3, .iterations = 100, .write_period = 10,
                  .sweeps = 1, .backend = backend_none, .output = "proxy_out"};
@@ -156,6 +164,7 @@ static int parse_options(int argc, char** argv, options* o) {
       case 'i': o->iterations = atoi(optarg); break;
       case 'w': o->write_period = atoi(optarg); break;
       case 'k': o->sweeps = atoi(optarg); break;
+      case 'a': o->alltoall = atol(optarg); break;
       case 'b': {
         int found = 0;
         for (size_t i = 0; i < sizeof backend_names / sizeof *backend_names; ++i) {
@@ -175,7 +184,7 @@ static int parse_options(int argc, char** argv, options* o) {
     }
   }
   if (o->vars < 1 || o->vars > max_vars || o->iterations < 1 || o->write_period < 1 ||
-      o->sweeps < 1 || optind != argc)
+      o->sweeps < 1 || o->alltoall < 0 || optind != argc)
     return -1;
   if (o->backend == backend_sidecore && !o->xml) return -1;
 #ifndef PROXY_HAVE_ADIOS2
@@ -555,11 +564,30 @@ int main(int argc, char** argv) {
   double* write_time = calloc((size_t)phases + 1, sizeof(double));
   double* memcpy_time = calloc((size_t)phases + 1, sizeof(double));
   double compute_time = 0.0;
+  double comm_time = 0.0, comm_max = 0.0; /* the all-to-all: in all, and the slowest one */
+  char* send = NULL;
+  char* receive = NULL;
+  if (opt.alltoall > 0) {
+    send = malloc((size_t)opt.alltoall * (size_t)s.size);
+    receive = malloc((size_t)opt.alltoall * (size_t)s.size);
+    if (!send || !receive) die("out of memory", NULL);
+    memset(send, 7, (size_t)opt.alltoall * (size_t)s.size);
+  }
+  const int marks = opt.backend == backend_sidecore;
 
   MPI_Barrier(s.comm);
   const double t_start = MPI_Wtime();
   int phase = 0;
   for (int it = 0; it < opt.iterations; ++it) {
+    if (opt.alltoall > 0) {
+      double c0 = MPI_Wtime();
+      MPI_Alltoall(send, (int)opt.alltoall, MPI_BYTE, receive, (int)opt.alltoall, MPI_BYTE,
+                   s.comm);
+      double c = MPI_Wtime() - c0;
+      comm_time += c;
+      if (c > comm_max) comm_max = c;
+    }
+    if (marks) check_damaris(sidecore_compute_begin(), "sidecore_compute_begin");
     double t0 = MPI_Wtime();
     for (int k = 0; k < opt.sweeps; ++k) {
       exchange_halos(&s, faces);
@@ -568,6 +596,7 @@ int main(int argc, char** argv) {
       other = previous;
     }
     compute_time += MPI_Wtime() - t0;
+    if (marks) check_damaris(sidecore_compute_end(), "sidecore_compute_end");
     if ((it + 1) % opt.write_period == 0) {
       derive_fields(&s);
       double w0 = MPI_Wtime();
@@ -608,16 +637,20 @@ int main(int argc, char** argv) {
   double* all_memcpy = NULL;
   double* all_run = NULL;
   double* all_compute = NULL;
+  double* all_comm = NULL;
+  double mine_comm[2] = {comm_time, comm_max};
   if (s.rank == 0) {
     all_write = malloc(sizeof(double) * (size_t)s.size * (phases + 1));
     all_memcpy = malloc(sizeof(double) * (size_t)s.size * (phases + 1));
     all_run = malloc(sizeof(double) * 3 * (size_t)s.size);
     all_compute = malloc(sizeof(double) * (size_t)s.size);
+    all_comm = malloc(sizeof(double) * 2 * (size_t)s.size);
   }
   MPI_Gather(write_time, phases, MPI_DOUBLE, all_write, phases, MPI_DOUBLE, 0, s.comm);
   MPI_Gather(memcpy_time, phases, MPI_DOUBLE, all_memcpy, phases, MPI_DOUBLE, 0, s.comm);
   MPI_Gather(mine, 3, MPI_DOUBLE, all_run, 3, MPI_DOUBLE, 0, s.comm);
   MPI_Gather(&compute_time, 1, MPI_DOUBLE, all_compute, 1, MPI_DOUBLE, 0, s.comm);
+  MPI_Gather(mine_comm, 2, MPI_DOUBLE, all_comm, 2, MPI_DOUBLE, 0, s.comm);
   if (s.rank == 0) {
     FILE* f = opt.json ? fopen(opt.json, "w") : stdout;
     if (!f) die("cannot write the JSON file", opt.json);
@@ -647,13 +680,24 @@ int main(int argc, char** argv) {
     free(column);
     fputs("  \"compute_time\": ", f);
     json_array(f, all_compute, s.size);
-    fputs("\n}\n", f);
+    fprintf(f, ",\n  \"alltoall_bytes\": %ld,\n", opt.alltoall);
+    double* comm_column = malloc(sizeof(double) * (size_t)s.size);
+    for (int k = 0; k < 2; ++k) {
+      for (int r = 0; r < s.size; ++r) comm_column[r] = all_comm[2 * r + k];
+      fprintf(f, "  \"%s\": ", k == 0 ? "comm_time" : "comm_max");
+      json_array(f, comm_column, s.size);
+      fputs(k == 0 ? ",\n" : "\n}\n", f);
+    }
+    free(comm_column);
     if (f != stdout) fclose(f);
     free(all_write);
     free(all_memcpy);
     free(all_run);
     free(all_compute);
+    free(all_comm);
   }
+  free(send);
+  free(receive);
 
   for (int d = 0; d < 3; ++d)
     for (int p = 0; p < 4; ++p) MPI_Type_free(&faces[d][p]);

@@ -187,6 +187,18 @@ module damaris
       integer(c_int), intent(out) :: ierr
     end subroutine damaris_end_iteration_f
 
+    ! Sidecore extension (sidecore/schedule.h): mark this client's compute phases for
+    ! <schedule policy="phase">.
+    subroutine sidecore_compute_begin_f(ierr)
+      import :: c_int
+      integer(c_int), intent(out) :: ierr
+    end subroutine sidecore_compute_begin_f
+
+    subroutine sidecore_compute_end_f(ierr)
+      import :: c_int
+      integer(c_int), intent(out) :: ierr
+    end subroutine sidecore_compute_end_f
+
     subroutine damaris_get_iteration_f(iteration, ierr)
       import :: c_int
       integer(c_int), intent(out) :: iteration

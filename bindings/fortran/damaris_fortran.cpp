@@ -15,6 +15,7 @@
 #include <string>
 
 #include "Damaris.h"
+#include "sidecore/schedule.h"
 
 #define SIDECORE_FORTRAN_API extern "C" __attribute__((visibility("default")))
 
@@ -252,6 +253,14 @@ SIDECORE_FORTRAN_API void damaris_client_comm_get_f_(MPI_Fint* comm, int* ierr) 
 
 SIDECORE_FORTRAN_API void damaris_end_iteration_f_(int* ierr) {
   to_ierr(ierr, [] { return damaris_end_iteration(); });
+}
+
+SIDECORE_FORTRAN_API void sidecore_compute_begin_f_(int* ierr) {
+  to_ierr(ierr, [] { return sidecore_compute_begin(); });
+}
+
+SIDECORE_FORTRAN_API void sidecore_compute_end_f_(int* ierr) {
+  to_ierr(ierr, [] { return sidecore_compute_end(); });
 }
 
 SIDECORE_FORTRAN_API void damaris_get_iteration_f_(int* iteration, int* ierr) {

@@ -18,6 +18,7 @@
 
 #include "Damaris.h"
 #include "sidecore/introspection.h"
+#include "sidecore/schedule.h"
 
 namespace nb = nanobind;
 
@@ -442,6 +443,8 @@ NB_MODULE(_sidecore, m) {
   m.def("signal", &send_signal, nb::arg("event"));
   m.def("end_iteration", &plain_call<damaris_end_iteration>);
   m.def("sync", &plain_call<damaris_sync>);
+  m.def("compute_begin", &plain_call<sidecore_compute_begin>);
+  m.def("compute_end", &plain_call<sidecore_compute_end>);
   m.def("iteration", &iteration);
   m.def("parameter_get", &parameter_get, nb::arg("name"));
   m.def("parameter_set", &parameter_set, nb::arg("name"), nb::arg("value"));

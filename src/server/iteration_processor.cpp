@@ -106,6 +106,7 @@ iteration_processor::~iteration_processor() {
 
 void iteration_processor::add_block(stored_block block) {
   pending_iteration& pending = m_pending[block.view.iteration];
+  m_held_bytes += block.view.bytes;
   pending.blocks.push_back(std::move(block));
 }
 
@@ -336,7 +337,7 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
   // The stores wait for their turn (<schedule>); the action plugins after them do not.
   const bool scheduled =
       std::any_of(m_stores.begin(), m_stores.end(), [](const auto& s) { return s != nullptr; });
-  if (scheduled) m_scheduler->before_store(iteration, bytes, pending.completed);
+  if (scheduled) m_scheduler->before_store(iteration, bytes, pending.completed, m_held_bytes);
   struct turn {
     scheduler* held;
     ~turn() {
@@ -372,6 +373,7 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
   }
   if (turn_at_exit.held) std::exchange(turn_at_exit.held, nullptr)->after_store();
   run_actions(iteration, pending);
+  m_held_bytes -= std::min(m_held_bytes, bytes);
   ++m_counters.iterations_stored;
   if (pending.skipped) ++m_counters.iterations_incomplete;
   m_counters.blocks_stored += pending.blocks.size();

@@ -147,6 +147,7 @@ class iteration_processor {
   std::vector<const config::event*> m_routed;  // events routed here (unrouted when destroyed)
   std::map<int, pending_iteration> m_pending;
   std::deque<std::pair<int, pending_iteration>> m_ready;  // complete, not yet stored
+  std::uint64_t m_held_bytes = 0;  // of the blocks received and not yet stored
   int m_next_iteration = 0;
   int m_stored_iterations = 0;
   bool m_defer = false;

@@ -80,7 +80,7 @@ scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_in
       std::fprintf(m_trace,
                    "# writer=%d of=%d writers=%d bandwidth=%.17g limited=%d policies=%u "
                    "created=%.6f\n"
-                   "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase\n",
+                   "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase,held\n",
                    writer_index, writer_count, m_settings.writers, m_settings.bandwidth,
                    m_window != MPI_WIN_NULL ? 1 : 0, m_settings.policies,
                    seconds_since_epoch(m_created));
@@ -114,9 +114,11 @@ scheduler::~scheduler() {
 
 double scheduler::deadline_seconds() const noexcept { return m_timeout > 0 ? m_timeout : 300.0; }
 
-void scheduler::before_store(int iteration, std::uint64_t bytes, clock::time_point completed) {
+void scheduler::before_store(int iteration, std::uint64_t bytes, clock::time_point completed,
+                             std::uint64_t held) {
   m_iteration = iteration;
   m_bytes = bytes;
+  m_held = held;
   m_completed = completed;
   m_ready = clock::now();
   m_phase_reason = static_cast<std::uint32_t>(-1);
@@ -150,12 +152,12 @@ void scheduler::after_store() noexcept {
   }
   if (m_trace) {
     const bool slot = m_slot_end != clock::time_point{};
-    std::fprintf(m_trace, "%d,%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%d,%.6f,%.6f,%d\n", m_iteration,
+    std::fprintf(m_trace, "%d,%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%d,%.6f,%.6f,%d,%" PRIu64 "\n", m_iteration,
                  m_bytes, seconds_since_epoch(m_completed), seconds_since_epoch(m_ready),
                  seconds_since_epoch(m_begin), seconds_since_epoch(end), held ? 1 : 0,
                  slot ? seconds_since_epoch(m_slot_begin) : 0.0,
                  slot ? seconds_since_epoch(m_slot_end) : 0.0,
-                 static_cast<int>(m_phase_reason));
+                 static_cast<int>(m_phase_reason), m_held);
     std::fflush(m_trace);
   }
 }

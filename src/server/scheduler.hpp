@@ -50,9 +50,11 @@ class scheduler {
   // keep under the bandwidth, then after taking a turn. Every wait ends by the buffer's
   // timeout (300 s when it is 0); the stores then run anyway, with a warning: data is never
   // held back for ever. Throws mpi_error when the window fails.
-  // completed: when the iteration became complete (the slots are measured from it).
+  // completed: when the iteration became complete (the slots are measured from it); held:
+  // the bytes the writer holds, received and not yet stored, this iteration's included (for
+  // the trace).
   void before_store(int iteration, std::uint64_t bytes,
-                    std::chrono::steady_clock::time_point completed);
+                    std::chrono::steady_clock::time_point completed, std::uint64_t held = 0);
   // The stores of the iteration have returned: gives the turn back and records the interval.
   void after_store() noexcept;
 
@@ -94,6 +96,7 @@ class scheduler {
   bool m_holding = false;
   int m_iteration = -1;
   std::uint64_t m_bytes = 0;
+  std::uint64_t m_held = 0;
   clock::time_point m_completed, m_ready, m_begin;
   // slots: the last completion seen and the recent intervals between completions.
   clock::time_point m_last_completed;

@@ -84,6 +84,8 @@ program module_calls
     ! A dedicated core returns from damaris_start_f once its clients have stopped.
     call damaris_end_iteration_f(ierr)
     call expect(ierr, DAMARIS_CORE_IS_SERVER, 'end_iteration_f on a dedicated core')
+    call sidecore_compute_begin_f(ierr)
+    call expect(ierr, DAMARIS_CORE_IS_SERVER, 'sidecore_compute_begin_f on a dedicated core')
   end if
   call damaris_finalize_f(ierr)
   call expect(ierr, DAMARIS_OK, 'damaris_finalize_f')
@@ -190,6 +192,11 @@ contains
       call expect(ierr, DAMARIS_OK, 'damaris_signal_f(tick)')
       call damaris_end_iteration_f(ierr)
       call expect(ierr, DAMARIS_OK, 'damaris_end_iteration_f')
+      ! Compute phases (Sidecore extension): harmless without <schedule policy="phase">.
+      call sidecore_compute_begin_f(ierr)
+      call expect(ierr, DAMARIS_OK, 'sidecore_compute_begin_f')
+      call sidecore_compute_end_f(ierr)
+      call expect(ierr, DAMARIS_OK, 'sidecore_compute_end_f')
     end do
     call damaris_get_iteration_f(current, ierr)
     call expect(current, iterations, 'the iteration after the last damaris_end_iteration_f')

@@ -18,14 +18,16 @@ from mpi_job import expect_array, expect_no_leaked_segments, job_segments, mpi_e
 import values  # noqa: E402
 
 
-def configure(tmp_path, name, cores=0, threads=0, nodes=0):
-    """sim.xml.in with its mode and output directory; returns (xml path, output directory)."""
+def configure(tmp_path, name, cores=0, threads=0, nodes=0, architecture=""):
+    """sim.xml.in with its mode and output directory (and more of <architecture>, where
+    @OUT@ is the output directory too); returns (xml path, output directory)."""
     out = tmp_path / (name + "_out")
     out.mkdir()
     with open(os.path.join(HERE, "sim.xml.in")) as f:
         text = f.read()
     text = text.replace("@CORES@", str(cores)).replace("@THREADS@", str(threads))
     text = text.replace("@NODES@", str(nodes))
+    text = text.replace("</architecture>", architecture + "</architecture>")
     text = text.replace("@OUT@", str(out))
     xml = tmp_path / (name + ".xml")
     xml.write_text(text)
@@ -78,6 +80,32 @@ def test_dedicated_cores(tmp_path):
     xml, out = configure(tmp_path, "cores", cores=1)
     run("writer.py", 4, xml, 3)
     check_every_block(out, clients=3, iterations=3)
+
+
+def test_compute_phases(tmp_path):
+    """<schedule policy="phase">: the clients mark compute phases with `with sc.computing()`
+    after each iteration, 50 ms later; the dedicated core waits for them before storing."""
+    xml, out = configure(tmp_path, "phase", cores=1,
+                         architecture='<schedule policy="phase" trace="@OUT@/schedule"/>')
+    env_before = os.environ.get("PY_PHASES")
+    os.environ["PY_PHASES"] = "1"
+    try:
+        run("writer.py", 3, xml, 4)
+    finally:
+        if env_before is None:
+            del os.environ["PY_PHASES"]
+    check_every_block(out, clients=2, iterations=4)
+    with open(os.path.join(out, "schedule.0.csv")) as f:
+        f.readline()
+        import csv
+        rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
+    assert len(rows) == 4
+    in_phase = [r for r in rows if r["phase"] == 1]
+    assert in_phase, f"no store began in a compute phase: {rows}"
+    assert all(r["phase"] != 9 for r in rows), rows
+    for r in in_phase:
+        # Ready at the end of the iteration, while the clients spent 50 ms outside a phase.
+        assert r["begin"] - r["completed"] >= 0.04, r
 
 
 def test_dedicated_nodes(tmp_path):

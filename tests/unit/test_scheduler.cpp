@@ -181,7 +181,7 @@ std::vector<interval> read_trace(const std::string& path, double& created) {
       continue;
     }
     if (line.rfind("iteration", 0) == 0) {
-      EXPECT_EQ(line, "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase");
+      EXPECT_EQ(line, "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase,held");
       continue;
     }
     interval r{};

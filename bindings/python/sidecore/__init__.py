@@ -15,6 +15,7 @@ Every call maps to one call of the C API (Damaris.h). A failing call raises side
 the DAMARIS_* code; an array that does not match its variable's layout raises DtypeError (a
 TypeError) or ShapeError (a ValueError), both sidecore.Error too.
 """
+import contextlib
 import numbers
 import os
 
@@ -294,6 +295,26 @@ class Session:
         """Returns once every iteration this client has ended is stored (damaris_sync()). The
         GIL is released while it waits."""
         _ext.sync()
+
+    def compute_begin(self):
+        """This client enters a compute phase (sidecore_compute_begin()): under
+        <schedule policy="phase"> its writer moves data out only while its clients compute.
+        A few atomic stores; harmless under any other policy."""
+        _ext.compute_begin()
+
+    def compute_end(self):
+        """This client leaves its compute phase (sidecore_compute_end())."""
+        _ext.compute_end()
+
+    @contextlib.contextmanager
+    def computing(self):
+        """`with client.computing(): ...` marks the block as a compute phase (compute_begin,
+        then compute_end even when the block raises)."""
+        self.compute_begin()
+        try:
+            yield self
+        finally:
+            self.compute_end()
 
     def _release_all(self):
         for view in self._allocated.values():

@@ -3,6 +3,7 @@ ids with write (ids from a transposed, non-contiguous view), cube and counts wit
 release, two blocks each, for several iterations. Usage: writer.py <xml> <iterations>"""
 import os
 import sys
+import time
 
 import numpy as np
 from mpi4py import MPI
@@ -40,6 +41,11 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
                 sc.clear("counts", block=block)
             sc.signal("tick")
             sc.end_iteration()
+            if os.environ.get("PY_PHASES"):
+                # 50 ms outside a compute phase (as if communicating), then 100 ms inside one.
+                time.sleep(0.05)
+                with sc.computing():
+                    time.sleep(0.1)
         sc.sync()
         sc.stop()
     else:
