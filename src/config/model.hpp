@@ -242,12 +242,18 @@ enum class schedule_policy : unsigned {
   rate = 1u << 0,   // at most `writers` writers of the job store at once; `bandwidth` per writer
   slots = 1u << 1,  // the iteration time cut into one slot per writer; each stores in its own
   phase = 1u << 2,  // stores begin only while every client of the writer computes
+  ordered = 1u << 3,  // the writers store in one order across the job (schedule_order)
 };
+
+// ordered: iteration (no writer begins an iteration before every writer stored the one
+// before) or writer (also, within an iteration, writer by writer: one total order).
+enum class schedule_order { iteration, writer };
 
 struct schedule_settings {
   unsigned policies = 0;   // bits of schedule_policy; 0 is drain
   int writers = 0;         // rate: at most this many writers store at once; 0: no limit
   double bandwidth = 0.0;  // rate: bytes per second per writer; 0: no limit
+  schedule_order order = schedule_order::iteration;  // ordered: by what
   std::string trace;       // "" or the path prefix of a per-writer trace (CSV) of stores
   int line = 0;            // of the <schedule> element; 0 when there is none
   bool uses(schedule_policy p) const noexcept {

@@ -123,18 +123,19 @@ void read_schedule(const pugi::xml_node& architecture_node, std::string_view tex
       const auto known = std::find_if(schedule_policy_choices.begin(), schedule_policy_choices.end(),
                                       [&](const auto& c) { return name == c.name; });
       if (known == schedule_policy_choices.end()) {
-        const bool later = name == "ordered" || name == "self";
+        const bool later = name == "self";
         r.fail("invalid policy '" + name + "' in attribute 'policy' of <schedule>",
                std::string(later ? "this policy is not available yet; " : "") +
                    "valid values, which may be stacked (\"phase rate\"): drain (store each "
                    "iteration as soon as it is complete, the default), rate (limit concurrent "
                    "writers and/or bandwidth), slots (each writer stores in its slot of the "
-                   "iteration time), phase (store while the clients compute)");
+                   "iteration time), phase (store while the clients compute), ordered (the "
+                   "writers store in one order)");
       }
       if (known->value == schedule_policy::drain) drain = true;
       s.policies |= static_cast<unsigned>(known->value);
     }
-    if (!any) r.invalid("policy", "one or more of drain, rate, slots, phase");
+    if (!any) r.invalid("policy", "one or more of drain, rate, slots, phase, ordered");
     if (drain && s.policies != 0) {
       r.fail("policy=\"" + r.raw("policy") + "\" stacks drain with other policies",
              "drain stores at once and cannot be stacked: give drain alone, or the others "
@@ -160,6 +161,23 @@ void read_schedule(const pugi::xml_node& architecture_node, std::string_view tex
                 "k, M, G or T (powers of 1024, 'B' and '/s' optional), e.g. 200MB/s or 5e7");
     }
     s.bandwidth = *value;
+  }
+  if (r.has("order")) {
+    const std::string value = lowercase(trim(r.raw("order")));
+    if (value == "iteration") {
+      s.order = schedule_order::iteration;
+    } else if (value == "writer") {
+      s.order = schedule_order::writer;
+    } else {
+      r.invalid("order", "iteration (no writer begins an iteration before every writer stored "
+                         "the one before, the default) or writer (also writer by writer within "
+                         "an iteration)");
+    }
+    if (!s.uses(schedule_policy::ordered)) {
+      r.fail("attribute 'order' is given without the ordered policy",
+             "add ordered to the policy (policy=\"ordered\", or stacked: \"ordered rate\"), "
+             "or remove the attribute");
+    }
   }
   if (r.has("trace")) {
     s.trace = trim(r.raw("trace"));

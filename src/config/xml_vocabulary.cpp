@@ -15,7 +15,7 @@ const rule_map& all_rules() {
            "paraview"}}},
         {"architecture",
          {{"name"}, {}, {"domains", "dedicated", "placement", "buffer", "queue", "schedule"}}},
-        {"schedule", {{"policy", "writers", "bandwidth", "trace"}, {}, {}}},
+        {"schedule", {{"policy", "writers", "bandwidth", "order", "trace"}, {}, {}}},
         {"domains", {{"count"}, {}, {}}},
         {"dedicated", {{"cores", "nodes", "threads"}, {}, {}}},
         {"placement", {{}, {}, {}, true, true}},
@@ -202,6 +202,7 @@ const std::vector<choice<schedule_policy>> schedule_policy_choices = {
     {"drain", schedule_policy::drain},
     {"rate", schedule_policy::rate},
     {"slots", schedule_policy::slots},
-    {"phase", schedule_policy::phase}};
+    {"phase", schedule_policy::phase},
+    {"ordered", schedule_policy::ordered}};
 
 }  // namespace sidecore::config::detail

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/backoff.hpp"
 #include "common/log.hpp"
 #include "common/mpi_handles.hpp"
 #include "server/actions.hpp"
@@ -132,16 +133,14 @@ std::string event_dispatcher::finish() {
                                            std::chrono::duration<double>(timeout));
   // The messages were sent before the servers met in MPI_Alltoall: they are in flight or
   // already here. Naps from 50 us, doubling up to 10 ms, keep a late one from costing a core.
-  auto nap = std::chrono::microseconds(50);
+  backoff pause(std::chrono::microseconds(50), std::chrono::microseconds(10000));
   while (!complete()) {
     if (poll()) {
-      nap = std::chrono::microseconds(50);
+      pause.reset();
       continue;
     }
-    const auto now = clock::now();
-    if (now >= deadline) break;
-    std::this_thread::sleep_for(std::min<clock::duration>(nap, deadline - now));
-    nap = std::min(nap * 2, std::chrono::microseconds(10000));
+    if (clock::now() >= deadline) break;
+    pause.nap(deadline);
   }
   if (complete()) return {};
   std::string missing;

@@ -184,6 +184,7 @@ void iteration_processor::finish() {
     m_stored_iterations = m_next_iteration;
     m_pending.erase(it);
   }
+  m_scheduler->finish();
   for (std::size_t s = 0; s < m_stores.size(); ++s) {
     if (!m_stores[s]) continue;
     try {

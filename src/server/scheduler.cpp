@@ -15,6 +15,7 @@
 #include <cinttypes>
 #include <thread>
 
+#include "common/backoff.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/mpi_handles.hpp"
@@ -42,34 +43,33 @@ scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_in
   check_mpi(MPI_Comm_size(writers, &size), "MPI_Comm_size");
   const bool rate = m_settings.uses(config::schedule_policy::rate);
   const bool limited = rate && m_settings.writers > 0 && m_settings.writers < writer_count;
-  if (limited && !independent) {
-    if (writer_index == 0)
-      log::warning(model.file, ":", m_settings.line, ": <schedule writers=\"", m_settings.writers,
-                   "\"> is not applied: a store makes MPI calls among all the writers at each "
-                   "iteration (collective output, a master file or XDMF, or time-invariant "
-                   "variables), so they store together, as one writer");
-  } else if (limited && size < writer_count) {
-    if (writer_index == 0)
-      log::warning(model.file, ":", m_settings.line, ": <schedule writers=\"", m_settings.writers,
-                   "\"> is not applied: the background I/O threads can only take turns over MPI "
-                   "when MPI is initialized with MPI_THREAD_MULTIPLE");
-  } else if (limited) {
-    int rank = 0;
-    check_mpi(MPI_Comm_rank(writers, &rank), "MPI_Comm_rank");
-    const MPI_Aint bytes = rank == 0 ? static_cast<MPI_Aint>(sizeof(std::int64_t)) : 0;
-    check_mpi(
-        MPI_Win_allocate(bytes, sizeof(std::int64_t), MPI_INFO_NULL, writers, &m_turns, &m_window),
-        "MPI_Win_allocate");
-    check_mpi(MPI_Win_set_errhandler(m_window, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
-    if (rank == 0) {
-      check_mpi(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, m_window), "MPI_Win_lock");
-      *m_turns = 0;
-      check_mpi(MPI_Win_unlock(0, m_window), "MPI_Win_unlock");
+  const bool ordered = m_settings.uses(config::schedule_policy::ordered) && writer_count > 1;
+  // What the writers share (turns, progress) lives in windows over `writers`, which then must
+  // span them all, and which a writer waiting for the others must not hold inside a call that
+  // needs them (a collective store).
+  auto shared = [&](const std::string& what) {
+    if (!independent) {
+      if (writer_index == 0)
+        log::warning(model.file, ":", m_settings.line, ": <schedule ", what,
+                     "> is not applied: a store makes MPI calls among all the writers at each "
+                     "iteration (collective output, a master file or XDMF, or time-invariant "
+                     "variables), so they store together, as one writer");
+      return false;
     }
-    // Nobody takes a turn before the count is 0.
-    check_mpi(MPI_Barrier(writers), "MPI_Barrier");
-    check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, m_window), "MPI_Win_lock_all");
-  }
+    if (size < writer_count) {
+      if (writer_index == 0)
+        log::warning(model.file, ":", m_settings.line, ": <schedule ", what,
+                     "> is not applied: the background I/O threads can only coordinate over MPI "
+                     "when MPI is initialized with MPI_THREAD_MULTIPLE");
+      return false;
+    }
+    return true;
+  };
+  if (limited && shared("writers=\"" + std::to_string(m_settings.writers) + "\""))
+    m_turns = std::make_unique<shared_counters>(writers, 1, 0);
+  if (ordered && shared("policy=\"ordered\""))
+    m_progress = std::make_unique<shared_counters>(writers, writer_count, -1);
+  m_seen.assign(static_cast<std::size_t>(writer_count), -1);
   if (!m_settings.trace.empty()) {
     const std::string path = m_settings.trace + "." + std::to_string(writer_index) + ".csv";
     m_trace = std::fopen(path.c_str(), "w");
@@ -82,7 +82,7 @@ scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_in
                    "created=%.6f\n"
                    "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase,held\n",
                    writer_index, writer_count, m_settings.writers, m_settings.bandwidth,
-                   m_window != MPI_WIN_NULL ? 1 : 0, m_settings.policies,
+                   m_turns ? 1 : 0, m_settings.policies,
                    seconds_since_epoch(m_created));
       std::fflush(m_trace);
     }
@@ -92,11 +92,8 @@ scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_in
 scheduler::~scheduler() {
   if (m_holding) give_turn_back();
   if (m_trace) std::fclose(m_trace);
-  if (m_window != MPI_WIN_NULL) {
-    // The window is left to MPI_Finalize: freeing it is collective over the writers, and a
-    // writer whose loop ended on an error would leave the others waiting in MPI_Win_free.
-    MPI_Win_unlock_all(m_window);
-  }
+  // A writer that stops early (an error) must not keep the others waiting for its progress.
+  finish();
   if (!m_settings.drains() && m_counters.stores > 0) {
     try {
       const scheduler_counters& c = m_counters;
@@ -126,8 +123,9 @@ void scheduler::before_store(int iteration, std::uint64_t bytes, clock::time_poi
   if (m_settings.uses(config::schedule_policy::rate) && m_settings.bandwidth > 0) throttle(bytes);
   if (m_settings.uses(config::schedule_policy::slots)) wait_for_slot(completed);
   if (m_settings.uses(config::schedule_policy::phase)) wait_for_phase(bytes);
+  if (m_progress) wait_for_order(iteration);
   if (m_settings.uses(config::schedule_policy::rate)) {
-    if (m_window != MPI_WIN_NULL) {
+    if (m_turns) {
       const auto start = clock::now();
       m_holding = take_turn();
       m_counters.seconds_waiting_turn +=
@@ -142,6 +140,13 @@ void scheduler::after_store() noexcept {
   const auto end = clock::now();
   const bool held = m_holding;
   if (m_holding) give_turn_back();
+  if (m_progress && m_progress->try_store(m_writer_index, m_iteration) != MPI_SUCCESS) {
+    try {
+      log::error("publishing this writer's progress failed: writers after it in <schedule "
+                 "policy=\"ordered\"> wait for their deadline");
+    } catch (...) {
+    }
+  }
   ++m_counters.stores;
   if (m_bytes > 0) {
     // What a byte costs the stores, smoothed: phase judges from it whether a store fits.
@@ -274,6 +279,7 @@ void scheduler::wait_for_phase(std::uint64_t bytes) {
   }
   const double expected = m_seconds_per_byte * static_cast<double>(bytes);
   std::uint32_t why = 0;
+  backoff pause(std::chrono::microseconds(20), std::chrono::microseconds(500));
   if (clients_compute(expected, why)) {
     m_phase_reason = why;
     if (why == transport::client_phase::unmarked && !m_warned_phase) {
@@ -288,7 +294,6 @@ void scheduler::wait_for_phase(std::uint64_t bytes) {
   const auto start = clock::now();
   const auto deadline = start + std::chrono::duration_cast<clock::duration>(
                                     std::chrono::duration<double>(deadline_seconds()));
-  auto nap = std::chrono::microseconds(20);
   while (!clients_compute(expected, why)) {
     if (clock::now() >= deadline) {
       log::warning("iteration ", m_iteration, ": storing now, after waiting ", deadline_seconds(),
@@ -298,8 +303,7 @@ void scheduler::wait_for_phase(std::uint64_t bytes) {
       why = 9;
       break;
     }
-    std::this_thread::sleep_for(nap);
-    nap = std::min(nap * 2, std::chrono::microseconds(500));
+    pause.nap(deadline);
   }
   m_phase_reason = why;
   m_counters.seconds_waiting_phase += std::chrono::duration<double>(clock::now() - start).count();
@@ -309,40 +313,76 @@ bool scheduler::take_turn() {
   const std::int64_t limit = m_settings.writers;
   const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
                                            std::chrono::duration<double>(deadline_seconds()));
-  auto nap = std::chrono::microseconds(20);
+  backoff pause(std::chrono::microseconds(20), std::chrono::microseconds(1000));
   for (;;) {
     // Take one, then give it back if there were not one to take. The count may exceed the
     // limit for a moment by those about to give back, which only makes others look again:
     // a writer holds a turn only when fewer than `writers` were counted before its own.
-    const std::int64_t one = 1, minus_one = -1;
-    std::int64_t taken = 0, ignored = 0;
-    check_mpi(MPI_Fetch_and_op(&one, &taken, MPI_INT64_T, 0, 0, MPI_SUM, m_window),
-              "MPI_Fetch_and_op");
-    check_mpi(MPI_Win_flush(0, m_window), "MPI_Win_flush");
+    const std::int64_t taken = m_turns->fetch_add(0, 1);
     if (taken < limit) return true;
-    check_mpi(MPI_Fetch_and_op(&minus_one, &ignored, MPI_INT64_T, 0, 0, MPI_SUM, m_window),
-              "MPI_Fetch_and_op");
-    check_mpi(MPI_Win_flush(0, m_window), "MPI_Win_flush");
+    m_turns->fetch_add(0, -1);
     if (clock::now() >= deadline) {
       log::warning("iteration ", m_iteration, ": storing now without a turn, after waiting ",
                    deadline_seconds(), " s while ", taken, " of <schedule writers=\"", limit,
                    "\"> were taken (a writer that holds one may be stuck)");
       return false;
     }
-    std::this_thread::sleep_for(nap);
-    nap = std::min(nap * 2, std::chrono::microseconds(1000));
+    pause.nap(deadline);
   }
 }
 
 void scheduler::give_turn_back() {
   m_holding = false;
-  const std::int64_t minus_one = -1;
-  std::int64_t previous = 0;
-  const int rc = MPI_Fetch_and_op(&minus_one, &previous, MPI_INT64_T, 0, 0, MPI_SUM, m_window);
-  if (rc != MPI_SUCCESS || MPI_Win_flush(0, m_window) != MPI_SUCCESS) {
+  const int rc = m_turns->try_fetch_add(0, -1);
+  if (rc != MPI_SUCCESS) {
     try {
       log::error("giving a <schedule> turn back failed (MPI error ", rc,
                  "): the other writers will store without it after their deadline");
+    } catch (...) {
+    }
+  }
+}
+
+// ordered: the writers' progress (the last iteration each stored) is shared. By iteration, a
+// writer begins iteration k once every writer has stored k - 1; by writer, also once the
+// writers before it have stored k. A writer that has finished counts as past every iteration.
+void scheduler::wait_for_order(int iteration) {
+  const bool by_writer = m_settings.order == config::schedule_order::writer;
+  auto allowed = [&] {
+    for (int w = 0; w < m_writer_count; ++w) {
+      if (w == m_writer_index) continue;
+      const std::int64_t needed = by_writer && w < m_writer_index ? iteration : iteration - 1;
+      if (m_seen[static_cast<std::size_t>(w)] >= needed) continue;  // progress only grows
+      m_seen[static_cast<std::size_t>(w)] = m_progress->read(w);
+      if (m_seen[static_cast<std::size_t>(w)] < needed) return false;
+    }
+    return true;
+  };
+  if (allowed()) return;
+  const auto start = clock::now();
+  const auto deadline = start + std::chrono::duration_cast<clock::duration>(
+                                    std::chrono::duration<double>(deadline_seconds()));
+  backoff pause(std::chrono::microseconds(20), std::chrono::microseconds(1000));
+  while (!allowed()) {
+    if (clock::now() >= deadline) {
+      log::warning("iteration ", iteration, ": storing now, out of <schedule policy=\"ordered\"> "
+                   "order, after waiting ", deadline_seconds(),
+                   " s for the writers before (one may be stuck or have stopped early)");
+      ++m_counters.order_forced;
+      break;
+    }
+    pause.nap(deadline);
+  }
+  m_counters.seconds_waiting_order += std::chrono::duration<double>(clock::now() - start).count();
+}
+
+void scheduler::finish() noexcept {
+  if (!m_progress) return;
+  const int rc = m_progress->try_store(m_writer_index, finished_all);
+  if (rc != MPI_SUCCESS) {
+    try {
+      log::error("publishing the end of this writer's stores failed (MPI error ", rc,
+                 "): writers after it in <schedule policy=\"ordered\"> wait for their deadline");
     } catch (...) {
     }
   }

@@ -2,7 +2,7 @@
 // docs/scheduling.md): at once (drain), or after the waits of the stacked policies, in this
 // order: each writer's bandwidth (rate), its slot of the iteration time (slots), a moment
 // when every one of its clients computes (phase), then one of the turns shared by the writers
-// of the job (rate). The iteration processor of every mode asks it before and after the
+// of the job (rate), then the writers before it in the job's order (ordered). The iteration processor of every mode asks it before and after the
 // stores of each iteration.
 #pragma once
 
@@ -11,10 +11,12 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "config/model.hpp"
+#include "server/shared_counters.hpp"
 #include "transport/client_phase.hpp"
 
 namespace sidecore::server {
@@ -28,6 +30,8 @@ struct scheduler_counters {
   std::uint64_t slots_missed = 0;     // stores ready only after their slot had passed
   double seconds_waiting_phase = 0.0; // waited for the clients to compute
   std::uint64_t phases_forced = 0;    // stores run outside a compute phase after the deadline
+  double seconds_waiting_order = 0.0; // waited for the writers before (ordered)
+  std::uint64_t order_forced = 0;     // stores run out of order after the deadline
 };
 
 class scheduler {
@@ -55,8 +59,11 @@ class scheduler {
   // the trace).
   void before_store(int iteration, std::uint64_t bytes,
                     std::chrono::steady_clock::time_point completed, std::uint64_t held = 0);
-  // The stores of the iteration have returned: gives the turn back and records the interval.
+  // The stores of the iteration have returned: gives the turn back, publishes the progress
+  // and records the interval.
   void after_store() noexcept;
+  // This writer stores nothing more (ordered: the writers after it stop waiting for it).
+  void finish() noexcept;
 
   // The clients whose phases policy="phase" follows (each written by its client; they must
   // outlive the scheduler). Without them (synchronous mode, dedicated nodes) the policy is
@@ -67,7 +74,9 @@ class scheduler {
 
   const scheduler_counters& counters() const noexcept { return m_counters; }
   // True when turns are counted across writers (policy rate with writers, coordinated).
-  bool limits_writers() const noexcept { return m_window != MPI_WIN_NULL; }
+  bool limits_writers() const noexcept { return m_turns != nullptr; }
+  // True when the writers' progress is shared (policy ordered, coordinated).
+  bool orders_writers() const noexcept { return m_progress != nullptr; }
 
  private:
   using clock = std::chrono::steady_clock;
@@ -77,6 +86,8 @@ class scheduler {
   // seconds; why: what the last answer was (a client_phase::state, or computing).
   bool clients_compute(double expected, std::uint32_t& why) const noexcept;
   void wait_for_phase(std::uint64_t bytes);
+  void wait_for_order(int iteration);
+  static constexpr std::int64_t finished_all = INT64_MAX;
   bool take_turn();
   void give_turn_back();
   double deadline_seconds() const noexcept;
@@ -86,8 +97,9 @@ class scheduler {
   double m_timeout;    // the buffer's timeout; 0 for ever
   int m_writer_index;
   int m_writer_count;
-  MPI_Win m_window = MPI_WIN_NULL;
-  std::int64_t* m_turns = nullptr;  // on writer 0: turns taken
+  std::unique_ptr<shared_counters> m_turns;     // rate writers=K: turns taken
+  std::unique_ptr<shared_counters> m_progress;  // ordered: the last iteration each stored
+  std::vector<std::int64_t> m_seen;             // ordered: progress read so far
   clock::time_point m_created;
   // Token bucket for the bandwidth: bytes that may be stored now, as of m_filled.
   double m_allowance = 0.0;

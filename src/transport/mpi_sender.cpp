@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "common/backoff.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/mpi_handles.hpp"
@@ -41,32 +42,12 @@ mpi_sender::~mpi_sender() {
   }
 }
 
-namespace {
-
-class nap {
- public:
-  void take() {
-    if (m_tests < 16) {  // a completion due right now costs no sleep
-      ++m_tests;
-      return;
-    }
-    std::this_thread::sleep_for(m_length);
-    m_length = std::min(m_length * 2, longest);
-  }
-
- private:
-  static constexpr std::chrono::microseconds longest{
-      static_cast<long>(mpi_sender::longest_nap_seconds * 1e6)};
-  int m_tests = 0;
-  std::chrono::microseconds m_length{10};
-};
-
-}  // namespace
-
 template <typename Ready>
 bool mpi_sender::wait_until(Ready ready) {
   double started = MPI_Wtime();
-  nap pause;
+  // Sixteen tests before the first nap: a completion due right now costs no sleep.
+  backoff pause(std::chrono::microseconds(10),
+                std::chrono::microseconds(static_cast<long>(longest_nap_seconds * 1e6)), 16);
   for (;;) {
     const std::uint64_t completed = m_completed;
     progress();
@@ -80,7 +61,7 @@ bool mpi_sender::wait_until(Ready ready) {
       m_stalled = true;
       return false;
     }
-    pause.take();
+    pause.nap();
   }
 }
 

@@ -12,6 +12,8 @@ slot and what the clients' phases were):
   iteration completed, and the writers' slots of an iteration do not overlap;
 - phase: with the clients marking compute phases (E2E_PHASES; each logs them), every store
   begins inside a compute phase of every client of its writer, and some had to wait for one;
+- ordered: no writer begins iteration k before every writer has stored k - 1 (order
+  "iteration"), nor, with order "writer", before the writers ahead of it stored k;
 - and every value written is stored (read back with h5py).
 
     run_schedule.py --writer ./e2e_writer --xml schedule.xml.in --np 6 --cores 1 \
@@ -118,6 +120,31 @@ def check_slots(traces):
     print(f"slots: {count} writers each began in its own slot ({missed} late)")
 
 
+def check_order(traces, by_writer):
+    ends = {}
+    for w, (_, rows) in traces.items():
+        for r in rows:
+            ends[(int(r["iteration"]), w)] = r["end"]
+    checked = 0
+    for w, (_, rows) in traces.items():
+        for r in rows:
+            it = int(r["iteration"])
+            for v in traces:
+                if v == w:
+                    continue
+                before = it if by_writer and v < w else it - 1
+                if before < 0:
+                    continue
+                end = ends.get((before, v))
+                if end is None:
+                    fail(f"writer {v} has no store of iteration {before}")
+                if r["begin"] + 2e-6 < end:
+                    fail(f"writer {w} began iteration {it} at {r['begin']:.6f}, before writer {v} "
+                         f"ended iteration {before} at {end:.6f}")
+                checked += 1
+    print(f"ordered ({'writer' if by_writer else 'iteration'}): {checked} pairs of stores in order")
+
+
 def read_phases(out):
     phases = {}
     for path in glob.glob(os.path.join(out, "phases.*.csv")):
@@ -204,6 +231,13 @@ def main():
     ap.add_argument("--phases", default="",
                     help="other_ms,compute_ms: clients mark compute phases (E2E_PHASES), "
                          "run ahead of their writers (E2E_NO_SYNC) and log the phases")
+    ap.add_argument("--lag-ms", type=int, default=0,
+                    help="the last client sleeps this long per iteration and clients run ahead "
+                         "of their writers (E2E_LAG_MS, E2E_NO_SYNC): its writer falls behind")
+    ap.add_argument("--order", default="", help="the <schedule order=...> of ordered")
+    ap.add_argument("--check-order", action="store_true",
+                    help="check the order of ordered even when the policy does not ask for it "
+                         "(to see that the check fails without it)")
     ap.add_argument("--writers", type=int, default=0)
     ap.add_argument("--bandwidth", type=float, default=0.0)
     ap.add_argument("--master-file", action="store_true",
@@ -228,6 +262,8 @@ def main():
         limits.append(f'writers="{args.writers}"')
     if args.bandwidth:
         limits.append(f'bandwidth="{args.bandwidth:.0f}"')
+    if args.order:
+        limits.append(f'order="{args.order}"')
     shm_before = job_segments()
     with tempfile.TemporaryDirectory(prefix="sidecore-schedule-") as out:
         xml = open(args.xml).read()
@@ -246,6 +282,9 @@ def main():
             extra["E2E_THREAD_MULTIPLE"] = "1"
         if args.phases:
             extra["E2E_PHASES"] = args.phases
+            extra["E2E_NO_SYNC"] = "1"
+        if args.lag_ms:
+            extra["E2E_LAG_MS"] = str(args.lag_ms)
             extra["E2E_NO_SYNC"] = "1"
         env = mpi_env(args.ranks_per_node, **extra)
         returncode, output = run_job(args.np, [args.writer, xml_path, str(args.iterations)], env,
@@ -279,6 +318,8 @@ def main():
         policies = args.policy.replace(",", " ").split()
         if "slots" in policies:
             check_slots(traces)
+        if ("ordered" in policies or args.check_order) and not args.expect_not_applied:
+            check_order(traces, args.order == "writer")
         if "phase" in policies and not args.expect_not_applied:
             per_node = args.ranks_per_node or args.np
             check_phase(traces, out,

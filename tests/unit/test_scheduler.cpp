@@ -90,7 +90,7 @@ TEST(schedule_config, bad_values_name_file_line_and_valid_values) {
   std::string e = error_of("<schedule policy=\"fast\"/>");
   EXPECT_TRUE(contains(e, "bad.xml:4: ")) << e;
   EXPECT_TRUE(contains(e, "'fast'") && contains(e, "drain") && contains(e, "rate")) << e;
-  e = error_of("<schedule policy=\"ordered\"/>");
+  e = error_of("<schedule policy=\"self\"/>");
   EXPECT_TRUE(contains(e, "not available yet")) << e;
   e = error_of("<schedule policy=\"phase fast\"/>");
   EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "'fast'") && contains(e, "stacked")) << e;
@@ -137,6 +137,7 @@ TEST(schedule_config, policies_stack) {
                                unsigned(cfg::schedule_policy::rate)},
       {"phase+phase", unsigned(cfg::schedule_policy::phase)},
       {"drain", 0u},
+      {"ordered rate", unsigned(cfg::schedule_policy::ordered) | unsigned(cfg::schedule_policy::rate)},
   };
   for (const auto& c : cases) {
     const std::string limit =
@@ -145,6 +146,37 @@ TEST(schedule_config, policies_stack) {
         with_schedule(std::string("<schedule policy=\"") + c.text + "\"" + limit + "/>"),
         "good.xml");
     EXPECT_EQ(m.arch.schedule.policies, c.policies) << c.text;
+  }
+}
+
+TEST(schedule_config, order_of_ordered) {
+  cfg::model m = cfg::parse_model(with_schedule("<schedule policy=\"ordered\"/>"), "good.xml");
+  EXPECT_EQ(m.arch.schedule.order, cfg::schedule_order::iteration);
+  m = cfg::parse_model(with_schedule("<schedule policy=\"ordered\" order=\"Writer\"/>"), "good.xml");
+  EXPECT_EQ(m.arch.schedule.order, cfg::schedule_order::writer);
+  std::string e = error_of("<schedule policy=\"ordered\" order=\"source\"/>");
+  EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "'order'") && contains(e, "iteration") &&
+              contains(e, "writer"))
+      << e;
+  e = error_of("<schedule policy=\"phase\" order=\"writer\"/>");
+  EXPECT_TRUE(contains(e, "without the ordered policy")) << e;
+}
+
+// One writer, or writers without a communicator spanning them: nothing to order, no wait.
+TEST(schedule_ordered, alone_or_uncoordinated_does_not_wait) {
+  using steady = std::chrono::steady_clock;
+  cfg::model m = cfg::parse_model(with_schedule("<schedule policy=\"ordered\"/>"), "good.xml");
+  m.arch.wait_timeout_seconds = 5;
+  for (int count : {1, 3}) {
+    sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, count, true);
+    EXPECT_FALSE(s.orders_writers());
+    const auto start = steady::now();
+    s.before_store(0, 10, start);
+    s.after_store();
+    s.before_store(1, 10, start);
+    s.after_store();
+    s.finish();
+    EXPECT_LT(std::chrono::duration<double>(steady::now() - start).count(), 1.0);
   }
 }
 
