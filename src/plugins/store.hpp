@@ -54,6 +54,10 @@ struct store_context {
   // MPI_THREAD_MULTIPLE), comm is MPI_COMM_SELF and this is the communicator of all writers,
   // usable only from finish(); MPI_COMM_NULL otherwise.
   MPI_Comm finish_comm = MPI_COMM_NULL;
+  // The writers must store each iteration without calling each other (<schedule> takes turns
+  // or orders them): a store that exchanges metadata among them (store_needs::
+  // writers_exchange) does so in finish() instead, over comm (or finish_comm when set).
+  bool defer_exchange = false;
 };
 
 class store {

@@ -38,6 +38,23 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
   MPI_Comm_size(writers, &size);
   if (writer_index >= 0) rank = writer_index;
   if (writer_count > 0) size = writer_count;
+  // A schedule that has the writers take turns or follow an order needs them to store each
+  // iteration without calling each other: stores that only exchange metadata among writers
+  // (a master file, the XDMF) do it at the end instead. Collective writes and time-invariant
+  // variables (on which the writers agree) cannot wait.
+  const config::schedule_settings& schedule = model.arch.schedule;
+  const bool coordinated =
+      size > 1 && ((schedule.uses(config::schedule_policy::rate) && schedule.writers > 0 &&
+                    schedule.writers < size) ||
+                   schedule.uses(config::schedule_policy::ordered));
+  auto deferrable = [&](std::size_t s) {
+    const plugins::store_needs needs = plugins::needs_of(model, model.stores[s]);
+    if (!coordinated || needs.collective_writes || !needs.writers_exchange) return false;
+    return std::none_of(model.variables.begin(), model.variables.end(),
+                        [s](const config::variable& v) {
+                          return v.store_index == s && v.enabled && !v.time_varying;
+                        });
+  };
   m_stores.resize(model.stores.size());
   for (std::size_t s = 0; s < model.stores.size(); ++s) {
     bool used = std::any_of(model.variables.begin(), model.variables.end(),
@@ -50,6 +67,7 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
     context.writer_index = rank;
     context.writer_count = size;
     context.finish_comm = finish_comm;
+    context.defer_exchange = deferrable(s);
     m_stores[s] = plugins::make_store(context);
   }
   m_actions.reserve(model.action_plugins.size());
@@ -70,7 +88,8 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
   for (std::size_t s = 0; s < m_stores.size(); ++s) {
     if (!m_stores[s]) continue;
     const plugins::store_needs needs = plugins::needs_of(model, model.stores[s]);
-    independent = independent && !needs.collective_writes && !needs.writers_exchange;
+    independent = independent && !needs.collective_writes &&
+                  (!needs.writers_exchange || deferrable(s));
     for (const config::variable& v : model.variables)
       if (v.store_index == s && v.enabled && !v.time_varying) independent = false;
   }

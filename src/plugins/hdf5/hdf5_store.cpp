@@ -57,7 +57,8 @@ void hdf5_store::finish() {
     return;
   }
   const error_print_guard quiet;
-  const MPI_Comm comm = m_context.finish_comm;
+  const MPI_Comm comm =
+      m_context.finish_comm != MPI_COMM_NULL ? m_context.finish_comm : m_context.comm;
   // Every writer stored the same iterations; agree anyway, so that no writer waits for a step
   // another one never had.
   int steps = static_cast<int>(m_deferred.size());

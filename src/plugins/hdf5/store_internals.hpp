@@ -80,8 +80,15 @@ class hdf5_store final : public store {
     // master file or an XDMF that would only show one writer's blocks.
     int size = 1;
     MPI_Comm_size(context.comm, &size);
-    if (size < context.writer_count && (m_options.virtual_view || m_options.xdmf) &&
-        context.finish_comm != MPI_COMM_NULL) {
+    if (context.defer_exchange && (m_options.virtual_view || m_options.xdmf)) {
+      m_deferred_view = true;
+      if (context.writer_index == 0)
+        log::info("store '", context.settings->name,
+                  "': the master files and the XDMF are written at the end of the run (the "
+                  "<schedule> has the writers store each iteration without waiting for each "
+                  "other)");
+    } else if (size < context.writer_count && (m_options.virtual_view || m_options.xdmf) &&
+               context.finish_comm != MPI_COMM_NULL) {
       // They can at the end of the run: each keeps its blocks' metadata until then.
       m_deferred_view = true;
       if (context.writer_index == 0)
