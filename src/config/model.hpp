@@ -243,6 +243,7 @@ enum class schedule_policy : unsigned {
   slots = 1u << 1,  // the iteration time cut into one slot per writer; each stores in its own
   phase = 1u << 2,  // stores begin only while every client of the writer computes
   ordered = 1u << 3,  // the writers store in one order across the job (schedule_order)
+  self = 1u << 4,     // phase, slots or at once, chosen from what is measured, and adapted
 };
 
 // ordered: iteration (no writer begins an iteration before every writer stored the one

@@ -123,19 +123,23 @@ void read_schedule(const pugi::xml_node& architecture_node, std::string_view tex
       const auto known = std::find_if(schedule_policy_choices.begin(), schedule_policy_choices.end(),
                                       [&](const auto& c) { return name == c.name; });
       if (known == schedule_policy_choices.end()) {
-        const bool later = name == "self";
         r.fail("invalid policy '" + name + "' in attribute 'policy' of <schedule>",
-               std::string(later ? "this policy is not available yet; " : "") +
-                   "valid values, which may be stacked (\"phase rate\"): drain (store each "
-                   "iteration as soon as it is complete, the default), rate (limit concurrent "
-                   "writers and/or bandwidth), slots (each writer stores in its slot of the "
-                   "iteration time), phase (store while the clients compute), ordered (the "
-                   "writers store in one order)");
+               "valid values, which may be stacked (\"phase rate\"): drain (store each "
+               "iteration as soon as it is complete, the default), rate (limit concurrent "
+               "writers and/or bandwidth), slots (each writer stores in its slot of the "
+               "iteration time), phase (store while the clients compute), ordered (the "
+               "writers store in one order), self (chosen from what is measured)");
       }
       if (known->value == schedule_policy::drain) drain = true;
       s.policies |= static_cast<unsigned>(known->value);
     }
-    if (!any) r.invalid("policy", "one or more of drain, rate, slots, phase, ordered");
+    if (!any) r.invalid("policy", "one or more of drain, rate, slots, phase, ordered, self");
+    if (s.uses(schedule_policy::self) &&
+        (s.uses(schedule_policy::slots) || s.uses(schedule_policy::phase))) {
+      r.fail("policy=\"" + r.raw("policy") + "\" stacks self with slots or phase",
+             "self chooses between slots, phase and storing at once by itself: give self "
+             "alone, or stacked with rate or ordered");
+    }
     if (drain && s.policies != 0) {
       r.fail("policy=\"" + r.raw("policy") + "\" stacks drain with other policies",
              "drain stores at once and cannot be stacked: give drain alone, or the others "

@@ -203,6 +203,7 @@ const std::vector<choice<schedule_policy>> schedule_policy_choices = {
     {"rate", schedule_policy::rate},
     {"slots", schedule_policy::slots},
     {"phase", schedule_policy::phase},
-    {"ordered", schedule_policy::ordered}};
+    {"ordered", schedule_policy::ordered},
+    {"self", schedule_policy::self}};
 
 }  // namespace sidecore::config::detail

@@ -12,6 +12,8 @@
 #include "server/scheduler.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 #include <cinttypes>
 #include <thread>
 
@@ -37,6 +39,7 @@ scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_in
       m_timeout(model.arch.wait_timeout_seconds),
       m_writer_index(writer_index),
       m_writer_count(writer_count),
+      m_buffer_bytes(static_cast<double>(model.arch.buffer_size)),
       m_created(clock::now()),
       m_filled(m_created) {
   int size = 1;
@@ -103,7 +106,9 @@ scheduler::~scheduler() {
                 " s waiting for the clients to compute (", c.phases_forced,
                 " stores begun outside a compute phase at the deadline), ",
                 c.seconds_waiting_turn, " s waiting for a turn (", c.turns_forced,
-                " stores run without one at the deadline)");
+                " stores run without one at the deadline), ", c.seconds_waiting_order,
+                " s waiting for the writers before (", c.order_forced, " out of order), ",
+                c.self_changes, " choice(s) of self");
     } catch (...) {
     }
   }
@@ -121,7 +126,10 @@ void scheduler::before_store(int iteration, std::uint64_t bytes, clock::time_poi
   m_phase_reason = static_cast<std::uint32_t>(-1);
   m_slot_begin = m_slot_end = clock::time_point{};
   if (m_settings.uses(config::schedule_policy::rate) && m_settings.bandwidth > 0) throttle(bytes);
-  if (m_settings.uses(config::schedule_policy::slots)) wait_for_slot(completed);
+  note_completion(completed);
+  if (m_settings.uses(config::schedule_policy::slots))
+    wait_for_slot(completed, m_writer_index, m_writer_count);
+  if (m_settings.uses(config::schedule_policy::self)) apply_self(iteration, completed, bytes, held);
   if (m_settings.uses(config::schedule_policy::phase)) wait_for_phase(bytes);
   if (m_progress) wait_for_order(iteration);
   if (m_settings.uses(config::schedule_policy::rate)) {
@@ -155,6 +163,8 @@ void scheduler::after_store() noexcept {
     m_seconds_per_byte =
         m_seconds_per_byte == 0.0 ? per_byte : 0.5 * m_seconds_per_byte + 0.5 * per_byte;
   }
+  const double took = std::chrono::duration<double>(end - m_begin).count();
+  m_store_seconds = m_store_seconds == 0.0 ? took : 0.5 * m_store_seconds + 0.5 * took;
   if (m_trace) {
     const bool slot = m_slot_end != clock::time_point{};
     std::fprintf(m_trace, "%d,%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%d,%.6f,%.6f,%d,%" PRIu64 "\n", m_iteration,
@@ -202,26 +212,33 @@ void scheduler::throttle(std::uint64_t bytes) {
   m_counters.seconds_throttled += std::chrono::duration<double>(clock::now() - start).count();
 }
 
-// The interval between complete iterations, averaged over the last four. Slot w of W starts
-// w/W of it after the iteration completed and lasts 1/W of it. The first iteration has no
-// interval to go by (the time since the start would count the set-up): it is stored at once.
-void scheduler::wait_for_slot(clock::time_point completed) {
+// The interval between complete iterations, averaged over the last four (0 until two have
+// completed: the time since the start would count the set-up).
+void scheduler::note_completion(clock::time_point completed) {
   const clock::time_point since = m_last_completed;
-  const double interval = std::chrono::duration<double>(completed - since).count();
   if (since != clock::time_point{} && completed > since) {
-    m_periods.push_back(interval);
+    m_periods.push_back(std::chrono::duration<double>(completed - since).count());
     if (m_periods.size() > 4) m_periods.erase(m_periods.begin());
   }
   m_last_completed = std::max(m_last_completed, completed);
-  if (m_periods.empty() || m_writer_count < 2) return;
-  double period = 0.0;
-  for (double p : m_periods) period += p;
-  period /= static_cast<double>(m_periods.size());
-  const double width = period / m_writer_count;
+}
+
+double scheduler::period() const noexcept {
+  if (m_periods.empty()) return 0.0;
+  double sum = 0.0;
+  for (double p : m_periods) sum += p;
+  return sum / static_cast<double>(m_periods.size());
+}
+
+// Slot `slot` of `count` starts slot/count of the period after the iteration completed and
+// lasts 1/count of it.
+void scheduler::wait_for_slot(clock::time_point completed, int slot, int count) {
+  const double width = period() / count;
+  if (width <= 0.0 || count < 2) return;
   const auto offset = [](double seconds) {
     return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
   };
-  m_slot_begin = completed + offset(width * m_writer_index);
+  m_slot_begin = completed + offset(width * slot);
   m_slot_end = m_slot_begin + offset(width);
   const auto start = clock::now();
   if (start >= m_slot_end) {
@@ -233,6 +250,73 @@ void scheduler::wait_for_slot(clock::time_point completed) {
   const auto deadline = start + offset(deadline_seconds());
   std::this_thread::sleep_until(std::min(m_slot_begin, deadline));
   m_counters.seconds_waiting_slot += std::chrono::duration<double>(clock::now() - start).count();
+}
+
+// self: from the buffer's fill, the clients' phases, the iteration period and the time a
+// store takes, in this order of precedence.
+scheduler::self_choice scheduler::choose(std::uint64_t held) {
+  self_choice c;
+  const double fill = m_buffer_bytes > 0 ? static_cast<double>(held) / m_buffer_bytes : 0.0;
+  const bool pressed = fill > 0.5 || (m_choice.kind == self_choice::at_once && m_choice.pressed &&
+                                      fill > 0.25);
+  if (!m_marks_seen) {
+    for (const transport::client_phase* p : m_phases) {
+      const std::uint32_t state = p->current.load(std::memory_order_relaxed);
+      if (state == transport::client_phase::computing || state == transport::client_phase::other)
+        m_marks_seen = true;
+    }
+  }
+  const double t = period(), s = m_store_seconds;
+  std::ostringstream why;
+  why.precision(3);
+  if (pressed) {
+    c.kind = self_choice::at_once;
+    c.pressed = true;
+    why << "the buffer is " << static_cast<int>(100 * fill)
+        << "% full: storing at once until it is under 25%";
+  } else if (m_marks_seen) {
+    c.kind = self_choice::phase;
+    why << "the clients mark their compute phases: storing only while they compute";
+  } else if (m_writer_count < 2) {
+    c.kind = self_choice::at_once;
+    why << "one writer, no compute phases marked: storing at once";
+  } else if (t <= 0.0 || s <= 0.0) {
+    c.kind = self_choice::at_once;
+    why << "nothing measured yet: storing at once";
+  } else {
+    const int fit = static_cast<int>(std::min<double>(m_writer_count, std::floor(t / s)));
+    if (fit < 2) {
+      c.kind = self_choice::at_once;
+      why << "a store takes " << 1e3 * s << " ms of the " << 1e3 * t
+          << " ms between iterations: no room for slots, storing at once";
+    } else {
+      c.kind = self_choice::slotted;
+      c.slots = fit;
+      why << "iterations every " << 1e3 * t << " ms, a store takes " << 1e3 * s << " ms, "
+          << m_writer_count << " writers: " << fit << " slots of " << 1e3 * t / fit
+          << " ms, at most " << (m_writer_count + fit - 1) / fit << " writer(s) storing at once";
+    }
+  }
+  c.why = why.str();
+  return c;
+}
+
+void scheduler::apply_self(int iteration, clock::time_point completed, std::uint64_t bytes,
+                           std::uint64_t held) {
+  const self_choice c = choose(held);
+  if (c.kind != m_choice.kind || c.slots != m_choice.slots || m_choice.why.empty()) {
+    // Writer 0 speaks for all at info level (they measure the same rhythm); the others say
+    // it at debug level.
+    if (m_writer_index == 0)
+      log::info("schedule self, from iteration ", iteration, ": ", c.why);
+    else
+      log::debug("schedule self (writer ", m_writer_index, "), from iteration ", iteration, ": ",
+                 c.why);
+    ++m_counters.self_changes;
+  }
+  m_choice = c;
+  if (c.kind == self_choice::slotted) wait_for_slot(completed, m_writer_index % c.slots, c.slots);
+  if (c.kind == self_choice::phase) wait_for_phase(bytes);
 }
 
 bool scheduler::clients_compute(double expected, std::uint32_t& why) const noexcept {

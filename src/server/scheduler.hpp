@@ -32,6 +32,7 @@ struct scheduler_counters {
   std::uint64_t phases_forced = 0;    // stores run outside a compute phase after the deadline
   double seconds_waiting_order = 0.0; // waited for the writers before (ordered)
   std::uint64_t order_forced = 0;     // stores run out of order after the deadline
+  std::uint64_t self_changes = 0;     // times self changed what it does
 };
 
 class scheduler {
@@ -81,7 +82,19 @@ class scheduler {
  private:
   using clock = std::chrono::steady_clock;
   void throttle(std::uint64_t bytes);
-  void wait_for_slot(clock::time_point completed);
+  void note_completion(clock::time_point completed);
+  double period() const noexcept;  // between complete iterations; 0 until measured
+  void wait_for_slot(clock::time_point completed, int slot, int count);
+  // self: what to wait for, and why (logged when it changes).
+  struct self_choice {
+    enum kind_t { at_once, phase, slotted } kind = at_once;
+    int slots = 0;
+    bool pressed = false;  // at once because the buffer filled
+    std::string why;
+  };
+  self_choice choose(std::uint64_t held);
+  void apply_self(int iteration, clock::time_point completed, std::uint64_t bytes,
+                  std::uint64_t held);
   // Whether every client computes, with time left in its phase for a store of `expected`
   // seconds; why: what the last answer was (a client_phase::state, or computing).
   bool clients_compute(double expected, std::uint32_t& why) const noexcept;
@@ -97,6 +110,7 @@ class scheduler {
   double m_timeout;    // the buffer's timeout; 0 for ever
   int m_writer_index;
   int m_writer_count;
+  double m_buffer_bytes;  // the buffer's size (self watches its fill)
   std::unique_ptr<shared_counters> m_turns;     // rate writers=K: turns taken
   std::unique_ptr<shared_counters> m_progress;  // ordered: the last iteration each stored
   std::vector<std::int64_t> m_seen;             // ordered: progress read so far
@@ -117,6 +131,9 @@ class scheduler {
   // phase: the clients watched, the seconds a byte took to store (0 until measured).
   std::vector<const transport::client_phase*> m_phases;
   double m_seconds_per_byte = 0.0;
+  double m_store_seconds = 0.0;  // what a store takes, smoothed
+  bool m_marks_seen = false;     // a client has marked a phase
+  self_choice m_choice;
   bool m_warned_phase = false;
   std::uint32_t m_phase_reason = 0;
   std::FILE* m_trace = nullptr;

@@ -167,6 +167,8 @@ int main(int argc, char** argv) {
       check(damaris_signal("mark"), "damaris_signal");
       check(damaris_end_iteration(), "damaris_end_iteration");
       if (getenv("E2E_PHASES")) run_phases(getenv("E2E_PHASES"), world_rank);
+      /* E2E_COMPUTE_MS: time between iterations, without phase marks. */
+      if (getenv("E2E_COMPUTE_MS")) usleep((useconds_t)atoi(getenv("E2E_COMPUTE_MS")) * 1000u);
       /* damaris_sync: once it returns, this iteration's files exist, whatever the mode.
        * E2E_NO_SYNC lets the clients run ahead of their servers instead. */
       if (!getenv("E2E_NO_SYNC")) {

@@ -90,8 +90,8 @@ TEST(schedule_config, bad_values_name_file_line_and_valid_values) {
   std::string e = error_of("<schedule policy=\"fast\"/>");
   EXPECT_TRUE(contains(e, "bad.xml:4: ")) << e;
   EXPECT_TRUE(contains(e, "'fast'") && contains(e, "drain") && contains(e, "rate")) << e;
-  e = error_of("<schedule policy=\"self\"/>");
-  EXPECT_TRUE(contains(e, "not available yet")) << e;
+  e = error_of("<schedule policy=\"self slots\"/>");
+  EXPECT_TRUE(contains(e, "stacks self")) << e;
   e = error_of("<schedule policy=\"phase fast\"/>");
   EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "'fast'") && contains(e, "stacked")) << e;
   e = error_of("<schedule policy=\"drain,rate\" writers=\"1\"/>");
@@ -457,6 +457,53 @@ TEST_F(scheduler_test, phase_without_clients_is_not_applied) {
   s.before_store(0, 10, start);
   s.after_store();
   EXPECT_LT(std::chrono::duration<double>(steady::now() - start).count(), 1.0);
+}
+
+// self: at once until something is measured; slots sized by the period and the store time;
+// at once while the buffer is more than half full (until under a quarter); phase once the
+// clients mark phases.
+TEST_F(scheduler_test, self_chooses_from_what_it_measures) {
+  namespace tr = sidecore::transport;
+  std::filesystem::create_directories(m_directory);
+  cfg::model m = cfg::parse_model(
+      with_schedule("<schedule policy=\"self\" trace=\"" + m_directory + "trace\"/>"), "good.xml");
+  const std::uint64_t buffer = m.arch.buffer_size;  // 1 MiB
+  tr::client_phase client;
+  {
+    sidecore::server::scheduler s(m, MPI_COMM_SELF, 2, 4, true);
+    s.watch_phases({&client});
+    const auto base = steady::now();
+    const std::uint64_t held[] = {1000, 1000, 1000, 1000, buffer * 9 / 10, buffer * 3 / 10,
+                                  buffer / 10, 1000};
+    for (int i = 0; i < 8; ++i) {
+      if (i == 7) {  // the client marks a phase from now on
+        client.enter(tr::client_phase::other);
+        client.enter(tr::client_phase::computing);
+      }
+      const auto completed = base + std::chrono::milliseconds(100 * i);
+      std::this_thread::sleep_until(completed);
+      s.before_store(i, 10, completed, held[i]);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      s.after_store();
+    }
+    // nothing measured, slots, at once (pressed), slots, phase
+    EXPECT_EQ(s.counters().self_changes, 5u);
+  }
+  double created = 0;
+  const std::vector<interval> rows = read_trace(m_directory + "trace.2.csv", created);
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(rows[0].slot_end, 0.0);  // nothing measured yet
+  for (int i : {2, 3, 6}) {
+    // Stores of 10 ms every 100 ms: 4 slots of 25 ms; writer 2 begins 50 ms in.
+    EXPECT_NEAR(rows[i].slot_begin - rows[i].completed, 0.05, 0.012) << i;
+    EXPECT_GE(rows[i].begin + 1e-6, rows[i].slot_begin) << i;
+  }
+  for (int i : {4, 5}) {
+    EXPECT_EQ(rows[i].slot_end, 0.0) << i;  // the buffer is filling: at once
+    EXPECT_LT(rows[i].begin - rows[i].completed, 0.01) << i;
+  }
+  EXPECT_EQ(rows[7].phase, 1);
+  EXPECT_EQ(rows[7].slot_end, 0.0);
 }
 
 }  // namespace
