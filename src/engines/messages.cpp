@@ -2,6 +2,8 @@
 // receiving side.
 #include "engines/messages.hpp"
 
+#include "transport/client_phase.hpp"
+
 #include <cstring>
 #include <string>
 
@@ -120,6 +122,8 @@ std::string kind_name(transport::message_kind kind) {
       return "stop";
     case transport::message_kind::sync:
       return "sync";
+    case transport::message_kind::phase:
+      return "phase";
   }
   return "kind " + std::to_string(static_cast<std::uint32_t>(kind));
 }
@@ -136,9 +140,19 @@ std::string message_problem(const transport::message& m, const message_limits& l
       if (limits.sync_allowed) break;
       return "kind is sync, which this transport never sends (valid: block, end of iteration, "
              "signal, stop)";
+    case message_kind::phase:
+      if (!limits.sync_allowed)
+        return "kind is phase, which this transport never sends (valid: block, end of "
+               "iteration, signal, stop)";
+      if (m.flags < transport::client_phase::computing || m.flags > transport::client_phase::blocked)
+        return "phase " + std::to_string(m.flags) + " is not a phase (valid: 1..4)";
+      if (m.source != limits.source)
+        return "source is " + std::to_string(m.source) + " in the queue of client " +
+               std::to_string(limits.source);
+      return {};
     default:
       return "kind is " + std::to_string(static_cast<std::uint32_t>(m.kind)) +
-             ", not a notification (valid: 1..5)";
+             ", not a notification (valid: 1..6)";
   }
   if (m.source != limits.source)
     return "source is " + std::to_string(m.source) + " in the queue of client " +

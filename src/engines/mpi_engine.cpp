@@ -6,11 +6,30 @@
 namespace sidecore::engines {
 
 mpi_engine::mpi_engine(const config::model& model, MPI_Comm link, int server_rank, int source)
-    : m_model(model), m_source(source), m_sender(link, server_rank, model.arch) {}
+    : m_model(model),
+      m_source(source),
+      m_sender(link, server_rank, model.arch),
+      m_phases_wanted(model.arch.schedule.uses(config::schedule_policy::phase) ||
+                      model.arch.schedule.uses(config::schedule_policy::self)) {}
+
+void mpi_engine::send_phase(std::uint32_t state) {
+  m_sender.send(control_message(transport::message_kind::phase, 0, m_source, state), nullptr);
+}
+
+void mpi_engine::phase(transport::client_phase::state now) {
+  if (!m_phases_wanted || m_phase == now) return;
+  m_phase = now;
+  send_phase(now);
+}
 
 reservation mpi_engine::reserve(std::uint64_t bytes) {
   reservation r;
+  // Waiting for room: the server must pull whatever this client's phase.
+  const bool blocked = m_phases_wanted && m_phase != transport::client_phase::unmarked &&
+                       !m_sender.has_room(bytes);
+  if (blocked) send_phase(transport::client_phase::blocked);
   r.owned = m_sender.reserve(bytes);
+  if (blocked) send_phase(m_phase);
   r.address = r.owned.get();
   return r;
 }
@@ -29,7 +48,12 @@ void mpi_engine::end_iteration(int iteration, bool skipped) {
                 nullptr);
 }
 
-void mpi_engine::sync(int iterations) { m_sender.wait_stored(iterations, m_source); }
+void mpi_engine::sync(int iterations) {
+  // The server takes a sync request as "blocked on the writer"; the client's phase after it
+  // is the one it had.
+  m_sender.wait_stored(iterations, m_source);
+  if (m_phases_wanted && m_phase != transport::client_phase::unmarked) send_phase(m_phase);
+}
 
 void mpi_engine::stop(int iteration) {
   m_sender.send(control_message(transport::message_kind::stop, iteration, m_source), nullptr);

@@ -24,11 +24,18 @@ class mpi_engine final : public engine {
   void sync(int iterations) override;
   void stop(int iteration) override;
   void resume(int) override {}
+  // Sent to the node server when its schedule follows phases (phase, self); else nothing.
+  void phase(transport::client_phase::state now) override;
 
  private:
+  void send_phase(std::uint32_t state);
+
   const config::model& m_model;
   int m_source;
   transport::mpi_sender m_sender;
+  // The server pulls blocks and stores by this client's phases: marks are sent.
+  bool m_phases_wanted;
+  std::uint32_t m_phase = transport::client_phase::unmarked;  // the last marked
 };
 
 }  // namespace sidecore::engines

@@ -30,6 +30,27 @@ remote_server_loop::remote_server_loop(const config::model& model, const topolog
     m_clients[slot].rank = topo.served_client_ranks[slot];
     m_slot_of_rank[m_clients[slot].rank] = slot;
   }
+  const config::schedule_settings& schedule = model.arch.schedule;
+  m_phases.reset(new transport::client_phase[m_clients.size()]);
+  if (schedule.uses(config::schedule_policy::phase) ||
+      schedule.uses(config::schedule_policy::self)) {
+    m_pull_by_phase = true;
+    std::vector<const transport::client_phase*> phases;
+    for (std::size_t slot = 0; slot < m_clients.size(); ++slot) phases.push_back(&m_phases[slot]);
+    m_processor.watch_phases(std::move(phases));
+  }
+  if (!schedule.trace.empty()) {
+    int writer = 0;
+    MPI_Comm_rank(topo.servers.get(), &writer);
+    const std::string path = schedule.trace + "." + std::to_string(writer) + ".pulls.csv";
+    m_pull_trace = std::fopen(path.c_str(), "w");
+    if (m_pull_trace) {
+      std::fputs("client,iteration,bytes,posted,phase\n", m_pull_trace);
+    } else {
+      log::warning(model.file, ":", schedule.line, ": cannot write the pull trace \"", path,
+                   "\"; pulling without it");
+    }
+  }
   try {
     m_ghosts = config::evaluate_ghosts(model);
   } catch (const std::exception& e) {
@@ -66,6 +87,26 @@ void remote_server_loop::reject(std::uint32_t slot, const transport::message& m,
                ", ", engines::kind_name(m.kind), ": ", problem,
                "; the iteration will be stored as incomplete (further bad notifications from "
                "this client are counted, not logged)");
+}
+
+remote_server_loop::~remote_server_loop() {
+  if (m_pull_trace) std::fclose(m_pull_trace);
+}
+
+// A client that computes, waits for this server, has stopped or never marked a phase does
+// not hold a pull back; one that communicates does.
+bool remote_server_loop::may_pull(std::uint32_t slot) const noexcept {
+  if (!m_pull_by_phase) return true;
+  return m_phases[slot].current.load(std::memory_order_relaxed) != transport::client_phase::other;
+}
+
+void remote_server_loop::trace_pull(std::uint32_t slot, const transport::message& m) {
+  if (!m_pull_trace) return;
+  std::fprintf(m_pull_trace, "%d,%d,%llu,%.6f,%u\n", m_clients[slot].rank, m.iteration,
+               static_cast<unsigned long long>(m.bytes),
+               1e-9 * static_cast<double>(transport::client_phase::now_ns()),
+               m_phases[slot].current.load(std::memory_order_relaxed));
+  std::fflush(m_pull_trace);
 }
 
 bool remote_server_loop::finished() const {
@@ -122,9 +163,16 @@ bool remote_server_loop::receive_announcements() {
         m_clients[it->second].queue.push_back(m);
       }
     } else if (m.kind == transport::message_kind::sync) {
+      // The client waits for this server: nothing of it is held back meanwhile.
+      m_phases[it->second].current.store(transport::client_phase::blocked,
+                                          std::memory_order_relaxed);
       m_sync_requests.emplace_back(status.MPI_SOURCE, m.iteration);
       answer_syncs();
+    } else if (m.kind == transport::message_kind::phase) {
+      m_phases[it->second].enter(static_cast<transport::client_phase::state>(m.flags));
     } else {
+      if (m.kind == transport::message_kind::stop)
+        m_phases[it->second].enter(transport::client_phase::stopped);
       m_clients[it->second].queue.push_back(m);
     }
     any = true;
@@ -168,9 +216,12 @@ bool remote_server_loop::advance(std::uint32_t slot) {
       any = true;
       continue;
     }
-    // Pull only with room, except for the oldest iteration still open (always progress).
+    // Pull only with room, except for the oldest iteration still open (always progress), and
+    // only while the schedule allows it.
     const bool oldest = m.iteration <= m_processor.stored_iterations();
     if (m_in_use + m.bytes > m_budget && !oldest) return any;
+    if (!may_pull(slot)) return any;
+    trace_pull(slot, m);
     c.buffer = buffer_pool::acquire(m.bytes);
     m_in_use += m.bytes;
     m_high_water = std::max(m_high_water, m_in_use);

@@ -1,11 +1,13 @@
 // The event loop of a server on a dedicated node: receives its clients' announcements over MPI
 // and pulls each block only when it has room for it (or when the block belongs to the oldest
-// iteration not yet stored, so that progress is always possible).
+// iteration not yet stored, so that progress is always possible), and, under a schedule that
+// follows phases, only while its client computes (seed 003's server-directed extraction).
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <memory>
@@ -18,6 +20,7 @@
 #include "server/iteration_processor.hpp"
 #include "topology/topology.hpp"
 #include "transport/buffer_pool.hpp"
+#include "transport/client_phase.hpp"
 #include "transport/message.hpp"
 
 namespace sidecore::server {
@@ -25,6 +28,9 @@ namespace sidecore::server {
 class remote_server_loop {
  public:
   remote_server_loop(const config::model& model, const topology::layout& topo, MPI_Comm link);
+  ~remote_server_loop();
+  remote_server_loop(const remote_server_loop&) = delete;
+  remote_server_loop& operator=(const remote_server_loop&) = delete;
   void run();
   const processor_counters& counters() const noexcept { return m_processor.counters(); }
   // The first store failure not yet reported ("" if none), and forgets it.
@@ -53,6 +59,9 @@ class remote_server_loop {
   void account_stored(std::uint64_t stored_before);
   void answer_syncs();
   bool finished() const;
+  // Whether the schedule lets this client's next block be pulled now (phase).
+  bool may_pull(std::uint32_t slot) const noexcept;
+  void trace_pull(std::uint32_t slot, const transport::message& m);
 
   const config::model& m_model;
   MPI_Comm m_link;
@@ -66,6 +75,10 @@ class remote_server_loop {
   std::vector<std::pair<int, std::int32_t>> m_sync_requests;  // (rank, iterations)
   std::vector<config::ghost_widths> m_ghosts;  // per layout, to check blocks' interiors
   std::uint64_t m_rejected_total = 0;
+  // What each client does, from its phase messages (<schedule policy="phase"> or self).
+  std::unique_ptr<transport::client_phase[]> m_phases;
+  bool m_pull_by_phase = false;
+  std::FILE* m_pull_trace = nullptr;  // <trace>.<writer>.pulls.csv
 };
 
 }  // namespace sidecore::server

@@ -10,7 +10,9 @@ namespace sidecore::transport {
 inline constexpr int max_dimensions = 8;
 inline constexpr int max_signal_name = 64;
 
-enum class message_kind : std::uint32_t { block = 1, end_iteration, signal, stop, sync };
+// phase: the client entered a phase (flags: a client_phase::state), for a writer that
+// schedules by phase (dedicated nodes; dedicated cores read it from the shared segment).
+enum class message_kind : std::uint32_t { block = 1, end_iteration, signal, stop, sync, phase };
 
 // flags of an end_iteration message
 inline constexpr std::uint32_t iteration_skipped = 1u;

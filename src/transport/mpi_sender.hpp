@@ -32,6 +32,11 @@ class mpi_sender {
   // Waits (progressing sends) under policy="wait"; allocation_error after the timeout or at
   // once when bytes exceed the whole buffer.
   block_buffer reserve(std::uint64_t bytes);
+  // Whether reserve(bytes) would return without waiting for the server.
+  bool has_room(std::uint64_t bytes) {
+    progress();
+    return m_in_use + bytes <= m_budget;
+  }
   // Sends a message, with its data for a block (data must come from reserve()).
   void send(const message& m, block_buffer data);
   // Frees the memory of completed sends.

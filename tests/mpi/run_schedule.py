@@ -158,7 +158,9 @@ def read_phases(out):
     return phases
 
 
-def check_phase(traces, out, group_of):
+def check_phase(traces, out, group_of, require_wait=True):
+    """require_wait: some store must have been ready outside a compute phase (not on dedicated
+    nodes, where the pulls already wait for the phase, so iterations complete inside one)."""
     phases = read_phases(out)
     clients_of = {}
     for rank in phases:
@@ -183,10 +185,51 @@ def check_phase(traces, out, group_of):
                 waited += 1
     if inside < len(traces):
         fail(f"only {inside} stores began in a compute phase")
-    if waited == 0:
+    if waited == 0 and require_wait:
         fail("no store was ready outside a compute phase: the test shows nothing")
     print(f"phase: {inside} stores began inside every client's compute phase, "
           f"{waited} of them after waiting for one")
+
+
+def group_of(args):
+    """The writer of each client rank: its node's dedicated core, the one node server (these
+    tests use one), or itself (threads)."""
+    if args.cores:
+        per_node = args.ranks_per_node or args.np
+        return lambda rank: rank // per_node
+    if args.nodes:
+        return lambda rank: 0
+    return lambda rank: rank
+
+
+def check_pulls(out, writers):
+    """Dedicated nodes under phase: every block was pulled while its client computed (or
+    waited for the server, or had stopped), never while it was outside a compute phase."""
+    phases = read_phases(out)
+    pulled, in_phase = 0, 0
+    for w in range(writers):
+        path = os.path.join(out, f"schedule.{w}.pulls.csv")
+        if not os.path.exists(path):
+            fail(f"missing pull trace {path}")
+        with open(path) as f:
+            rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
+        for r in rows:
+            pulled += 1
+            client, state = int(r["client"]), int(r["phase"])
+            if state == 2:
+                fail(f"client {client}'s block of iteration {int(r['iteration'])} was pulled while "
+                     "the client was outside a compute phase")
+            if state != 1:
+                continue
+            in_phase += 1
+            # The server learns a phase's end by a message: allow for its flight.
+            if not any(b - 2e-6 <= r["posted"] <= e + 0.005 for b, e in phases[client]):
+                fail(f"client {client}'s block of iteration {int(r['iteration'])} was pulled at "
+                     f"{r['posted']:.6f}, outside every compute phase of that client")
+    if in_phase == 0:
+        fail(f"none of {pulled} pulls happened in a compute phase")
+    print(f"pulls: {in_phase} of {pulled} blocks pulled inside their client's compute phase, "
+          "none outside")
 
 
 def check_values(out, clients, writers, iterations):
@@ -344,15 +387,14 @@ def main():
                 if args.expect_self == "slots":
                     check_slots(traces, chosen=True)
                 if args.expect_self == "phase":
-                    per_node = args.ranks_per_node or args.np
                     check_phase(traces, out,
-                                (lambda rank: rank // per_node) if args.cores else (lambda rank: rank))
+                                group_of(args))
         if ("ordered" in policies or args.check_order) and not args.expect_not_applied:
             check_order(traces, args.order == "writer")
+        if "phase" in policies and args.nodes and not args.expect_not_applied:
+            check_pulls(out, writers)
         if "phase" in policies and not args.expect_not_applied:
-            per_node = args.ranks_per_node or args.np
-            check_phase(traces, out,
-                        (lambda rank: rank // per_node) if args.cores else (lambda rank: rank))
+            check_phase(traces, out, group_of(args), require_wait=not args.nodes)
         check_values(out, clients, writers, args.iterations)
     expect_no_leaked_segments(shm_before)
     print("OK")
