@@ -68,7 +68,15 @@ scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_in
     }
     return true;
   };
-  if (limited && shared("writers=\"" + std::to_string(m_settings.writers) + "\""))
+  // slots (and self's slots) also bound how many writers store at once: one per slot.
+  const bool slotted = (m_settings.uses(config::schedule_policy::slots) ||
+                        m_settings.uses(config::schedule_policy::self)) &&
+                       writer_count > 1;
+  if ((limited || slotted) &&
+      shared(limited ? "writers=\"" + std::to_string(m_settings.writers) + "\""
+                     : std::string("policy=\"") +
+                           (m_settings.uses(config::schedule_policy::slots) ? "slots" : "self") +
+                           "\"'s bound on concurrent writers"))
     m_turns = std::make_unique<shared_counters>(writers, 1, 0);
   if (ordered && shared("policy=\"ordered\""))
     m_progress = std::make_unique<shared_counters>(writers, writer_count, -1);
@@ -132,14 +140,12 @@ void scheduler::before_store(int iteration, std::uint64_t bytes, clock::time_poi
   if (m_settings.uses(config::schedule_policy::self)) apply_self(iteration, completed, bytes, held);
   if (m_settings.uses(config::schedule_policy::phase)) wait_for_phase(bytes);
   if (m_progress) wait_for_order(iteration);
-  if (m_settings.uses(config::schedule_policy::rate)) {
-    if (m_turns) {
-      const auto start = clock::now();
-      m_holding = take_turn();
-      m_counters.seconds_waiting_turn +=
-          std::chrono::duration<double>(clock::now() - start).count();
-      if (!m_holding) ++m_counters.turns_forced;
-    }
+  const std::int64_t limit = concurrency_limit();
+  if (m_turns && limit < m_writer_count) {
+    const auto start = clock::now();
+    m_holding = take_turn(limit);
+    m_counters.seconds_waiting_turn += std::chrono::duration<double>(clock::now() - start).count();
+    if (!m_holding) ++m_counters.turns_forced;
   }
   m_begin = clock::now();
 }
@@ -393,8 +399,20 @@ void scheduler::wait_for_phase(std::uint64_t bytes) {
   m_counters.seconds_waiting_phase += std::chrono::duration<double>(clock::now() - start).count();
 }
 
-bool scheduler::take_turn() {
-  const std::int64_t limit = m_settings.writers;
+// How many writers may store at once: rate's writers; one per slot under slots (one slot
+// per writer: one at a time) and under self's slots (ceil(W / slots)); no limit otherwise.
+std::int64_t scheduler::concurrency_limit() const noexcept {
+  std::int64_t limit = m_writer_count;
+  if (m_settings.uses(config::schedule_policy::rate) && m_settings.writers > 0)
+    limit = std::min<std::int64_t>(limit, m_settings.writers);
+  if (m_settings.uses(config::schedule_policy::slots)) limit = 1;
+  if (m_settings.uses(config::schedule_policy::self) && m_choice.kind == self_choice::slotted &&
+      m_choice.slots > 0)
+    limit = std::min<std::int64_t>(limit, (m_writer_count + m_choice.slots - 1) / m_choice.slots);
+  return limit;
+}
+
+bool scheduler::take_turn(std::int64_t limit) {
   const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
                                            std::chrono::duration<double>(deadline_seconds()));
   backoff pause(std::chrono::microseconds(20), std::chrono::microseconds(1000));
@@ -407,8 +425,8 @@ bool scheduler::take_turn() {
     m_turns->fetch_add(0, -1);
     if (clock::now() >= deadline) {
       log::warning("iteration ", m_iteration, ": storing now without a turn, after waiting ",
-                   deadline_seconds(), " s while ", taken, " of <schedule writers=\"", limit,
-                   "\"> were taken (a writer that holds one may be stuck)");
+                   deadline_seconds(), " s while ", taken, " of ", limit,
+                   " turn(s) of the <schedule> were taken (a writer that holds one may be stuck)");
       return false;
     }
     pause.nap(deadline);

@@ -74,7 +74,7 @@ class scheduler {
   }
 
   const scheduler_counters& counters() const noexcept { return m_counters; }
-  // True when turns are counted across writers (policy rate with writers, coordinated).
+  // True when turns are counted across writers (rate with writers, slots or self, coordinated).
   bool limits_writers() const noexcept { return m_turns != nullptr; }
   // True when the writers' progress is shared (policy ordered, coordinated).
   bool orders_writers() const noexcept { return m_progress != nullptr; }
@@ -101,7 +101,8 @@ class scheduler {
   void wait_for_phase(std::uint64_t bytes);
   void wait_for_order(int iteration);
   static constexpr std::int64_t finished_all = INT64_MAX;
-  bool take_turn();
+  std::int64_t concurrency_limit() const noexcept;
+  bool take_turn(std::int64_t limit);
   void give_turn_back();
   double deadline_seconds() const noexcept;
 
@@ -111,7 +112,7 @@ class scheduler {
   int m_writer_index;
   int m_writer_count;
   double m_buffer_bytes;  // the buffer's size (self watches its fill)
-  std::unique_ptr<shared_counters> m_turns;     // rate writers=K: turns taken
+  std::unique_ptr<shared_counters> m_turns;     // rate writers=K, slots, self: turns taken
   std::unique_ptr<shared_counters> m_progress;  // ordered: the last iteration each stored
   std::vector<std::int64_t> m_seen;             // ordered: progress read so far
   clock::time_point m_created;
