@@ -39,7 +39,9 @@ scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_in
       m_timeout(model.arch.wait_timeout_seconds),
       m_writer_index(writer_index),
       m_writer_count(writer_count),
-      m_buffer_bytes(static_cast<double>(model.arch.buffer_size)),
+      // With K dedicated cores per node, each serves its clients from 1/K of the buffer.
+      m_buffer_bytes(static_cast<double>(model.arch.buffer_size) /
+                     std::max(1, model.arch.dedicated_cores)),
       m_created(clock::now()),
       m_filled(m_created) {
   int size = 1;
