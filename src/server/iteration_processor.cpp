@@ -38,15 +38,17 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
   MPI_Comm_size(writers, &size);
   if (writer_index >= 0) rank = writer_index;
   if (writer_count > 0) size = writer_count;
-  // A schedule that has the writers take turns or follow an order needs them to store each
-  // iteration without calling each other: stores that only exchange metadata among writers
-  // (a master file, the XDMF) do it at the end instead. Collective writes and time-invariant
-  // variables (on which the writers agree) cannot wait.
+  // A schedule that has the writers take turns (rate writers=K, slots, self) or follow an
+  // order needs them to store each iteration without calling each other: stores that only
+  // exchange metadata among writers (a master file, the XDMF) do it at the end instead.
+  // Collective writes and time-invariant variables (on which the writers agree) cannot wait.
   const config::schedule_settings& schedule = model.arch.schedule;
   const bool coordinated =
       size > 1 && ((schedule.uses(config::schedule_policy::rate) && schedule.writers > 0 &&
                     schedule.writers < size) ||
-                   schedule.uses(config::schedule_policy::ordered));
+                   schedule.uses(config::schedule_policy::ordered) ||
+                   schedule.uses(config::schedule_policy::slots) ||
+                   schedule.uses(config::schedule_policy::self));
   auto deferrable = [&](std::size_t s) {
     const plugins::store_needs needs = plugins::needs_of(model, model.stores[s]);
     if (!coordinated || needs.collective_writes || !needs.writers_exchange) return false;
