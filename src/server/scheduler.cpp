@@ -93,7 +93,8 @@ scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_in
       std::fprintf(m_trace,
                    "# writer=%d of=%d writers=%d bandwidth=%.17g limited=%d policies=%u "
                    "created=%.6f\n"
-                   "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase,held\n",
+                   "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase,held,"
+                   "phase_seen_from,phase_seen_to\n",
                    writer_index, writer_count, m_settings.writers, m_settings.bandwidth,
                    m_turns ? 1 : 0, m_settings.policies,
                    seconds_since_epoch(m_created));
@@ -134,6 +135,7 @@ void scheduler::before_store(int iteration, std::uint64_t bytes, clock::time_poi
   m_completed = completed;
   m_ready = clock::now();
   m_phase_reason = static_cast<std::uint32_t>(-1);
+  m_phase_seen_from = m_phase_seen_to = clock::time_point{};
   m_slot_begin = m_slot_end = clock::time_point{};
   if (m_settings.uses(config::schedule_policy::rate) && m_settings.bandwidth > 0) throttle(bytes);
   note_completion(completed);
@@ -175,12 +177,17 @@ void scheduler::after_store() noexcept {
   m_store_seconds = m_store_seconds == 0.0 ? took : 0.5 * m_store_seconds + 0.5 * took;
   if (m_trace) {
     const bool slot = m_slot_end != clock::time_point{};
-    std::fprintf(m_trace, "%d,%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%d,%.6f,%.6f,%d,%" PRIu64 "\n", m_iteration,
+    const bool seen = m_phase_seen_to != clock::time_point{};
+    std::fprintf(m_trace,
+                 "%d,%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%d,%.6f,%.6f,%d,%" PRIu64 ",%.6f,%.6f\n",
+                 m_iteration,
                  m_bytes, seconds_since_epoch(m_completed), seconds_since_epoch(m_ready),
                  seconds_since_epoch(m_begin), seconds_since_epoch(end), held ? 1 : 0,
                  slot ? seconds_since_epoch(m_slot_begin) : 0.0,
                  slot ? seconds_since_epoch(m_slot_end) : 0.0,
-                 static_cast<int>(m_phase_reason), m_held);
+                 static_cast<int>(m_phase_reason), m_held,
+                 seen ? seconds_since_epoch(m_phase_seen_from) : 0.0,
+                 seen ? seconds_since_epoch(m_phase_seen_to) : 0.0);
     std::fflush(m_trace);
   }
 }
@@ -364,15 +371,26 @@ void scheduler::wait_for_phase(std::uint64_t bytes) {
   if (m_phases.empty()) {
     if (!m_warned_phase && m_writer_index == 0)
       log::warning(m_file, ":", m_settings.line, ": <schedule policy=\"phase\"> is not applied: "
-                   "in this mode the writer does not see its clients' phases (it is for "
-                   "dedicated cores and background I/O threads)");
+                   "in synchronous mode the stores run inside damaris_end_iteration, where "
+                   "the client does not compute");
     m_warned_phase = true;
     return;
   }
   const double expected = m_seconds_per_byte * static_cast<double>(bytes);
   std::uint32_t why = 0;
   backoff pause(std::chrono::microseconds(20), std::chrono::microseconds(500));
-  if (clients_compute(expected, why)) {
+  // The moments around the look that let the store begin, for the trace: every client was in
+  // the state it reported at some instant between the two.
+  auto look = [&] {
+    const auto from = clock::now();
+    const bool ok = clients_compute(expected, why);
+    if (ok) {
+      m_phase_seen_from = from;
+      m_phase_seen_to = clock::now();
+    }
+    return ok;
+  };
+  if (look()) {
     m_phase_reason = why;
     if (why == transport::client_phase::unmarked && !m_warned_phase) {
       m_warned_phase = true;
@@ -386,7 +404,7 @@ void scheduler::wait_for_phase(std::uint64_t bytes) {
   const auto start = clock::now();
   const auto deadline = start + std::chrono::duration_cast<clock::duration>(
                                     std::chrono::duration<double>(deadline_seconds()));
-  while (!clients_compute(expected, why)) {
+  while (!look()) {
     if (clock::now() >= deadline) {
       log::warning("iteration ", m_iteration, ": storing now, after waiting ", deadline_seconds(),
                    " s for every client to be in a compute phase (<schedule policy=\"phase\">: "

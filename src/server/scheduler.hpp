@@ -137,6 +137,7 @@ class scheduler {
   self_choice m_choice;
   bool m_warned_phase = false;
   std::uint32_t m_phase_reason = 0;
+  clock::time_point m_phase_seen_from{}, m_phase_seen_to{};
   std::FILE* m_trace = nullptr;
   scheduler_counters m_counters;
 };

@@ -213,7 +213,8 @@ std::vector<interval> read_trace(const std::string& path, double& created) {
       continue;
     }
     if (line.rfind("iteration", 0) == 0) {
-      EXPECT_EQ(line, "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase,held");
+      EXPECT_EQ(line, "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase,held,"
+                      "phase_seen_from,phase_seen_to");
       continue;
     }
     interval r{};
