@@ -103,8 +103,8 @@ def check_slots(traces, chosen=False):
         for r in rows:
             it = int(r["iteration"])
             if r["slot_end"] <= 0:
-                if it == 0 or (chosen and it < 3):
-                    continue  # nothing measured yet
+                if it == 0 or chosen:
+                    continue  # nothing measured yet, or self chose otherwise (it says why)
                 fail(f"writer {w}, iteration {it}: no slot")
             width = r["slot_end"] - r["slot_begin"]
             # The trace keeps microseconds: three roundings meet here.
@@ -121,8 +121,12 @@ def check_slots(traces, chosen=False):
         windows.sort()
         for (b0, e0, _), (b1, _, _) in zip(windows, windows[1:]):
             drift = max(drift, e0 - b1)
+    slotted = sum(len(windows) for windows in slots.values())
+    if chosen and slotted == 0:
+        return 0
     print(f"slots: {count} writers, every store began in or after its own slot ({late} late; "
           f"neighbouring slots overlap by at most {max(drift, 0.0) * 1e3:.1f} ms)")
+    return slotted
 
 
 def check_order(traces, by_writer):
@@ -402,8 +406,12 @@ def main():
             if "schedule self, from iteration" not in output:
                 fail("self did not say what it chose")
             if args.expect_self:
-                if args.expect_self == "slots":
-                    check_slots(traces, chosen=True)
+                if args.expect_self == "slots" and check_slots(traces, chosen=True) == 0:
+                    # A slow machine (a sanitizer build): the stores took too much of the
+                    # period for slots, and self must have said so.
+                    if "no room for slots" not in output:
+                        fail("self chose no slots and did not say why")
+                    print("self: no slots (the stores take too much of the period), as it said")
                 if args.expect_self == "phase":
                     check_phase(traces, out,
                                 group_of(args))
