@@ -11,6 +11,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/include/Damaris.h DESTINATION ${CMAKE_INSTAL
 install(FILES ${PROJECT_SOURCE_DIR}/include/sidecore/plugin.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/introspection.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/schedule.h
+              ${PROJECT_SOURCE_DIR}/include/sidecore/blocks.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sidecore)
 
 set(SIDECORE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Sidecore)

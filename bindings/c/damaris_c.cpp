@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "Damaris.h"
+#include "sidecore/blocks.h"
 #include "sidecore/schedule.h"
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -305,6 +306,14 @@ SIDECORE_API int damaris_client_comm_get(MPI_Comm* comm) {
 
 SIDECORE_API int damaris_end_iteration(void) {
   return guarded("damaris_end_iteration", [&] { current_client("damaris_end_iteration").end_iteration(); });
+}
+
+SIDECORE_API int sidecore_set_block_extents(const char* variable, int32_t block,
+                                           const int64_t* extents) {
+  return guarded("sidecore_set_block_extents", [&] {
+    current_client("sidecore_set_block_extents")
+        .set_extents(checked_name(variable, "variable"), block, extents);
+  });
 }
 
 SIDECORE_API int sidecore_compute_begin(void) {

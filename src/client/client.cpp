@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -21,13 +22,13 @@ client::client(const config::model& model, int client_index,
     : m_model(model),
       m_client_index(client_index),
       m_engine(std::move(engine)),
-      m_parameters(model) {
+      m_parameters(model),
+      m_blocks(model.variables.size(), model.arch.domains) {
   for (std::size_t v = 0; v < model.variables.size(); ++v)
     m_variables.emplace(std::string_view(model.variables[v].name), v);
-  m_positions.resize(model.variables.size() * static_cast<std::size_t>(model.arch.domains));
-  m_handed_over.assign(m_positions.size(), -1);
-  // Room for every block of one iteration, so that damaris_alloc does not grow it.
-  m_allocations.reserve(std::min<std::size_t>(m_positions.size(), 1024));
+  // Room for every declared block of one iteration, so that damaris_alloc does not grow it.
+  m_allocations.reserve(std::min<std::size_t>(
+      model.variables.size() * static_cast<std::size_t>(std::max(1, model.arch.domains)), 1024));
 }
 
 client::~client() = default;
@@ -42,21 +43,22 @@ std::size_t client::variable_index(std::string_view name) const {
 }
 
 void client::check_block(std::size_t variable, int block) const {
-  if (block < 0 || block >= m_model.arch.domains)
+  // Any number of blocks: <domains count> is what a client declares, not a limit.
+  if (block < 0)
     throw error(DAMARIS_INVALID_BLOCK,
                 "block " + std::to_string(block) + " of variable " +
-                    quoted(m_model.variables[variable].name) + " is out of range: <domains count=\"" +
-                    std::to_string(m_model.arch.domains) + "\"/> allows 0.." +
-                    std::to_string(m_model.arch.domains - 1));
+                    quoted(m_model.variables[variable].name) +
+                    " is out of range: block ids are 0 or more");
 }
 
 const std::vector<std::int64_t>& client::position_of(std::size_t variable, int block) const {
-  return m_positions[variable * static_cast<std::size_t>(m_model.arch.domains) + block];
+  static const std::vector<std::int64_t> origin;
+  const block_settings* settings = m_blocks.find(variable, block);
+  return settings ? settings->position : origin;
 }
 
 void client::check_not_handed_over(std::size_t variable, int block) const {
-  if (m_handed_over[variable * static_cast<std::size_t>(m_model.arch.domains) + block] ==
-      m_iteration)
+  if (m_blocks.handed_over(variable, block, m_iteration))
     throw error(
         DAMARIS_ALLOCATION_ERROR,
         "block " + std::to_string(block) + " of " + quoted(m_model.variables[variable].name) +
@@ -66,7 +68,7 @@ void client::check_not_handed_over(std::size_t variable, int block) const {
 }
 
 void client::mark_handed_over(std::size_t variable, int block) {
-  m_handed_over[variable * static_cast<std::size_t>(m_model.arch.domains) + block] = m_iteration;
+  m_blocks.mark_handed_over(variable, block, m_iteration);
 }
 
 void client::note_dropped(std::uint64_t bytes) {
@@ -209,13 +211,35 @@ const evaluated_layout& client::checked_shape(std::size_t variable) const {
   return shape;
 }
 
+const evaluated_layout& client::block_shape(std::size_t variable, int block) {
+  const block_settings* settings = m_blocks.find(variable, block);
+  if (!settings || settings->extents.empty()) return checked_shape(variable);
+  const config::variable& var = m_model.variables[variable];
+  evaluated_layout& shape = m_block_shape;
+  const evaluated_layout& declared = m_parameters.layout(var.layout_index);
+  shape.global_dims = declared.global_dims;
+  shape.ghosts_before = declared.ghosts_before;
+  shape.ghosts_after = declared.ghosts_after;
+  shape.dims = settings->extents;
+  const std::size_t size = config::element_size(m_model.layouts[var.layout_index].type);
+  const std::optional<std::uint64_t> bytes = config::array_bytes(shape.dims, size);
+  if (!bytes)
+    throw error(DAMARIS_INVALID_DIMENSIONS,
+                "block " + std::to_string(block) + " of " + quoted(var.name) +
+                    ": its extents (sidecore_set_block_extents) make more than 2^64 bytes");
+  shape.bytes = *bytes;
+  shape.too_large = false;
+  check_fits(variable, shape.bytes);
+  return shape;
+}
+
 void client::write(std::string_view name, int block, const void* data) {
   check_running("damaris_write");
   std::size_t v = variable_index(name);
   check_block(v, block);
   if (!data) throw argument_error("damaris_write(" + quoted(name) + "): data is NULL");
   check_not_handed_over(v, block);
-  const evaluated_layout& shape = checked_shape(v);
+  const evaluated_layout& shape = block_shape(v, block);
   check_placement(v, block, shape);
   engines::reservation target = reserve(v, shape.bytes);
   mark_handed_over(v, block);
@@ -233,7 +257,7 @@ void* client::alloc(std::string_view name, int block) {
   std::size_t v = variable_index(name);
   check_block(v, block);
   check_not_handed_over(v, block);
-  const evaluated_layout& shape = checked_shape(v);
+  const evaluated_layout& shape = block_shape(v, block);
   check_placement(v, block, shape);
   allocation a;
   engines::reservation target = reserve(v, shape.bytes);
@@ -315,6 +339,7 @@ void client::end_iteration() {
                                      }),
                       m_allocations.end());
   m_engine->end_iteration(m_iteration, m_iteration_skipped);
+  m_blocks.end_iteration();
   ++m_iteration;
   m_iteration_skipped = false;
   m_engine->iteration_started(m_iteration);
@@ -326,11 +351,34 @@ void client::set_position(std::string_view name, int block, const std::int64_t* 
   if (!position) throw argument_error("damaris_set_position(" + quoted(name) + "): position is NULL");
   const config::layout& layout = m_model.layouts[m_model.variables[v].layout_index];
   const std::size_t n = layout.dimensions.size();
-  std::vector<std::int64_t>& stored =
-      m_positions[v * static_cast<std::size_t>(m_model.arch.domains) + block];
+  std::vector<std::int64_t>& stored = m_blocks.settings_of(v, block).position;
   stored.assign(position, position + n);
   // Kept in C order, like the layout's dimensions.
   if (layout.fortran_order) std::reverse(stored.begin(), stored.end());
+}
+
+void client::set_extents(std::string_view name, int block, const std::int64_t* extents) {
+  std::size_t v = variable_index(name);
+  check_block(v, block);
+  if (!extents) {
+    if (m_blocks.find(v, block)) m_blocks.settings_of(v, block).extents.clear();
+    return;
+  }
+  const config::layout& layout = m_model.layouts[m_model.variables[v].layout_index];
+  const std::size_t n = layout.dimensions.size();
+  for (std::size_t d = 0; d < n; ++d)
+    if (extents[d] < 1)
+      throw error(DAMARIS_INVALID_DIMENSIONS,
+                  "sidecore_set_block_extents(" + quoted(name) + ", block " +
+                      std::to_string(block) + "): extent " + std::to_string(d) + " is " +
+                      std::to_string(extents[d]) + "; every extent must be 1 or more");
+  std::vector<std::int64_t> wanted(extents, extents + n);
+  // Kept in C order, like the layout's dimensions.
+  if (layout.fortran_order) std::reverse(wanted.begin(), wanted.end());
+  if (!config::array_bytes(wanted, config::element_size(layout.type)))
+    throw error(DAMARIS_INVALID_DIMENSIONS, "sidecore_set_block_extents(" + quoted(name) +
+                                                "): the extents make more than 2^64 bytes");
+  m_blocks.settings_of(v, block).extents = std::move(wanted);
 }
 
 void client::stop() {

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/block_registry.hpp"
 #include "client/parameters.hpp"
 #include "config/model.hpp"
 #include "engines/engine.hpp"
@@ -41,6 +42,9 @@ class client {
 
   sidecore::client::parameters& parameter_table() noexcept { return m_parameters; }
   void set_position(std::string_view variable, int block, const std::int64_t* position);
+  // The block's own extents (program order, as many as the layout has dimensions) for its
+  // writes and allocations from now on; nullptr goes back to the layout's.
+  void set_extents(std::string_view variable, int block, const std::int64_t* extents);
 
   // No more data: tells the server (dedicated) or stores what is left (synchronous).
   void stop();
@@ -78,6 +82,9 @@ class client {
   // The variable's layout as evaluated now; throws DAMARIS_INVALID_DIMENSIONS when unusable
   // and DAMARIS_ALLOCATION_ERROR when too large for the buffer.
   const evaluated_layout& checked_shape(std::size_t variable) const;
+  // The shape of one block: checked_shape, or the layout with the block's own extents (then
+  // valid until the next call).
+  const evaluated_layout& block_shape(std::size_t variable, int block);
   const std::vector<std::int64_t>& position_of(std::size_t variable, int block) const;
   // Each block is handed over once per iteration (written, or allocated): a second time
   // would make two blocks with the same (variable, iteration, source, block) key.
@@ -101,9 +108,9 @@ class client {
 
   std::unordered_map<std::string_view, std::size_t> m_variables;
   sidecore::client::parameters m_parameters;
-  std::vector<std::vector<std::int64_t>> m_positions;  // variable * domains + block
-  std::vector<int> m_handed_over;  // variable * domains + block: last iteration written, or -1
-  // Few at a time (variables x domains): a flat vector beats a tree here.
+  block_registry m_blocks;
+  evaluated_layout m_block_shape;  // block_shape's result for a block with its own extents
+  // Few at a time (variables x blocks): a flat vector beats a tree here.
   std::vector<allocation> m_allocations;
   int m_iteration = 0;
   bool m_iteration_skipped = false;

@@ -24,10 +24,7 @@ std::string block_problem(const transport::message& m, const message_limits& lim
            range_text(0, static_cast<std::int64_t>(model.variables.size()) - 1) + ")";
   const config::variable& variable = model.variables[m.variable];
   const config::layout& layout = model.layouts[variable.layout_index];
-  if (m.block < 0 || m.block >= model.arch.domains)
-    return "block " + std::to_string(m.block) +
-           " is out of range (valid: " + range_text(0, model.arch.domains - 1) +
-           ", <domains count>)";
+  if (m.block < 0) return "block " + std::to_string(m.block) + " is out of range (valid: 0 or more)";
   const std::size_t rank = layout.dimensions.size();
   if (m.ndims == 0 || m.ndims > static_cast<std::uint32_t>(transport::max_dimensions) ||
       m.ndims != rank)

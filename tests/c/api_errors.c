@@ -5,6 +5,7 @@
  * valid calls, and run_c_test.py reads every valid write back: a failed call must leave the
  * run intact. Usage: api_errors <xml> <dedicated cores: 0 or 1> <output dir> */
 #include <Damaris.h>
+#include <sidecore/blocks.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -105,23 +106,32 @@ static void unknown_names(void) {
   EXPECT_RC(damaris_signal("Tick"), act, "'Tick'", NULL);
 }
 
-/* <domains count="2"/>: blocks 0 and 1 only. */
+/* Block ids are 0 or more (<domains count> is no limit: docs/blocks.md); a negative id is
+ * refused by every call that names a block. */
 static void blocks_out_of_range(void) {
   double field[VALUES_NX * VALUES_NY] = {0};
   void* ptr = NULL;
   int64_t position[2] = {0, 0};
+  int64_t extents[2] = {2, 3};
   const int bad = DAMARIS_INVALID_BLOCK;
-  EXPECT_RC(damaris_write_block("field", 2, field), bad, "block 2", "'field'");
   EXPECT_RC(damaris_write_block("field", -1, field), bad, "block -1", "'field'");
-  EXPECT_RC(damaris_write_block("counts", 1000, field), bad, "block 1000", "'counts'");
-  EXPECT_RC(damaris_alloc_block("field", 2, &ptr), bad, "block 2", NULL);
+  EXPECT_RC(damaris_write_block("counts", -1000, field), bad, "block -1000", "'counts'");
   EXPECT_RC(damaris_alloc_block("field", -5, &ptr), bad, "block -5", NULL);
   EXPECT(ptr == NULL);
-  EXPECT_RC(damaris_commit_block("field", 2), bad, "block 2", NULL);
-  EXPECT_RC(damaris_commit_block_iteration("field", 7, 0), bad, "block 7", NULL);
-  EXPECT_RC(damaris_clear_block("field", 2), bad, "block 2", NULL);
+  EXPECT_RC(damaris_commit_block("field", -2), bad, "block -2", NULL);
+  EXPECT_RC(damaris_commit_block_iteration("field", -7, 0), bad, "block -7", NULL);
+  EXPECT_RC(damaris_clear_block("field", -2), bad, "block -2", NULL);
   EXPECT_RC(damaris_clear_block_iteration("field", -1, 0), bad, "block -1", NULL);
-  EXPECT_RC(damaris_set_block_position("field", 2, position), bad, "block 2", NULL);
+  EXPECT_RC(damaris_set_block_position("field", -2, position), bad, "block -2", NULL);
+  EXPECT_RC(sidecore_set_block_extents("field", -2, extents), bad, "block -2", NULL);
+  /* Extents below 1 are refused and change nothing. */
+  extents[1] = 0;
+  EXPECT_RC(sidecore_set_block_extents("field", 5, extents), DAMARIS_INVALID_DIMENSIONS,
+            "'field'", "extent 1 is 0");
+  EXPECT_RC(sidecore_set_block_extents("nope", 5, extents), DAMARIS_UNDEFINED_VARIABLE, "'nope'",
+            NULL);
+  /* Blocks beyond <domains count> that were never allocated are not found. */
+  EXPECT_RC(damaris_commit_block("field", 2), DAMARIS_BLOCK_NOT_FOUND, "block 2", NULL);
 }
 
 /* NULL where a pointer is required, and sizes that do not match the parameter's type. */

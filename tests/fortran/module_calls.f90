@@ -33,8 +33,8 @@ contains
     value = 0
     call damaris_write_f('no_such_variable', field, ierr)
     call expect(ierr, DAMARIS_UNDEFINED_VARIABLE, 'write_f of an unknown variable')
-    call damaris_write_block_f('temperature', 2, field, ierr)
-    call expect(ierr, DAMARIS_INVALID_BLOCK, 'write_block_f of block 2 of 2')
+    call damaris_write_block_f('temperature', -1, field, ierr)
+    call expect(ierr, DAMARIS_INVALID_BLOCK, 'write_block_f of block -1')
     call damaris_parameter_get_f('NO_SUCH_PARAMETER', value, 4, ierr)
     call expect(ierr, DAMARIS_UNDEFINED_PARAMETER, 'parameter_get_f of an unknown parameter')
     call damaris_parameter_set_f('NX', value, 3, ierr)

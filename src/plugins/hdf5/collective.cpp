@@ -76,10 +76,12 @@ void hdf5_store::write_collective_per_block(const iteration_data& data, const va
   const stored_type type = stored_type_of(vb.layout->type, settings.precision);
   const stored_hdf5_type file_type(type);
   static const char no_data = 0;
-  for (const entry& b : blocks) {
-    const std::string name =
-        block_dataset_name(vb.var->name, static_cast<std::int32_t>(b.source),
-                           static_cast<std::int32_t>(b.block), m_context.model->arch.domains);
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const entry& b = blocks[k];
+    const bool more = k + 1 < blocks.size() && blocks[k + 1].source == b.source;
+    const std::string name = block_dataset_name(
+        vb.var->name, static_cast<std::int32_t>(b.source), static_cast<std::int32_t>(b.block),
+        has_block_level(m_context.model->arch.domains, static_cast<std::int32_t>(b.block), more));
     const call_site site{path, name};
     const std::vector<hsize_t> extents = to_hsize(b.dims);
     const bool has_data = element_total(b.dims) > 0;

@@ -183,10 +183,14 @@ byte_counts hdf5_store::write_contents(file_handle& file, const iteration_data& 
     const output_settings& settings = settings_of(index_of(vb.var));
     const stored_type type = stored_type_of(vb.layout->type, settings.precision);
     const stored_hdf5_type file_type(type);
-    for (const prepared_block& p : prepared[i]) {
+    const std::vector<prepared_block>& blocks = prepared[i];
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      const prepared_block& p = blocks[b];
       const block_view* block = p.view;
-      const std::string name = block_dataset_name(vb.var->name, block->source, block->block_id,
-                                                  m_context.model->arch.domains);
+      const bool more = b + 1 < blocks.size() && blocks[b + 1].view->source == block->source;
+      const std::string name = block_dataset_name(
+          vb.var->name, block->source, block->block_id,
+          has_block_level(m_context.model->arch.domains, block->block_id, more));
       const call_site site{path, name};
       const std::vector<hsize_t> extents = to_hsize(p.dims);
       const dataspace_handle space = make_simple_space(extents, site);

@@ -139,7 +139,7 @@ store_options parse_options(const store_context& context) {
                      "\" (line ", v.line, ") has layout \"", l.name,
                      "\" without global dimensions, so each of its blocks is stored as its own "
                      "dataset \"",
-                     v.name, "/P<source>", context.model->arch.domains != 1 ? "/B<block>" : "",
+                     v.name, "/P<source>", context.model->arch.domains != 1 ? "/B<block>" : "[/B<block>]",
                      "\" in the collective file; add global=\"...\" to the layout (line ", l.line,
                      ") for one global dataset");
     }

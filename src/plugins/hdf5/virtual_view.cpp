@@ -26,9 +26,9 @@ constexpr std::size_t fixed_fields = 6;
 }  // namespace
 
 std::string block_dataset_name(const std::string& variable, std::int32_t source,
-                               std::int32_t block, int domains) {
+                               std::int32_t block, bool block_level) {
   std::string name = variable + "/P" + std::to_string(source);
-  if (domains != 1) name += "/B" + std::to_string(block);
+  if (block_level) name += "/B" + std::to_string(block);
   return name;
 }
 
@@ -131,7 +131,12 @@ bool write_master(const std::string& path, const config::model& model, std::int3
   if (!any) return false;
 
   const call_site file_site{path, {}};
-  file_handle file(check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+  // The 1.8 file format at least: its attributes may exceed 64 KiB, as the block tables of
+  // variables with thousands of blocks do.
+  property_list_handle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file_site));
+  check_status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST),
+               "H5Pset_libver_bounds", file_site);
+  file_handle file(check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                             "H5Fcreate", file_site));
   write_int_attribute(file.get(), "/", "iteration", iteration, path);
   write_int_attribute(file.get(), "/", "complete", complete ? 1 : 0, path);
@@ -151,7 +156,13 @@ bool write_master(const std::string& path, const config::model& model, std::int3
 
     std::vector<std::int64_t> positions, extents;
     std::vector<std::int32_t> origins;  // writer, source, block per mapped block
-    for (const block_record& block : record.blocks) {
+    for (std::size_t b = 0; b < record.blocks.size(); ++b) {
+      const block_record& block = record.blocks[b];
+      const bool more = b + 1 < record.blocks.size() &&
+                        record.blocks[b + 1].source == block.source &&
+                        record.blocks[b + 1].writer == block.writer;
+      const std::string dataset_name = block_dataset_name(
+          name, block.source, block.block, has_block_level(model.arch.domains, block.block, more));
       bool empty = block.dims.size() != ndims;
       bool fits = !empty;
       for (std::size_t d = 0; d < ndims && fits; ++d) {
@@ -160,7 +171,7 @@ bool write_master(const std::string& path, const config::model& model, std::int3
       }
       if (empty) continue;
       if (!fits) {
-        log::warning("HDF5 store: ", block_dataset_name(name, block.source, block.block, model.arch.domains),
+        log::warning("HDF5 store: ", dataset_name,
                      " of iteration ", record.stored_iteration,
                      " lies outside the global dimensions; left out of ", path);
         continue;
@@ -173,7 +184,6 @@ bool write_master(const std::string& path, const config::model& model, std::int3
                    "H5Sselect_hyperslab", site);
       const dataspace_handle source_space = make_simple_space(count, site);
       const std::string source_name = source_file(record.stored_iteration, block.writer);
-      const std::string dataset_name = block_dataset_name(name, block.source, block.block, model.arch.domains);
       check_status(H5Pset_virtual(dcpl.get(), virtual_space.get(), source_name.c_str(),
                                   dataset_name.c_str(), source_space.get()),
                    "H5Pset_virtual", site);

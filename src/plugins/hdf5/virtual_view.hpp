@@ -60,9 +60,16 @@ bool write_master(const std::string& path, const config::model& model, std::int3
                   bool complete);
 
 // The dataset of a block in a file-per-core file, named as Damaris names it:
-// "<variable>/P<source>" when the simulation declares one domain per client (<domains
-// count="1"/>, the default), "<variable>/P<source>/B<block>" when it declares more.
+// "<variable>/P<source>/B<block>" with a block level, "<variable>/P<source>" without.
 std::string block_dataset_name(const std::string& variable, std::int32_t source,
-                               std::int32_t block, int domains);
+                               std::int32_t block, bool block_level);
+
+// Whether a block's name has the block level: always when the configuration declares several
+// domains per client (as in Damaris), and with one domain as soon as the client holds, in
+// that file, any block of the variable but its block 0 alone. For blocks ordered by (source,
+// block), source_has_more tells that the next block has the same source.
+inline bool has_block_level(int domains, std::int32_t block, bool source_has_more) {
+  return domains != 1 || block != 0 || source_has_more;
+}
 
 }  // namespace sidecore::plugins::hdf5
