@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,64 @@
 #include "plugins/hdf5/store_internals.hpp"
 
 namespace sidecore::plugins::hdf5 {
+
+namespace {
+
+// Every writer's blocks of one variable, as the block tables of a global dataset list them
+// (the same on every writer, as parallel HDF5 wants attribute data): per block, its writer,
+// source and id, its interior extents and its position, ordered by (source, block).
+struct block_table {
+  std::vector<std::int32_t> origins;    // writer, source, block
+  std::vector<std::int64_t> extents;    // ndims per block
+  std::vector<std::int64_t> positions;  // ndims per block
+  hsize_t rows() const { return origins.size() / 3; }
+};
+
+block_table gather_block_table(const std::vector<prepared_block>& mine, std::size_t ndims,
+                               MPI_Comm comm) {
+  const std::size_t fields = 2 + 2 * ndims;  // source, block, extents, position
+  std::vector<std::int64_t> packed;
+  packed.reserve(mine.size() * fields);
+  for (const prepared_block& p : mine) {
+    if (p.dims.size() != ndims) continue;
+    packed.push_back(p.view->source);
+    packed.push_back(p.view->block_id);
+    packed.insert(packed.end(), p.dims.begin(), p.dims.end());
+    packed.insert(packed.end(), p.position.begin(), p.position.end());
+  }
+  int size = 1;
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  int count = static_cast<int>(packed.size());
+  std::vector<int> sizes(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  check_mpi(MPI_Allgather(&count, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  for (std::size_t w = 1; w < sizes.size(); ++w) offsets[w] = offsets[w - 1] + sizes[w - 1];
+  std::vector<std::int64_t> all(static_cast<std::size_t>(offsets.back() + sizes.back()));
+  check_mpi(MPI_Allgatherv(packed.data(), count, MPI_INT64_T, all.data(), sizes.data(),
+                           offsets.data(), MPI_INT64_T, comm),
+            "MPI_Allgatherv");
+  struct row {
+    std::int64_t writer;
+    const std::int64_t* fields;
+  };
+  std::vector<row> rows;
+  for (std::size_t w = 0; w < sizes.size(); ++w)
+    for (std::size_t k = 0; k < static_cast<std::size_t>(sizes[w]) / fields; ++k)
+      rows.push_back({static_cast<std::int64_t>(w), all.data() + offsets[w] + k * fields});
+  std::sort(rows.begin(), rows.end(), [](const row& a, const row& b) {
+    return std::tie(a.fields[0], a.fields[1]) < std::tie(b.fields[0], b.fields[1]);
+  });
+  block_table table;
+  for (const row& r : rows) {
+    table.origins.insert(table.origins.end(), {static_cast<std::int32_t>(r.writer),
+                                               static_cast<std::int32_t>(r.fields[0]),
+                                               static_cast<std::int32_t>(r.fields[1])});
+    table.extents.insert(table.extents.end(), r.fields + 2, r.fields + 2 + ndims);
+    table.positions.insert(table.positions.end(), r.fields + 2 + ndims, r.fields + 2 + 2 * ndims);
+  }
+  return table;
+}
+
+}  // namespace
 
 // A variable without global extents in a collective file: every block of every writer becomes
 // its own dataset, <variable>/P<source>[/B<block>] as in file-per-core files. Creating datasets
@@ -271,6 +330,9 @@ void hdf5_store::write_collective_file(const iteration_data& data,
     // alone at close time.
     check_status(H5Pset_coll_metadata_write(fapl.get(), 1), "H5Pset_coll_metadata_write",
                  file_site);
+    // The 1.8 file format at least: block tables of thousands of blocks exceed 64 KiB.
+    check_status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST),
+                 "H5Pset_libver_bounds", file_site);
     file =
         file_handle(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                              "H5Fcreate", file_site));
@@ -331,6 +393,17 @@ void hdf5_store::write_collective_file(const iteration_data& data,
     write_string_attribute(dataset.get(), name, "layout", vb.layout->name, path);
     if (!vb.var->unit.empty()) {
       write_string_attribute(dataset.get(), name, "unit", vb.var->unit, path);
+    }
+    // The blocks merged into the dataset, as a master file lists them: readers find each
+    // block again (sidecore/read.h).
+    const block_table table = gather_block_table(prepared[i], ndims, m_context.comm);
+    if (table.rows() > 0) {
+      write_attribute(dataset.get(), name, "block_positions", H5T_NATIVE_INT64,
+                      {table.rows(), ndims}, table.positions.data(), path);
+      write_attribute(dataset.get(), name, "block_dimensions", H5T_NATIVE_INT64,
+                      {table.rows(), ndims}, table.extents.data(), path);
+      write_attribute(dataset.get(), name, "block_origins", H5T_NATIVE_INT32, {table.rows(), 3},
+                      table.origins.data(), path);
     }
 
     // Writers with fewer blocks still take part, with empty selections; HDF5 wants a

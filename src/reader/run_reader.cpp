@@ -1,0 +1,449 @@
+#include "reader/run_reader.hpp"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "common/error.hpp"
+#include "plugins/hdf5/hdf5_handle.hpp"
+
+namespace sidecore::reader {
+namespace {
+
+using plugins::hdf5::attribute_handle;
+using plugins::hdf5::call_site;
+using plugins::hdf5::check_id;
+using plugins::hdf5::check_status;
+using plugins::hdf5::dataset_handle;
+using plugins::hdf5::dataspace_handle;
+using plugins::hdf5::datatype_handle;
+using plugins::hdf5::file_handle;
+
+// The parts of a file name under a prefix: <base>_It<iteration>[_Pr<writer>].h5.
+struct output_name {
+  std::int32_t iteration = -1;
+  std::int32_t writer = -1;  // -1: a collective or master file
+};
+
+bool parse_number(std::string_view& text, std::int32_t& value) {
+  const char* end = text.data() + text.size();
+  const auto [stop, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || stop == text.data() || value < 0) return false;
+  text.remove_prefix(static_cast<std::size_t>(stop - text.data()));
+  return true;
+}
+
+bool parse_output_name(std::string_view name, const std::string& base, output_name& out) {
+  const std::string lead = base + "_It";
+  if (name.substr(0, lead.size()) != lead) return false;
+  name.remove_prefix(lead.size());
+  if (!parse_number(name, out.iteration)) return false;
+  if (name.substr(0, 3) == "_Pr") {
+    name.remove_prefix(3);
+    if (!parse_number(name, out.writer)) return false;
+  }
+  return name == ".h5";
+}
+
+std::pair<std::filesystem::path, std::string> split_prefix(const std::string& prefix) {
+  if (prefix.empty()) throw argument_error("the output prefix is empty (give <FilesPath><simulation>, e.g. \"out/sim\")");
+  const std::filesystem::path p(prefix);
+  std::filesystem::path directory = p.parent_path();
+  if (directory.empty()) directory = ".";
+  return {directory, p.filename().string()};
+}
+
+// Every output file under prefix, by name.
+std::vector<std::pair<output_name, std::string>> list_outputs(const std::string& prefix) {
+  const auto [directory, base] = split_prefix(prefix);
+  std::vector<std::pair<output_name, std::string>> found;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(directory, ec), end;
+  if (ec)
+    throw argument_error("cannot list \"" + directory.string() + "\" (from prefix \"" + prefix +
+                         "\"): " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) break;
+    output_name parsed;
+    const std::string name = it->path().filename().string();
+    if (parse_output_name(name, base, parsed)) found.emplace_back(parsed, (directory / name).string());
+  }
+  return found;
+}
+
+element element_of(hid_t type, const call_site& site) {
+  const H5T_class_t kind = H5Tget_class(type);
+  const std::size_t size = H5Tget_size(type);
+  if (kind == H5T_INTEGER) {
+    switch (size) {
+      case 1: return element::int8;
+      case 2: return element::int16;
+      case 4: return element::int32;
+      case 8: return element::int64;
+      default: break;
+    }
+  } else if (kind == H5T_FLOAT) {
+    return size <= 4 ? element::float32 : element::float64;
+  }
+  throw storage_error("dataset \"" + std::string(site.object) + "\" of \"" + site.file +
+                      "\" holds elements of a type Sidecore does not write (HDF5 class " +
+                      std::to_string(static_cast<int>(kind)) + ", " + std::to_string(size) +
+                      " bytes)");
+}
+
+hid_t memory_type(element type) {
+  switch (type) {
+    case element::int8: return H5T_NATIVE_SCHAR;
+    case element::int16: return H5T_NATIVE_SHORT;
+    case element::int32: return H5T_NATIVE_INT32;
+    case element::int64: return H5T_NATIVE_INT64;
+    case element::float32: return H5T_NATIVE_FLOAT;
+    case element::float64: return H5T_NATIVE_DOUBLE;
+  }
+  return H5T_NATIVE_DOUBLE;
+}
+
+std::vector<std::int64_t> extents_of(hid_t dataset, const call_site& site) {
+  const dataspace_handle space(check_id(H5Dget_space(dataset), "H5Dget_space", site));
+  const int n = H5Sget_simple_extent_ndims(space.get());
+  if (n < 0) check_status(n, "H5Sget_simple_extent_ndims", site);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(n));
+  check_status(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr),
+               "H5Sget_simple_extent_dims", site);
+  return {dims.begin(), dims.end()};
+}
+
+bool has_attribute(hid_t object, const char* name, const call_site& site) {
+  const htri_t exists = H5Aexists(object, name);
+  if (exists < 0) check_status(-1, "H5Aexists", site);
+  return exists > 0;
+}
+
+// An attribute's values, converted to T (int32 or int64); empty when absent.
+template <typename T>
+std::vector<T> read_attribute(hid_t object, const char* name, const call_site& site) {
+  if (!has_attribute(object, name, site)) return {};
+  const attribute_handle attribute(check_id(H5Aopen(object, name, H5P_DEFAULT), "H5Aopen", site));
+  const dataspace_handle space(check_id(H5Aget_space(attribute.get()), "H5Aget_space", site));
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) check_status(-1, "H5Sget_simple_extent_npoints", site);
+  std::vector<T> values(static_cast<std::size_t>(n));
+  const hid_t type = sizeof(T) == 8 ? H5T_NATIVE_INT64 : H5T_NATIVE_INT32;
+  if (n > 0) check_status(H5Aread(attribute.get(), type, values.data()), "H5Aread", site);
+  return values;
+}
+
+std::uint64_t product(const std::vector<std::int64_t>& extents) {
+  std::uint64_t n = 1;
+  for (std::int64_t e : extents) n *= static_cast<std::uint64_t>(e);
+  return n;
+}
+
+std::string text_of(const std::vector<std::int64_t>& v) {
+  std::string t = "(";
+  for (std::size_t i = 0; i < v.size(); ++i) t += (i ? "," : "") + std::to_string(v[i]);
+  return t + ")";
+}
+
+void check_room(std::uint64_t needed, std::uint64_t bytes, const std::string& what) {
+  if (bytes < needed)
+    throw argument_error(what + " needs " + std::to_string(needed) + " bytes; the buffer has " +
+                         std::to_string(bytes));
+}
+
+}  // namespace
+
+std::size_t element_bytes(element type) noexcept {
+  switch (type) {
+    case element::int8: return 1;
+    case element::int16: return 2;
+    case element::int32:
+    case element::float32: return 4;
+    case element::int64:
+    case element::float64: return 8;
+  }
+  return 0;
+}
+
+std::vector<std::int32_t> stored_iterations(const std::string& prefix) {
+  std::set<std::int32_t> iterations;
+  for (const auto& [name, path] : list_outputs(prefix)) iterations.insert(name.iteration);
+  return {iterations.begin(), iterations.end()};
+}
+
+struct run_reader::location {
+  std::size_t file = 0;
+  std::string dataset;
+  std::vector<std::int64_t> offset;  // of the block's first element in the dataset
+};
+
+struct run_reader::opened {
+  std::vector<std::string> paths;
+  std::vector<file_handle> files;
+  // Per variable: the dataset that holds its whole global array (collective files), if any.
+  std::map<std::string, location> global;
+};
+
+run_reader::run_reader(const std::string& prefix, std::int32_t iteration)
+    : m_iteration(iteration), m_files(std::make_unique<opened>()) {
+  const plugins::hdf5::error_print_guard quiet;  // failures are reported as exceptions
+  std::vector<std::pair<std::int32_t, std::string>> per_core;
+  std::string shared;
+  for (const auto& [name, path] : list_outputs(prefix)) {
+    if (name.iteration != iteration) continue;
+    if (name.writer >= 0)
+      per_core.emplace_back(name.writer, path);
+    else
+      shared = path;
+  }
+  if (per_core.empty() && shared.empty()) {
+    const std::vector<std::int32_t> stored = stored_iterations(prefix);
+    std::string list;
+    for (std::size_t i = 0; i < stored.size() && i < 20; ++i)
+      list += (i ? ", " : "") + std::to_string(stored[i]);
+    if (stored.size() > 20) list += ", ...";
+    throw argument_error("no output of iteration " + std::to_string(iteration) + " under \"" +
+                         prefix + "\": neither " + prefix + "_It" + std::to_string(iteration) +
+                         "_Pr<writer>.h5 nor " + prefix + "_It" + std::to_string(iteration) +
+                         ".h5 exists (stored iterations: " + (list.empty() ? "none" : list) + ")");
+  }
+  // File-per-core output is read from the writers' files (a master file, when there is one,
+  // only maps them); a collective file holds everything itself.
+  std::sort(per_core.begin(), per_core.end());
+  if (!per_core.empty()) {
+    for (std::size_t i = 0; i < per_core.size(); ++i)
+      if (per_core[i].first != static_cast<std::int32_t>(i)) m_complete = false;
+    for (auto& [writer, path] : per_core) m_files->paths.push_back(path);
+  } else {
+    m_files->paths.push_back(shared);
+  }
+  for (std::size_t f = 0; f < m_files->paths.size(); ++f) {
+    const call_site site{m_files->paths[f], {}};
+    m_files->files.emplace_back(check_id(
+        H5Fopen(m_files->paths[f].c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "H5Fopen", site));
+    const std::vector<std::int32_t> complete =
+        read_attribute<std::int32_t>(m_files->files.back().get(), "complete", site);
+    if (!complete.empty() && complete[0] == 0) m_complete = false;
+    scan_file(f, !per_core.empty());
+  }
+  for (std::size_t v = 0; v < m_variables.size(); ++v) {
+    std::vector<std::size_t> order(m_variables[v].blocks.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const auto& blocks = m_variables[v].blocks;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return std::tie(blocks[a].source, blocks[a].block) <
+             std::tie(blocks[b].source, blocks[b].block);
+    });
+    std::vector<block_info> sorted_blocks;
+    std::vector<location> sorted_locations;
+    for (std::size_t i : order) {
+      sorted_blocks.push_back(std::move(m_variables[v].blocks[i]));
+      sorted_locations.push_back(std::move(m_locations[v][i]));
+    }
+    m_variables[v].blocks = std::move(sorted_blocks);
+    m_locations[v] = std::move(sorted_locations);
+  }
+}
+
+run_reader::~run_reader() = default;
+
+void run_reader::scan_file(std::size_t file, bool per_core) {
+  const std::string& path = m_files->paths[file];
+  const hid_t handle = m_files->files[file].get();
+  std::vector<std::string> datasets;
+  const auto collect = [](hid_t group, const char* name, const H5L_info_t* info,
+                          void* data) -> herr_t {
+    if (info->type != H5L_TYPE_HARD) return 0;  // external links: time-invariant data elsewhere
+    H5O_type_t type = H5O_TYPE_UNKNOWN;
+    const hid_t object = H5Oopen(group, name, H5P_DEFAULT);
+    if (object < 0) return -1;
+    if (H5Iget_type(object) == H5I_DATASET) type = H5O_TYPE_DATASET;
+    H5Oclose(object);
+    if (type == H5O_TYPE_DATASET) static_cast<std::vector<std::string>*>(data)->push_back(name);
+    return 0;
+  };
+  check_status(H5Lvisit(handle, H5_INDEX_NAME, H5_ITER_NATIVE, collect, &datasets), "H5Lvisit",
+               call_site{path, {}});
+
+  const auto variable_slot = [this](const std::string& name, element type,
+                                    const std::vector<std::int64_t>& global) -> std::size_t {
+    auto [it, added] = m_index.emplace(name, m_variables.size());
+    if (added) {
+      variable_info info;
+      info.name = name;
+      info.type = type;
+      m_variables.push_back(std::move(info));
+      m_locations.emplace_back();
+    }
+    variable_info& v = m_variables[it->second];
+    if (v.global_extents.size() < global.size()) v.global_extents.assign(global.size(), 0);
+    for (std::size_t d = 0; d < global.size(); ++d)
+      v.global_extents[d] = std::max(v.global_extents[d], global[d]);
+    return it->second;
+  };
+
+  for (const std::string& name : datasets) {
+    const call_site site{path, name};
+    const dataset_handle dataset(check_id(H5Dopen2(handle, name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
+    const datatype_handle type(check_id(H5Dget_type(dataset.get()), "H5Dget_type", site));
+    const std::vector<std::int32_t> source = read_attribute<std::int32_t>(dataset.get(), "source", site);
+    if (!source.empty()) {
+      // One block in its own dataset: <variable>/P<source>[/B<block>].
+      const std::vector<std::int32_t> id = read_attribute<std::int32_t>(dataset.get(), "block", site);
+      const std::int32_t block = id.empty() ? 0 : id[0];
+      std::string variable = name;
+      const std::string with_block = "/P" + std::to_string(source[0]) + "/B" + std::to_string(block);
+      const std::string without = "/P" + std::to_string(source[0]);
+      const auto ends_with = [&](const std::string& suffix) {
+        return variable.size() > suffix.size() &&
+               variable.compare(variable.size() - suffix.size(), suffix.size(), suffix) == 0;
+      };
+      if (ends_with(with_block))
+        variable.resize(variable.size() - with_block.size());
+      else if (ends_with(without))
+        variable.resize(variable.size() - without.size());
+      block_info info;
+      info.writer = per_core ? static_cast<std::int32_t>(file) : -1;
+      info.source = source[0];
+      info.block = block;
+      info.extents = extents_of(dataset.get(), site);
+      info.position = read_attribute<std::int64_t>(dataset.get(), "position", site);
+      info.position.resize(info.extents.size(), 0);
+      const std::size_t v = variable_slot(
+          variable, element_of(type.get(), site),
+          read_attribute<std::int64_t>(dataset.get(), "global_dimensions", site));
+      m_variables[v].blocks.push_back(std::move(info));
+      m_locations[v].push_back({file, name, std::vector<std::int64_t>(m_variables[v].blocks.back().extents.size(), 0)});
+      continue;
+    }
+    if (per_core) continue;  // not a block of a file-per-core file
+    // A global dataset of a collective file, and the table of the blocks merged into it.
+    const std::vector<std::int64_t> global = extents_of(dataset.get(), site);
+    const std::size_t v = variable_slot(name, element_of(type.get(), site), global);
+    m_files->global[name] = {file, name, std::vector<std::int64_t>(global.size(), 0)};
+    const std::vector<std::int32_t> origins = read_attribute<std::int32_t>(dataset.get(), "block_origins", site);
+    const std::vector<std::int64_t> extents = read_attribute<std::int64_t>(dataset.get(), "block_dimensions", site);
+    const std::vector<std::int64_t> positions = read_attribute<std::int64_t>(dataset.get(), "block_positions", site);
+    const std::size_t n = global.size(), rows = origins.size() / 3;
+    if (extents.size() != rows * n || positions.size() != rows * n) continue;
+    for (std::size_t r = 0; r < rows; ++r) {
+      block_info info;
+      info.writer = origins[3 * r];
+      info.source = origins[3 * r + 1];
+      info.block = origins[3 * r + 2];
+      info.extents.assign(extents.begin() + static_cast<std::ptrdiff_t>(r * n),
+                          extents.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
+      info.position.assign(positions.begin() + static_cast<std::ptrdiff_t>(r * n),
+                           positions.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
+      m_locations[v].push_back({file, name, info.position});
+      m_variables[v].blocks.push_back(std::move(info));
+    }
+  }
+}
+
+const variable_info& run_reader::variable(const std::string& name) const {
+  auto it = m_index.find(name);
+  if (it != m_index.end()) return m_variables[it->second];
+  std::string list;
+  for (const variable_info& v : m_variables) list += (list.empty() ? "" : ", ") + v.name;
+  throw error(DAMARIS_UNDEFINED_VARIABLE, "no variable '" + name + "' in iteration " +
+                                              std::to_string(m_iteration) + " (stored: " +
+                                              (list.empty() ? "none" : list) + ")");
+}
+
+void run_reader::read_block(const std::string& name, std::int32_t source, std::int32_t block,
+                            element type, void* out, std::uint64_t bytes) {
+  const plugins::hdf5::error_print_guard quiet;
+  const variable_info& v = variable(name);
+  const std::size_t index = m_index.at(name);
+  const auto it = std::lower_bound(v.blocks.begin(), v.blocks.end(), std::make_pair(source, block),
+                                   [](const block_info& b, const std::pair<std::int32_t, std::int32_t>& key) {
+                                     return std::tie(b.source, b.block) < std::tie(key.first, key.second);
+                                   });
+  if (it == v.blocks.end() || it->source != source || it->block != block)
+    throw error(DAMARIS_BLOCK_NOT_FOUND, "variable '" + name + "' has no block " +
+                                             std::to_string(block) + " of source " +
+                                             std::to_string(source) + " in iteration " +
+                                             std::to_string(m_iteration));
+  if (!out) throw argument_error("the buffer is NULL");
+  const std::uint64_t elements = product(it->extents);
+  check_room(elements * element_bytes(type), bytes, "block " + std::to_string(block) + " of source " + std::to_string(source) + " of '" + name + "'");
+  if (elements == 0) return;
+  const location& at = m_locations[index][static_cast<std::size_t>(it - v.blocks.begin())];
+  const call_site site{m_files->paths[at.file], at.dataset};
+  const dataset_handle dataset(check_id(H5Dopen2(m_files->files[at.file].get(), at.dataset.c_str(), H5P_DEFAULT), "H5Dopen2", site));
+  const dataspace_handle file_space(check_id(H5Dget_space(dataset.get()), "H5Dget_space", site));
+  const std::vector<hsize_t> start(at.offset.begin(), at.offset.end()), count(it->extents.begin(), it->extents.end());
+  if (!count.empty())
+    check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), "H5Sselect_hyperslab", site);
+  const dataspace_handle memory_space(check_id(count.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), "H5Screate_simple", site));
+  check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(), H5P_DEFAULT, out), "H5Dread", site);
+}
+
+void run_reader::read_region(const std::string& name, const std::vector<std::int64_t>& start,
+                             const std::vector<std::int64_t>& count, element type, void* out,
+                             std::uint64_t bytes) {
+  const plugins::hdf5::error_print_guard quiet;
+  const variable_info& v = variable(name);
+  const std::size_t index = m_index.at(name);
+  const std::size_t n = v.global_extents.size();
+  if (n == 0)
+    throw argument_error("variable '" + name + "' has no global extents (its layout gives none): read its blocks one by one");
+  if (start.size() != n || count.size() != n)
+    throw error(DAMARIS_INVALID_DIMENSIONS, "variable '" + name + "' has " + std::to_string(n) + " dimensions; the region gives " + std::to_string(start.size()));
+  for (std::size_t d = 0; d < n; ++d)
+    if (start[d] < 0 || count[d] < 0 || start[d] + count[d] > v.global_extents[d])
+      throw error(DAMARIS_INVALID_DIMENSIONS, "region start " + text_of(start) + " count " + text_of(count) + " is outside the global extents " + text_of(v.global_extents) + " of '" + name + "'");
+  if (!out) throw argument_error("the buffer is NULL");
+  const std::uint64_t elements = product(count);
+  check_room(elements * element_bytes(type), bytes, "the region of '" + name + "'");
+  if (elements == 0) return;
+  std::memset(out, 0, elements * element_bytes(type));
+  const std::vector<hsize_t> memory_extents(count.begin(), count.end());
+
+  const auto read_part = [&](const location& at, const std::vector<std::int64_t>& lo,
+                             const std::vector<std::int64_t>& hi, const std::vector<std::int64_t>& origin) {
+    // [lo, hi) in global coordinates; origin: the global position of the dataset's at.offset.
+    const call_site site{m_files->paths[at.file], at.dataset};
+    const dataset_handle dataset(check_id(H5Dopen2(m_files->files[at.file].get(), at.dataset.c_str(), H5P_DEFAULT), "H5Dopen2", site));
+    const dataspace_handle file_space(check_id(H5Dget_space(dataset.get()), "H5Dget_space", site));
+    std::vector<hsize_t> file_start(n), part(n), memory_start(n);
+    for (std::size_t d = 0; d < n; ++d) {
+      file_start[d] = static_cast<hsize_t>(at.offset[d] + lo[d] - origin[d]);
+      part[d] = static_cast<hsize_t>(hi[d] - lo[d]);
+      memory_start[d] = static_cast<hsize_t>(lo[d] - start[d]);
+    }
+    check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, file_start.data(), nullptr, part.data(), nullptr), "H5Sselect_hyperslab", site);
+    const dataspace_handle memory_space(check_id(H5Screate_simple(static_cast<int>(n), memory_extents.data(), nullptr), "H5Screate_simple", site));
+    check_status(H5Sselect_hyperslab(memory_space.get(), H5S_SELECT_SET, memory_start.data(), nullptr, part.data(), nullptr), "H5Sselect_hyperslab", site);
+    check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(), H5P_DEFAULT, out), "H5Dread", site);
+  };
+
+  std::vector<std::int64_t> hi(n);
+  for (std::size_t d = 0; d < n; ++d) hi[d] = start[d] + count[d];
+  // A collective file holds the whole array in one dataset: one read.
+  if (auto g = m_files->global.find(name); g != m_files->global.end()) {
+    read_part(g->second, start, hi, std::vector<std::int64_t>(n, 0));
+    return;
+  }
+  std::vector<std::int64_t> lo_part(n), hi_part(n);
+  for (std::size_t b = 0; b < v.blocks.size(); ++b) {
+    const block_info& block = v.blocks[b];
+    if (block.extents.size() != n) continue;
+    bool overlaps = true;
+    for (std::size_t d = 0; d < n && overlaps; ++d) {
+      lo_part[d] = std::max(start[d], block.position[d]);
+      hi_part[d] = std::min(hi[d], block.position[d] + block.extents[d]);
+      overlaps = lo_part[d] < hi_part[d];
+    }
+    if (overlaps) read_part(m_locations[index][b], lo_part, hi_part, block.position);
+  }
+}
+
+}  // namespace sidecore::reader

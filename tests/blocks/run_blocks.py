@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Irregular blocks end to end: tests/blocks/irregular_blocks writes with N clients and M
+writers in one mode, then reads everything back through sidecore/read.h with another number
+of ranks; the master file (FilePerCore) or the collective file must also give the whole field
+to h5py, value by value."""
+import argparse
+import os
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from mpi_job import expect_array, expect_no_leaked_segments, fail, job_segments, mpi_env, run_job  # noqa: E402
+
+NY, NX = 60, 50
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--program", required=True)
+    p.add_argument("--xml", required=True)
+    p.add_argument("--np", type=int, required=True, help="ranks of the writing job")
+    p.add_argument("--cores", type=int, default=0)
+    p.add_argument("--nodes", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--ranks-per-node", type=int, default=0)
+    p.add_argument("--filemode", default="FilePerCore")
+    p.add_argument("--iterations", type=int, default=4)
+    p.add_argument("--readers", type=int, nargs="+", default=[1, 3])
+    a = p.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out")
+        text = open(a.xml).read()
+        for key, value in {"CORES": a.cores, "NODES": a.nodes, "THREADS": a.threads,
+                           "FILEMODE": a.filemode, "OUT": out}.items():
+            text = text.replace(f"@{key}@", str(value))
+        xml = os.path.join(tmp, "blocks.xml")
+        open(xml, "w").write(text)
+        before = job_segments()
+        rc, _ = run_job(a.np, [a.program, "write", xml, str(a.iterations)],
+                        mpi_env(a.ranks_per_node), timeout=240, cwd=tmp)
+        if rc != 0:
+            fail(f"the writing job exited with {rc}")
+        expect_no_leaked_segments(before)
+        node_count = -(-a.np // a.ranks_per_node) if a.ranks_per_node else 1
+        servers = node_count * a.cores
+        if a.nodes:  # every rank of the last `nodes` nodes is a server
+            servers = a.np - (node_count - a.nodes) * a.ranks_per_node
+        clients = a.np - servers
+
+        for readers in a.readers:
+            rc, output = run_job(readers, [a.program, "check", os.path.join(out, "blocks"),
+                                           str(a.iterations), str(clients)],
+                                 mpi_env(), timeout=240, cwd=tmp)
+            if rc != 0 or "ok" not in output:
+                fail(f"reading back with {readers} ranks failed (exit {rc})")
+
+        # The global view: master file of virtual datasets, or the collective file.
+        y = np.arange(NY)[:, None]
+        x = np.arange(NX)[None, :]
+        for it in range(a.iterations):
+            path = os.path.join(out, f"blocks_It{it}.h5")
+            if not os.path.exists(path):
+                fail(f"{path} is missing")
+            with h5py.File(path, "r") as f:
+                expect_array(f"field of iteration {it} in {os.path.basename(path)}",
+                             f["field"][...], it * 100000.0 + y * 1000.0 + x + 0.25)
+                origins = f["field"].attrs["block_origins"]
+                if len(origins) != len({(int(o[1]), int(o[2])) for o in origins}):
+                    fail(f"iteration {it}: a block is listed twice in the block table")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
