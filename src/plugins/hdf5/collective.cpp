@@ -468,13 +468,46 @@ void hdf5_store::write_collective_file(const iteration_data& data,
   }
   write_ratio_attributes(file.get(), counts, path);
   check_status(file.close(), "H5Fclose", file_site);
+  if (m_options.durable) {
+    // Each writer flushes what it wrote (its node's cache); all have before the rename.
+    std::string problem;
+    try {
+      sync_file(temporary);
+    } catch (const storage_error& e) {
+      problem = e.what();
+    }
+    int failed = problem.empty() ? 0 : 1;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, m_context.comm),
+              "MPI_Allreduce");
+    if (!problem.empty()) throw storage_error(problem);
+    if (failed != 0)
+      throw storage_error("HDF5 store: iteration " + std::to_string(data.iteration) +
+                          " not made durable: another writer's fsync failed (its error says why)");
+  }
+  std::string rename_problem;
   if (m_context.writer_index == 0) {
     std::error_code error;
     std::filesystem::rename(temporary, path, error);
-    if (error)
-      throw storage_error("HDF5 store: cannot rename \"" + temporary + "\" to \"" + path +
-                          "\": " + error.message());
+    if (error) {
+      rename_problem = "HDF5 store: cannot rename \"" + temporary + "\" to \"" + path +
+                       "\": " + error.message();
+    } else if (m_options.durable) {
+      try {
+        sync_directory_of(path);
+      } catch (const storage_error& e) {
+        rename_problem = e.what();
+      }
+    }
   }
+  if (m_options.durable) {
+    // No writer counts the iteration as stored before the file is durable under its name.
+    int failed = rename_problem.empty() ? 0 : 1;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, m_context.comm),
+              "MPI_Allreduce");
+    if (failed != 0 && rename_problem.empty())
+      throw storage_error("HDF5 store: " + path + " not made durable: writer 0 failed (its error says why)");
+  }
+  if (!rename_problem.empty()) throw storage_error(rename_problem);
   // Every writer holds the same counts of the shared file: one of them reports them.
   log_written(path, counts, m_context.writer_index == 0);
   if (m_options.xdmf && m_context.writer_index == 0 && !step.datasets.empty()) {

@@ -56,11 +56,13 @@ void hdf5_store::write_file_per_core(const iteration_data& data) {
     byte_counts counts;
     try {
       counts = write_file_per_core_contents(data, selected, prepared, path, temporary);
+      if (m_options.durable) sync_file(temporary);
       std::error_code error;
       std::filesystem::rename(temporary, path, error);
       if (error)
         throw storage_error("HDF5 store: cannot rename \"" + temporary + "\" to \"" + path +
                             "\": " + error.message());
+      if (m_options.durable) sync_directory_of(path);
     } catch (...) {
       std::error_code ignored;
       std::filesystem::remove(temporary, ignored);
@@ -257,6 +259,10 @@ void hdf5_store::publish_file_per_core(std::int32_t iteration, std::vector<varia
       [this](std::int32_t stored, std::int32_t writer) { return per_core_name(stored, writer); },
       complete);
   if (!written) return;
+  if (m_options.durable) {
+    sync_file(master);
+    sync_directory_of(master);
+  }
   log::debug("HDF5 store: wrote ", master,
              complete ? "" : " (incomplete: a writer failed, or a client's data is missing)");
   if (!m_options.xdmf) return;

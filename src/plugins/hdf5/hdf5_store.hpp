@@ -27,6 +27,9 @@ struct store_options {
   std::string xdmf_mode;   // accepted for compatibility, not used
   bool virtual_view = true;  // FilePerCore: per-iteration master file of virtual datasets
   bool xdmf = true;          // <FilesPath><simulation>.xmf
+  // Durable: every file is flushed to stable storage (fsync, then its directory) before its
+  // iteration counts as stored, so that damaris_sync returns only once it is.
+  bool durable = false;
   output_settings defaults;  // Compression, Precision, Shuffle
   std::map<std::size_t, output_settings> per_variable;  // Compression.<var>, Precision.<var>
 };

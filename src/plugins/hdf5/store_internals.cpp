@@ -4,6 +4,7 @@
 
 #include <hdf5.h>
 #include <mpi.h>
+#include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -161,6 +162,35 @@ void ensure_space(const std::string& path, std::uint64_t bytes) {
     throw storage_error("HDF5 store: not enough space for \"" + path +
                         "\": " + readable_bytes(available) + " free in \"" + directory.string() +
                         "\", " + readable_bytes(bytes) + " needed (No space left on device)");
+}
+
+namespace {
+
+void fsync_path(const std::string& path, int flags, const char* what) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0)
+    throw storage_error("HDF5 store: cannot open " + std::string(what) + " \"" + path +
+                        "\" to flush it: " + std::strerror(errno));
+  const int status = ::fsync(fd);
+  const int saved = errno;
+  ::close(fd);
+  // Directories of some file systems refuse fsync (EINVAL): nothing more can be done there.
+  if (status != 0 && !(saved == EINVAL && (flags & O_DIRECTORY)))
+    throw storage_error("HDF5 store: fsync of " + std::string(what) + " \"" + path +
+                        "\" failed: " + std::strerror(saved));
+}
+
+}  // namespace
+
+void sync_file(const std::string& path) {
+  fsync_path(path, O_RDONLY, "file");
+  log::debug("HDF5 store: flushed ", path, " to stable storage");
+}
+
+void sync_directory_of(const std::string& path) {
+  std::filesystem::path directory = std::filesystem::path(path).parent_path();
+  if (directory.empty()) directory = ".";
+  fsync_path(directory.string(), O_RDONLY | O_DIRECTORY, "directory");
 }
 
 }  // namespace sidecore::plugins::hdf5

@@ -65,6 +65,11 @@ void create_directories(const std::string& path, const store_context& context);
 // user (the file's size to be, with room for HDF5's metadata).
 void ensure_space(const std::string& path, std::uint64_t bytes);
 
+// Durable option: flushes a file's data (fsync) to stable storage; storage_error when the
+// file system reports a failure. sync_directory also makes a rename inside it durable.
+void sync_file(const std::string& path);
+void sync_directory_of(const std::string& path);
+
 // One line per file written: at info level when compression or precision reduction changed
 // the size (the ratio is what the user asked to see), at debug level otherwise.
 void log_written(const std::string& path, const byte_counts& counts, bool speaker);

@@ -92,6 +92,8 @@ store_options parse_options(const store_context& context) {
     } else if (equals_ignoring_case(key, "XDMF")) {
       options.xdmf = parse_bool(value, key, context);
       xdmf_given = true;
+    } else if (equals_ignoring_case(key, "Durable")) {
+      options.durable = parse_bool(value, key, context);
     } else if (equals_ignoring_case(key, "Compression")) {
       options.defaults.compression.filter = parse_compression(value, store_where(context)).filter;
       options.defaults.compression.level = parse_compression(value, store_where(context)).level;
@@ -101,7 +103,8 @@ store_options parse_options(const store_context& context) {
       options.defaults.precision = parse_precision(value, key, context);
     } else {
       const std::vector<std::string> keys = {"FileMode", "FilesPath",   "VirtualView", "XDMF",
-                                             "XDMFMode", "Compression", "Shuffle",     "Precision"};
+                                             "XDMFMode", "Compression", "Shuffle",     "Precision",
+                                             "Durable"};
       throw config_error(store_where(context) + ": unknown option \"" + key + "\"; " +
                          config::detail::suggest(key, keys, "options") +
                          " (and Compression.<variable>, Precision.<variable>)");
