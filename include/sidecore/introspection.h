@@ -62,6 +62,12 @@ void sidecore_describe_close(sidecore_description* description);
 int sidecore_describe_variable(const sidecore_description* description, const char* variable,
                                int32_t* type, int32_t* ndims, int64_t* extents);
 
+/* *fortran = 1 when the variable's layout is written for Fortran (language="fortran": the
+ * program gives extents and positions fastest-varying first, the reverse of C order), else 0.
+ * Returns DAMARIS_OK; DAMARIS_UNDEFINED_VARIABLE; DAMARIS_ARGUMENT_ERROR (a NULL pointer). */
+int sidecore_describe_fortran_order(const sidecore_description* description, const char* variable,
+                                    int32_t* fortran);
+
 /* A parameter's declared type, with the same values as sidecore_describe_variable()'s type
  * (its size is the size damaris_parameter_get()/damaris_parameter_set() expect).
  * Returns DAMARIS_OK, DAMARIS_UNDEFINED_PARAMETER, DAMARIS_ARGUMENT_ERROR. */

@@ -164,6 +164,20 @@ SIDECORE_API int sidecore_describe_open(const char* configfile, MPI_Comm comm,
 
 SIDECORE_API void sidecore_describe_close(sidecore_description* description) { delete description; }
 
+SIDECORE_API int sidecore_describe_fortran_order(const sidecore_description* description,
+                                                const char* variable, int32_t* fortran) {
+  return guarded("sidecore_describe_fortran_order", [&] {
+    const sidecore_description& d = checked(description);
+    if (!variable) throw sidecore::argument_error("variable is NULL");
+    if (!fortran) throw sidecore::argument_error("fortran is NULL");
+    const std::size_t v = d.model.find_variable(variable);
+    if (v == sidecore::config::model::npos)
+      throw sidecore::error(DAMARIS_UNDEFINED_VARIABLE,
+                            std::string("no variable named '") + variable + "' in " + d.model.file);
+    *fortran = d.model.layouts[d.model.variables[v].layout_index].fortran_order ? 1 : 0;
+  });
+}
+
 SIDECORE_API int sidecore_describe_variable(const sidecore_description* description,
                                             const char* variable, int32_t* type, int32_t* ndims,
                                             int64_t* extents) {

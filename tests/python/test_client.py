@@ -188,3 +188,51 @@ def test_version():
         assert lines[2] == "HDF5: " + hdf5
     except FileNotFoundError:
         pass
+
+
+def test_irregular_blocks_read_back(tmp_path):
+    """Irregular, changing blocks written from Python by 3 clients and 1 dedicated core, read
+    back with sidecore.read_output: the block list, each block, regions and the whole field."""
+    import sidecore
+
+    out = tmp_path / "blocks_out"
+    text = open(os.path.join(HERE, "..", "blocks", "blocks.xml.in")).read()
+    for key, value in {"CORES": 1, "NODES": 0, "THREADS": 0, "FILEMODE": "FilePerCore",
+                       "OUT": out}.items():
+        text = text.replace(f"@{key}@", str(value))
+    xml = tmp_path / "blocks.xml"
+    xml.write_text(text)
+    iterations = 3
+    run("blocks.py", 4, xml, iterations)
+    written = {}
+    for source in range(3):
+        for line in open(tmp_path / f"written_{source}.txt"):
+            it, src, ident, h, w, y, x = map(int, line.split())
+            written.setdefault(it, set()).add((src, ident, (h, w), (y, x)))
+
+    prefix = str(out / "blocks")
+    assert sidecore.stored_iterations(prefix) == list(range(iterations))
+    for it in range(iterations):
+        with sidecore.read_output(prefix, it) as o:
+            assert o.complete
+            assert o.variables["field"] == (np.dtype(np.float64), (60, 50), len(written[it]))
+            listed = {(b["source"], b["block"], b["shape"], b["position"])
+                      for b in o.blocks("field")}
+            assert listed == written[it]
+            y, x = np.mgrid[0:60, 0:50]
+            want = it * 100000.0 + y * 1000.0 + x + 0.25
+            expect_array(f"field {it}", o.read("field"), want)
+            expect_array(f"region {it}", o.read_region("field", (7, 3), (20, 41), np.float32),
+                         want[7:27, 3:44].astype(np.float32))
+            for source, ident, (h, w), (by, bx) in sorted(written[it])[:40]:
+                expect_array(f"block {ident} of {source}", o.read_block("field", source, ident),
+                             want[by:by + h, bx:bx + w])
+            for source in range(3):
+                got = o.read_block("tracers", source, 50 + it)
+                expect_array("tracers", got, np.arange(len(got)) * 0.5 + source + it)
+            with pytest.raises(sidecore.Error) as e:
+                o.read_block("field", 0, -4)
+            assert e.value.code == 19  # BLOCK_NOT_FOUND
+    with pytest.raises(sidecore.Error) as e:
+        sidecore.read_output(prefix, 99)
+    assert "stored iterations: 0, 1, 2" in str(e.value)

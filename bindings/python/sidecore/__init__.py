@@ -26,7 +26,7 @@ from ._errors import CODE_NAMES, DtypeError, Error, ShapeError  # noqa: F401
 from . import _sidecore as _ext
 
 __all__ = ["initialize", "Session", "Error", "DtypeError", "ShapeError", "version",
-           "mpi_library_version", "hdf5_version"]
+           "mpi_library_version", "hdf5_version", "read_output", "stored_iterations", "Output"]
 
 __version__ = _ext.version()
 
@@ -210,6 +210,15 @@ class Session:
         the writes that follow."""
         _ext.set_position(name, block, [int(p) for p in position])
 
+    def set_block_extents(self, name, shape, block=0):
+        """Gives block `block` of variable `name` its own extents: the shape (C order, ghost
+        zones included) its arrays have in write() and alloc() from now on, instead of the
+        layout's (sidecore_set_block_extents(); docs/blocks.md). Any number of blocks may be
+        written per iteration, each with its own shape and position. shape=None goes back to the
+        layout's extents. Raises ShapeError for a wrong number of extents, Error
+        (INVALID_DIMENSIONS) for an extent below 1."""
+        _ext.set_block_extents(name, block, [] if shape is None else [int(e) for e in shape])
+
     # Data.
 
     def write(self, name, array, block=0):
@@ -320,3 +329,99 @@ class Session:
         for view in self._allocated.values():
             view.setflags(write=False)
         self._allocated.clear()
+
+
+# Reading stored output back (sidecore/read.h, docs/blocks.md).
+
+_READ_TYPES = {np.dtype(np.int8): 6, np.dtype(np.int16): 1, np.dtype(np.int32): 2,
+               np.dtype(np.int64): 3, np.dtype(np.float32): 4, np.dtype(np.float64): 5}
+
+
+def stored_iterations(prefix):
+    """The iterations stored under prefix (<FilesPath><simulation>, e.g. "out/sim"), ascending."""
+    return list(_ext.stored_iterations(os.fspath(prefix)))
+
+
+def read_output(prefix, iteration):
+    """Opens the output of one iteration, whichever file mode and however many clients and
+    writers wrote it. Returns an Output (also a context manager). Needs neither MPI nor
+    initialize(). Raises Error (ARGUMENT_ERROR when the iteration was not stored: the message
+    lists those that were)."""
+    return Output(_ext.OutputReader(os.fspath(prefix), int(iteration)))
+
+
+class Output:
+    """One iteration of a run's output: its variables, their blocks, and reads by block or by
+    region of the global array (elements no block covers read as 0)."""
+
+    def __init__(self, reader):
+        self._reader = reader
+        self._variables = {name: (np.dtype(dtype), tuple(shape), count)
+                           for name, dtype, shape, count in reader.variables()}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close()
+        return False
+
+    def close(self):
+        """Closes the files; the Output cannot be read any more."""
+        self._reader.close()
+
+    @property
+    def complete(self):
+        """False when a writer's file is missing or says that a client's data is missing."""
+        return self._reader.complete()
+
+    @property
+    def variables(self):
+        """{name: (dtype as stored, global shape or () when the layout has none, blocks)}."""
+        return dict(self._variables)
+
+    def blocks(self, variable):
+        """The blocks of a variable, ordered by (source, block): a list of dicts with keys
+        writer, source, block, shape and position (C order)."""
+        return [{"writer": w, "source": s, "block": b, "shape": tuple(shape),
+                 "position": tuple(position)}
+                for w, s, b, shape, position in self._reader.blocks(variable)]
+
+    def _dtype(self, variable, dtype):
+        if variable not in self._variables:
+            # Raises Error(UNDEFINED_VARIABLE) naming the stored variables.
+            self._reader.blocks(variable)
+        dtype = self._variables[variable][0] if dtype is None else np.dtype(dtype)
+        if dtype not in _READ_TYPES:
+            raise DtypeError(_errors.ARGUMENT_ERROR,
+                             f"cannot read as {dtype}; valid: int8, int16, int32, int64, "
+                             f"float32, float64")
+        return dtype
+
+    def read_block(self, variable, source, block=0, dtype=None):
+        """Block `block` of client `source` as a new array of its shape, converted to dtype
+        (the stored type by default). Raises Error (BLOCK_NOT_FOUND, UNDEFINED_VARIABLE)."""
+        dtype = self._dtype(variable, dtype)
+        for entry in self._reader.blocks(variable):
+            if entry[1] == source and entry[2] == block:
+                out = np.empty(tuple(entry[3]), dtype=dtype)
+                self._reader.read_block(variable, source, block, _READ_TYPES[dtype], out)
+                return out
+        # Raises Error(BLOCK_NOT_FOUND) with the C API's message.
+        self._reader.read_block(variable, source, block, _READ_TYPES[dtype],
+                                np.empty(0, dtype=dtype))
+        raise AssertionError("unreachable")
+
+    def read_region(self, variable, start, shape, dtype=None):
+        """The region [start, start + shape) of a variable's global array (C order) as a new
+        array, assembled from the blocks that cover it; elements no block covers are 0."""
+        dtype = self._dtype(variable, dtype)
+        out = np.empty(tuple(int(n) for n in shape), dtype=dtype)
+        self._reader.read_region(variable, [int(s) for s in start], [int(n) for n in shape],
+                                 _READ_TYPES[dtype], out)
+        return out
+
+    def read(self, variable, dtype=None):
+        """The whole global array of a variable."""
+        shape = self._variables.get(variable, (None, (), 0))[1]
+        return self.read_region(variable, [0] * len(shape), shape, dtype)
