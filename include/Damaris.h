@@ -71,7 +71,7 @@ enum {
   DAMARIS_UNDEFINED_ACTION = 14,  /* no event or script of that name */
   DAMARIS_UNDEFINED_PARAMETER = 15, /* no parameter of that name */
   DAMARIS_UNDEFINED_VARIABLE = 16,  /* no variable of that name */
-  DAMARIS_INVALID_BLOCK = 17,     /* block id outside 0 .. domains-1 */
+  DAMARIS_INVALID_BLOCK = 17,     /* negative block id (Sidecore accepts any id >= 0) */
   DAMARIS_INVALID_DIMENSIONS = 18, /* a layout evaluates to invalid dimensions */
   DAMARIS_BLOCK_NOT_FOUND = 19,   /* commit/clear of a block that was not allocated */
   DAMARIS_REACTOR_NOT_FOUND = 20, /* internal messaging not available */
@@ -154,8 +154,9 @@ int damaris_stop(void);
  * damaris_write_block(varname, 0, data). */
 int damaris_write(const char* varname, const void* data);
 
-/* Client only: copies block `block` (0 .. domains-1) of a variable. Its size is the variable's
- * layout evaluated with the current parameter values; its global position is the one last set
+/* Client only: copies block `block` (any id 0 or more, see sidecore/blocks.h) of a variable.
+ * Its size is the variable's layout evaluated with the current parameter values, or the
+ * block's own extents (sidecore_set_block_extents()); its global position is the one last set
  * with damaris_set_block_position() (zeros by default).
  * Returns DAMARIS_OK (also when policy="skip" drops the block: drops are counted and reported
  * at finalize); DAMARIS_UNDEFINED_VARIABLE; DAMARIS_INVALID_BLOCK; DAMARIS_ARGUMENT_ERROR (NULL
