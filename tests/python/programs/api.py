@@ -72,7 +72,7 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
     with raises(sidecore.Error, 16, "'nope'"):
         sc.write("nope", good)
     with raises(sidecore.Error, 17):
-        sc.write("field", good, block=values.DOMAINS)
+        sc.write("field", good, block=-1)  # any id 0 or more is valid
 
     # Parameters, typed by their declared type.
     assert sc.parameter_get("NX") == values.NX and type(sc.parameter_get("NX")) is int
