@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/c_boundary.hpp"
 #include "common/error.hpp"
 #include "reader/run_reader.hpp"
 
@@ -26,22 +27,7 @@ thread_local std::string t_last_error;
 
 template <typename Body>
 int guarded(const char* function, Body&& body) noexcept {
-  try {
-    body();
-    return DAMARIS_OK;
-  } catch (const sidecore::error& e) {
-    t_last_error = std::string(function) + ": " + e.what();
-    return e.code();
-  } catch (const std::bad_alloc&) {
-    t_last_error = std::string(function) + ": out of memory";
-    return DAMARIS_ALLOCATION_ERROR;
-  } catch (const std::exception& e) {
-    t_last_error = std::string(function) + ": " + e.what();
-    return DAMARIS_ERROR_UNKNOWN;
-  } catch (...) {
-    t_last_error = std::string(function) + ": unknown exception";
-    return DAMARIS_ERROR_UNKNOWN;
-  }
+  return sidecore::guarded_call(t_last_error, function, body);
 }
 
 template <typename T>
