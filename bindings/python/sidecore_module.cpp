@@ -148,6 +148,7 @@ std::map<std::pair<std::string, int32_t>, std::vector<int64_t>> g_block_extents;
 // The shape a block's arrays have now: its own extents, or the layout's.
 layout_now block_layout_of(const char* call, const std::string& variable, int32_t block) {
   layout_now layout = layout_of(call, variable);
+  if (g_block_extents.empty()) return layout;  // no block has its own: no key to build
   auto it = g_block_extents.find({variable, block});
   if (it != g_block_extents.end()) layout.shape = it->second;
   return layout;

@@ -16,6 +16,7 @@ namespace sidecore::client {
 struct block_settings {
   std::vector<std::int64_t> position;  // C order; empty: zeros
   std::vector<std::int64_t> extents;   // C order; empty: the layout's
+  std::uint64_t bytes = 0;             // of the extents, when set
 };
 
 class block_registry {

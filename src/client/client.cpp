@@ -221,13 +221,7 @@ const evaluated_layout& client::block_shape(std::size_t variable, int block) {
   shape.ghosts_before = declared.ghosts_before;
   shape.ghosts_after = declared.ghosts_after;
   shape.dims = settings->extents;
-  const std::size_t size = config::element_size(m_model.layouts[var.layout_index].type);
-  const std::optional<std::uint64_t> bytes = config::array_bytes(shape.dims, size);
-  if (!bytes)
-    throw error(DAMARIS_INVALID_DIMENSIONS,
-                "block " + std::to_string(block) + " of " + quoted(var.name) +
-                    ": its extents (sidecore_set_block_extents) make more than 2^64 bytes");
-  shape.bytes = *bytes;
+  shape.bytes = settings->bytes;  // checked by set_extents
   shape.too_large = false;
   check_fits(variable, shape.bytes);
   return shape;
@@ -372,13 +366,20 @@ void client::set_extents(std::string_view name, int block, const std::int64_t* e
                   "sidecore_set_block_extents(" + quoted(name) + ", block " +
                       std::to_string(block) + "): extent " + std::to_string(d) + " is " +
                       std::to_string(extents[d]) + "; every extent must be 1 or more");
-  std::vector<std::int64_t> wanted(extents, extents + n);
+  // Checked in a scratch vector so that a refused call changes nothing, then swapped in: no
+  // allocation once both have room (this runs for every block of an irregular code).
+  std::vector<std::int64_t>& wanted = m_extents_scratch;
+  wanted.assign(extents, extents + n);
   // Kept in C order, like the layout's dimensions.
   if (layout.fortran_order) std::reverse(wanted.begin(), wanted.end());
-  if (!config::array_bytes(wanted, config::element_size(layout.type)))
+  const std::optional<std::uint64_t> bytes =
+      config::array_bytes(wanted, config::element_size(layout.type));
+  if (!bytes)
     throw error(DAMARIS_INVALID_DIMENSIONS, "sidecore_set_block_extents(" + quoted(name) +
                                                 "): the extents make more than 2^64 bytes");
-  m_blocks.settings_of(v, block).extents = std::move(wanted);
+  block_settings& settings = m_blocks.settings_of(v, block);
+  settings.extents.swap(wanted);
+  settings.bytes = *bytes;
 }
 
 void client::stop() {

@@ -110,6 +110,7 @@ class client {
   sidecore::client::parameters m_parameters;
   block_registry m_blocks;
   evaluated_layout m_block_shape;  // block_shape's result for a block with its own extents
+  std::vector<std::int64_t> m_extents_scratch;  // set_extents checks extents here first
   // Few at a time (variables x blocks): a flat vector beats a tree here.
   std::vector<allocation> m_allocations;
   int m_iteration = 0;

@@ -358,6 +358,7 @@ class Output:
         self._reader = reader
         self._variables = {name: (np.dtype(dtype), tuple(shape), count)
                            for name, dtype, shape, count in reader.variables()}
+        self._shapes = {}  # variable -> {(source, block): shape}, listed once
 
     def __enter__(self):
         return self
@@ -402,15 +403,14 @@ class Output:
         """Block `block` of client `source` as a new array of its shape, converted to dtype
         (the stored type by default). Raises Error (BLOCK_NOT_FOUND, UNDEFINED_VARIABLE)."""
         dtype = self._dtype(variable, dtype)
-        for entry in self._reader.blocks(variable):
-            if entry[1] == source and entry[2] == block:
-                out = np.empty(tuple(entry[3]), dtype=dtype)
-                self._reader.read_block(variable, source, block, _READ_TYPES[dtype], out)
-                return out
-        # Raises Error(BLOCK_NOT_FOUND) with the C API's message.
-        self._reader.read_block(variable, source, block, _READ_TYPES[dtype],
-                                np.empty(0, dtype=dtype))
-        raise AssertionError("unreachable")
+        shapes = self._shapes.get(variable)
+        if shapes is None:
+            shapes = {(s, b): tuple(shape) for _, s, b, shape, _ in self._reader.blocks(variable)}
+            self._shapes[variable] = shapes
+        # An unknown block reads into an empty array: the C API raises BLOCK_NOT_FOUND.
+        out = np.empty(shapes.get((source, block), (0,)), dtype=dtype)
+        self._reader.read_block(variable, source, block, _READ_TYPES[dtype], out)
+        return out
 
     def read_region(self, variable, start, shape, dtype=None):
         """The region [start, start + shape) of a variable's global array (C order) as a new

@@ -28,6 +28,24 @@ namespace sidecore::plugins::hdf5 {
 
 namespace {
 
+// Every writer's values, concatenated in writer order, on every writer; sizes[w] and
+// offsets[w] say where writer w's part lies.
+std::vector<std::int64_t> gather_everywhere(const std::vector<std::int64_t>& mine, MPI_Comm comm,
+                                            std::vector<int>& sizes, std::vector<int>& offsets) {
+  int size = 1;
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  int count = static_cast<int>(mine.size());
+  sizes.assign(static_cast<std::size_t>(size), 0);
+  offsets.assign(static_cast<std::size_t>(size), 0);
+  check_mpi(MPI_Allgather(&count, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  for (std::size_t w = 1; w < sizes.size(); ++w) offsets[w] = offsets[w - 1] + sizes[w - 1];
+  std::vector<std::int64_t> all(static_cast<std::size_t>(offsets.back() + sizes.back()));
+  check_mpi(MPI_Allgatherv(mine.data(), count, MPI_INT64_T, all.data(), sizes.data(),
+                           offsets.data(), MPI_INT64_T, comm),
+            "MPI_Allgatherv");
+  return all;
+}
+
 // Every writer's blocks of one variable, as the block tables of a global dataset list them
 // (the same on every writer, as parallel HDF5 wants attribute data): per block, its writer,
 // source and id, its interior extents and its position, ordered by (source, block).
@@ -50,16 +68,8 @@ block_table gather_block_table(const std::vector<prepared_block>& mine, std::siz
     packed.insert(packed.end(), p.dims.begin(), p.dims.end());
     packed.insert(packed.end(), p.position.begin(), p.position.end());
   }
-  int size = 1;
-  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  int count = static_cast<int>(packed.size());
-  std::vector<int> sizes(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
-  check_mpi(MPI_Allgather(&count, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm), "MPI_Allgather");
-  for (std::size_t w = 1; w < sizes.size(); ++w) offsets[w] = offsets[w - 1] + sizes[w - 1];
-  std::vector<std::int64_t> all(static_cast<std::size_t>(offsets.back() + sizes.back()));
-  check_mpi(MPI_Allgatherv(packed.data(), count, MPI_INT64_T, all.data(), sizes.data(),
-                           offsets.data(), MPI_INT64_T, comm),
-            "MPI_Allgatherv");
+  std::vector<int> sizes, offsets;
+  const std::vector<std::int64_t> all = gather_everywhere(packed, comm, sizes, offsets);
   struct row {
     std::int64_t writer;
     const std::int64_t* fields;
@@ -101,17 +111,8 @@ void hdf5_store::write_collective_per_block(const iteration_data& data, const va
     packed.push_back(p.view->block_id);
     packed.insert(packed.end(), p.dims.begin(), p.dims.end());
   }
-  int size = 1;
-  check_mpi(MPI_Comm_size(m_context.comm, &size), "MPI_Comm_size");
-  int count = static_cast<int>(packed.size());
-  std::vector<int> sizes(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
-  check_mpi(MPI_Allgather(&count, 1, MPI_INT, sizes.data(), 1, MPI_INT, m_context.comm),
-            "MPI_Allgather");
-  for (std::size_t w = 1; w < sizes.size(); ++w) offsets[w] = offsets[w - 1] + sizes[w - 1];
-  std::vector<std::int64_t> all(static_cast<std::size_t>(offsets.back() + sizes.back()));
-  check_mpi(MPI_Allgatherv(packed.data(), count, MPI_INT64_T, all.data(), sizes.data(),
-                           offsets.data(), MPI_INT64_T, m_context.comm),
-            "MPI_Allgatherv");
+  std::vector<int> sizes, offsets;
+  const std::vector<std::int64_t> all = gather_everywhere(packed, m_context.comm, sizes, offsets);
 
   struct entry {
     std::int64_t source, block;
