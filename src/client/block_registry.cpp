@@ -5,44 +5,40 @@
 namespace sidecore::client {
 
 block_registry::block_registry(std::size_t variables, int domains)
-    : m_domains(std::max(1, domains)),
-      m_dense_settings(variables * static_cast<std::size_t>(m_domains)),
-      m_dense_set(m_dense_settings.size(), false),
-      m_dense_handed_over(m_dense_settings.size(), -1) {}
+    : m_domains(std::max(1, domains)), m_dense(variables * static_cast<std::size_t>(m_domains)) {}
 
-const block_settings* block_registry::find(std::size_t variable, std::int32_t block) const {
-  if (dense(block)) {
-    const std::size_t i = dense_index(variable, block);
-    return m_dense_set[i] ? &m_dense_settings[i] : nullptr;
-  }
-  auto it = m_sparse_settings.find(key(variable, block));
-  return it == m_sparse_settings.end() ? nullptr : &it->second;
+block_settings* block_registry::find(std::size_t variable, std::int32_t block) {
+  if (dense(block)) return &m_dense[dense_index(variable, block)];
+  const std::uint64_t k = key(variable, block);
+  if (k == m_last_key) return m_last;
+  auto it = m_sparse.find(k);
+  if (it == m_sparse.end()) return nullptr;
+  m_last_key = k;
+  m_last = &it->second;
+  return m_last;
 }
 
 block_settings& block_registry::settings_of(std::size_t variable, std::int32_t block) {
-  if (dense(block)) {
-    const std::size_t i = dense_index(variable, block);
-    m_dense_set[i] = true;
-    return m_dense_settings[i];
+  if (dense(block)) return m_dense[dense_index(variable, block)];
+  const std::uint64_t k = key(variable, block);
+  if (k != m_last_key) {
+    m_last = &m_sparse[k];
+    m_last_key = k;
   }
-  return m_sparse_settings[key(variable, block)];
-}
-
-bool block_registry::handed_over(std::size_t variable, std::int32_t block, int iteration) const {
-  if (dense(block)) return m_dense_handed_over[dense_index(variable, block)] == iteration;
-  return m_sparse_handed_over.count(key(variable, block)) != 0;
-}
-
-void block_registry::mark_handed_over(std::size_t variable, std::int32_t block, int iteration) {
-  if (dense(block)) {
-    m_dense_handed_over[dense_index(variable, block)] = iteration;
-    return;
-  }
-  m_sparse_handed_over.insert(key(variable, block));
+  return *m_last;
 }
 
 void block_registry::end_iteration() {
-  if (!m_sparse_handed_over.empty()) m_sparse_handed_over.clear();
+  // Written blocks with no settings of their own would otherwise pile up when a code numbers
+  // its blocks differently every iteration.
+  for (auto it = m_sparse.begin(); it != m_sparse.end();) {
+    if (it->second.position.empty() && it->second.extents.empty())
+      it = m_sparse.erase(it);
+    else
+      ++it;
+  }
+  m_last_key = ~std::uint64_t{0};
+  m_last = nullptr;
 }
 
 }  // namespace sidecore::client

@@ -1,14 +1,15 @@
 // What a client knows about each of its blocks: the position and extents the program set for
-// it (kept until changed, as damaris_set_position's position is), and whether it was handed
-// over in the current iteration. Block ids below <domains count> live in dense arrays, so the
-// classic write path allocates nothing; any other id (a client may write any number of blocks)
-// lives in hash tables.
+// it (kept until changed, as damaris_set_position's position is), and the last iteration it
+// was handed over in. Block ids below <domains count> live in a dense array, so the classic
+// write path allocates nothing; any other id (a client may write any number of blocks) lives
+// in a hash table, whose entries stay while they carry a position or extents. The last block
+// looked up is remembered: an irregular code sets a block's extents and position and writes
+// it, three calls on the same block.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace sidecore::client {
@@ -17,20 +18,20 @@ struct block_settings {
   std::vector<std::int64_t> position;  // C order; empty: zeros
   std::vector<std::int64_t> extents;   // C order; empty: the layout's
   std::uint64_t bytes = 0;             // of the extents, when set
+  int handed_over = -1;                // the last iteration it was written or allocated in
 };
 
 class block_registry {
  public:
   block_registry(std::size_t variables, int domains);
 
-  // The settings of a block, or nullptr when the program set nothing for it.
-  const block_settings* find(std::size_t variable, std::int32_t block) const;
-  // The settings of a block, created empty when missing.
+  // The settings of a block, or nullptr when the program never set nor wrote it.
+  block_settings* find(std::size_t variable, std::int32_t block);
+  // The settings of a block, created empty when missing. The reference stays valid until
+  // end_iteration.
   block_settings& settings_of(std::size_t variable, std::int32_t block);
 
-  bool handed_over(std::size_t variable, std::int32_t block, int iteration) const;
-  void mark_handed_over(std::size_t variable, std::int32_t block, int iteration);
-  // The iteration ended: every block may be handed over again.
+  // The iteration ended: forgets the blocks that carry nothing but a hand-over mark.
   void end_iteration();
 
  private:
@@ -43,11 +44,11 @@ class block_registry {
   }
 
   int m_domains;
-  std::vector<block_settings> m_dense_settings;   // variable * domains + block
-  std::vector<bool> m_dense_set;                  // the program set something for it
-  std::vector<int> m_dense_handed_over;           // last iteration handed over, or -1
-  std::unordered_map<std::uint64_t, block_settings> m_sparse_settings;
-  std::unordered_set<std::uint64_t> m_sparse_handed_over;  // in the current iteration
+  std::vector<block_settings> m_dense;  // variable * domains + block
+  std::unordered_map<std::uint64_t, block_settings> m_sparse;
+  // The sparse entry last looked up (element pointers of an unordered_map survive rehashing).
+  std::uint64_t m_last_key = ~std::uint64_t{0};
+  block_settings* m_last = nullptr;
 };
 
 }  // namespace sidecore::client

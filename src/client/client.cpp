@@ -51,24 +51,15 @@ void client::check_block(std::size_t variable, int block) const {
                     " is out of range: block ids are 0 or more");
 }
 
-const std::vector<std::int64_t>& client::position_of(std::size_t variable, int block) const {
-  static const std::vector<std::int64_t> origin;
-  const block_settings* settings = m_blocks.find(variable, block);
-  return settings ? settings->position : origin;
-}
-
-void client::check_not_handed_over(std::size_t variable, int block) const {
-  if (m_blocks.handed_over(variable, block, m_iteration))
+void client::check_not_handed_over(std::size_t variable, int block,
+                                  const block_settings& settings) const {
+  if (settings.handed_over == m_iteration)
     throw error(
         DAMARIS_ALLOCATION_ERROR,
         "block " + std::to_string(block) + " of " + quoted(m_model.variables[variable].name) +
             " was already written or allocated in iteration " + std::to_string(m_iteration) +
             ": each block is handed over once per iteration (use another block id, "
             "<domains count=...>, or end the iteration first)");
-}
-
-void client::mark_handed_over(std::size_t variable, int block) {
-  m_blocks.mark_handed_over(variable, block, m_iteration);
 }
 
 void client::note_dropped(std::uint64_t bytes) {
@@ -138,11 +129,11 @@ void client::check_running(const char* call) const {
                                     "this client");
 }
 
-void client::check_placement(std::size_t variable, int block, const evaluated_layout& shape) const {
+void client::check_placement(std::size_t variable, int block, const evaluated_layout& shape,
+                             const std::vector<std::int64_t>& position) const {
   // A block's interior (its extents without ghosts) must lie inside the global extents: a
   // collective file could not hold it, and the global view of file-per-core output would
   // leave it out.
-  const std::vector<std::int64_t>& position = position_of(variable, block);
   const std::size_t n = shape.dims.size();
   const auto interior_of = [&](std::size_t d) {
     return d < shape.ghosts_before.size()
@@ -211,17 +202,16 @@ const evaluated_layout& client::checked_shape(std::size_t variable) const {
   return shape;
 }
 
-const evaluated_layout& client::block_shape(std::size_t variable, int block) {
-  const block_settings* settings = m_blocks.find(variable, block);
-  if (!settings || settings->extents.empty()) return checked_shape(variable);
+const evaluated_layout& client::block_shape(std::size_t variable, const block_settings& settings) {
+  if (settings.extents.empty()) return checked_shape(variable);
   const config::variable& var = m_model.variables[variable];
   evaluated_layout& shape = m_block_shape;
   const evaluated_layout& declared = m_parameters.layout(var.layout_index);
   shape.global_dims = declared.global_dims;
   shape.ghosts_before = declared.ghosts_before;
   shape.ghosts_after = declared.ghosts_after;
-  shape.dims = settings->extents;
-  shape.bytes = settings->bytes;  // checked by set_extents
+  shape.dims = settings.extents;
+  shape.bytes = settings.bytes;  // checked by set_extents
   shape.too_large = false;
   check_fits(variable, shape.bytes);
   return shape;
@@ -232,17 +222,18 @@ void client::write(std::string_view name, int block, const void* data) {
   std::size_t v = variable_index(name);
   check_block(v, block);
   if (!data) throw argument_error("damaris_write(" + quoted(name) + "): data is NULL");
-  check_not_handed_over(v, block);
-  const evaluated_layout& shape = block_shape(v, block);
-  check_placement(v, block, shape);
+  block_settings& settings = m_blocks.settings_of(v, block);
+  check_not_handed_over(v, block, settings);
+  const evaluated_layout& shape = block_shape(v, settings);
+  check_placement(v, block, shape, settings.position);
   engines::reservation target = reserve(v, shape.bytes);
-  mark_handed_over(v, block);
+  settings.handed_over = m_iteration;
   if (!target) {
     note_dropped(shape.bytes);
     return;
   }
   std::memcpy(target.address, data, shape.bytes);
-  hand_over(block_message(v, block, m_iteration, target.offset, shape, position_of(v, block)),
+  hand_over(block_message(v, block, m_iteration, target.offset, shape, settings.position),
             std::move(target.owned));
 }
 
@@ -250,9 +241,10 @@ void* client::alloc(std::string_view name, int block) {
   check_running("damaris_alloc");
   std::size_t v = variable_index(name);
   check_block(v, block);
-  check_not_handed_over(v, block);
-  const evaluated_layout& shape = block_shape(v, block);
-  check_placement(v, block, shape);
+  block_settings& settings = m_blocks.settings_of(v, block);
+  check_not_handed_over(v, block, settings);
+  const evaluated_layout& shape = block_shape(v, settings);
+  check_placement(v, block, shape, settings.position);
   allocation a;
   engines::reservation target = reserve(v, shape.bytes);
   const std::uint64_t offset = target.offset;
@@ -264,8 +256,8 @@ void* client::alloc(std::string_view name, int block) {
     a.owned = buffer_pool::acquire(shape.bytes);
     a.address = a.owned.get();
   }
-  mark_handed_over(v, block);
-  a.block = block_message(v, block, m_iteration, offset, shape, position_of(v, block));
+  settings.handed_over = m_iteration;
+  a.block = block_message(v, block, m_iteration, offset, shape, settings.position);
   void* address = a.address;
   m_allocations.push_back(std::move(a));
   return address;
@@ -355,7 +347,7 @@ void client::set_extents(std::string_view name, int block, const std::int64_t* e
   std::size_t v = variable_index(name);
   check_block(v, block);
   if (!extents) {
-    if (m_blocks.find(v, block)) m_blocks.settings_of(v, block).extents.clear();
+    if (block_settings* settings = m_blocks.find(v, block)) settings->extents.clear();
     return;
   }
   const config::layout& layout = m_model.layouts[m_model.variables[v].layout_index];

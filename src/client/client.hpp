@@ -76,7 +76,8 @@ class client {
   void check_running(const char* call) const;
   // Throws DAMARIS_INVALID_DIMENSIONS when the block's interior is empty or, for a variable
   // with global extents, lies outside them at the block's position.
-  void check_placement(std::size_t variable, int block, const evaluated_layout& shape) const;
+  void check_placement(std::size_t variable, int block, const evaluated_layout& shape,
+                       const std::vector<std::int64_t>& position) const;
   // Throws DAMARIS_ALLOCATION_ERROR when no buffer of this mode could ever hold the block.
   void check_fits(std::size_t variable, std::uint64_t bytes) const;
   // The variable's layout as evaluated now; throws DAMARIS_INVALID_DIMENSIONS when unusable
@@ -84,12 +85,11 @@ class client {
   const evaluated_layout& checked_shape(std::size_t variable) const;
   // The shape of one block: checked_shape, or the layout with the block's own extents (then
   // valid until the next call).
-  const evaluated_layout& block_shape(std::size_t variable, int block);
-  const std::vector<std::int64_t>& position_of(std::size_t variable, int block) const;
+  const evaluated_layout& block_shape(std::size_t variable, const block_settings& settings);
   // Each block is handed over once per iteration (written, or allocated): a second time
   // would make two blocks with the same (variable, iteration, source, block) key.
-  void check_not_handed_over(std::size_t variable, int block) const;
-  void mark_handed_over(std::size_t variable, int block);
+  void check_not_handed_over(std::size_t variable, int block,
+                             const block_settings& settings) const;
   // Memory for a block from the engine; empty when policy="skip" drops it (the rest of the
   // iteration is then dropped too).
   engines::reservation reserve(std::size_t variable, std::uint64_t bytes);
