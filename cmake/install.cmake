@@ -1,5 +1,6 @@
-# Installation: Damaris.h, libsidecore, a CMake package (find_package(Sidecore)), sidecore.pc
-# and, with SIDECORE_BUILD_FORTRAN, the damaris Fortran module and sidecore-fortran.pc.
+# Installation: Damaris.h, libsidecore, the sidecore tool, a CMake package
+# (find_package(Sidecore)), sidecore.pc and, with SIDECORE_BUILD_FORTRAN, the damaris Fortran
+# module and sidecore-fortran.pc.
 include(CMakePackageConfigHelpers)
 
 install(TARGETS sidecore EXPORT SidecoreTargets
@@ -7,6 +8,9 @@ install(TARGETS sidecore EXPORT SidecoreTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The command-line tool (docs/cli.md); it carries the library's objects, so it is not part of
+# the exported targets.
+install(TARGETS sidecore_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/Damaris.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/sidecore/plugin.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/introspection.h

@@ -8,6 +8,7 @@ Drivers import it with
 """
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -21,8 +22,16 @@ def fail(message):
     sys.exit(1)
 
 
+def mpiexec(np_):
+    """The command that starts np_ ranks: the launcher of the build's MPI, which ctest puts in
+    SIDECORE_TEST_MPIEXEC (Open MPI's with --oversubscribe, to start more ranks than cores;
+    MPICH's needs no option), then -np np_."""
+    launcher = shlex.split(os.environ.get("SIDECORE_TEST_MPIEXEC", "mpirun --oversubscribe"))
+    return launcher + ["-np", str(np_)]
+
+
 def mpi_env(ranks_per_node=0, **extra):
-    """The environment of a test job: OpenMPI as root, oversubscribed, virtual nodes of
+    """The environment of a test job: Open MPI as root, oversubscribed, virtual nodes of
     ranks_per_node ranks (none when 0), no strict checking unless asked, plus extra."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
@@ -37,7 +46,7 @@ def mpi_env(ranks_per_node=0, **extra):
 def run_job(np_, argv, env, timeout, cwd=None):
     """Runs argv on np_ ranks; prints and returns (exit status, output). A job still running
     after timeout seconds is killed as a whole (it has a session of its own) and fails."""
-    cmd = ["mpirun", "--oversubscribe", "-np", str(np_)] + list(argv)
+    cmd = mpiexec(np_) + list(argv)
     print("running: " + " ".join(cmd), flush=True)
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)

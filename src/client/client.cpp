@@ -115,11 +115,8 @@ void client::hand_over(const transport::message& m, block_buffer owned) {
 }
 
 client::allocation* client::find_allocation(std::size_t variable, int block, int iteration) {
-  for (allocation& a : m_allocations)
-    if (a.block.variable == static_cast<std::int32_t>(variable) && a.block.block == block &&
-        a.block.iteration == iteration)
-      return &a;
-  return nullptr;
+  auto it = m_allocations.find({static_cast<std::int32_t>(variable), block, iteration});
+  return it == m_allocations.end() ? nullptr : &it->second;
 }
 
 void client::check_running(const char* call) const {
@@ -259,7 +256,7 @@ void* client::alloc(std::string_view name, int block) {
   settings.handed_over = m_iteration;
   a.block = block_message(v, block, m_iteration, offset, shape, settings.position);
   void* address = a.address;
-  m_allocations.push_back(std::move(a));
+  m_allocations.insert_or_assign({static_cast<std::int32_t>(v), block, m_iteration}, std::move(a));
   return address;
 }
 
@@ -289,9 +286,7 @@ void client::clear(std::string_view name, int block, int iteration) {
                                              quoted(name) + " at iteration " + std::to_string(iteration) +
                                              ": no such allocated block");
   if (!a->committed) commit(name, block, iteration);
-  // The order of allocations does not matter: move the last one into the hole.
-  *a = std::move(m_allocations.back());
-  m_allocations.pop_back();
+  m_allocations.erase({static_cast<std::int32_t>(v), block, iteration});
 }
 
 void client::signal(std::string_view name) {
@@ -312,18 +307,15 @@ void client::end_iteration() {
   check_running("damaris_end_iteration");
   // Allocated blocks of this iteration that were never committed are committed now: the data
   // the simulation put there is what it meant to write.
-  for (allocation& a : m_allocations) {
+  for (auto& [key, a] : m_allocations) {
     if (a.block.iteration > m_iteration || a.committed) continue;
     const std::string& variable = m_model.variables[a.block.variable].name;
     log::warning("block ", a.block.block, " of '", variable, "' was allocated at iteration ",
                  a.block.iteration, " but never committed; committing it at the end of the iteration");
     commit(variable, a.block.block, a.block.iteration);
   }
-  m_allocations.erase(std::remove_if(m_allocations.begin(), m_allocations.end(),
-                                     [this](const allocation& a) {
-                                       return a.block.iteration <= m_iteration;
-                                     }),
-                      m_allocations.end());
+  for (auto it = m_allocations.begin(); it != m_allocations.end();)
+    it = it->second.block.iteration <= m_iteration ? m_allocations.erase(it) : std::next(it);
   m_engine->end_iteration(m_iteration, m_iteration_skipped);
   m_blocks.end_iteration();
   ++m_iteration;
@@ -378,7 +370,7 @@ void client::stop() {
   if (m_stopped) return;
   // Blocks allocated and never committed are handed over now, as at the end of an iteration:
   // otherwise their memory would stay taken, and their data lost, for the rest of the job.
-  for (allocation& a : m_allocations) {
+  for (auto& [key, a] : m_allocations) {
     if (a.committed) continue;
     const std::string& variable = m_model.variables[a.block.variable].name;
     log::warning("block ", a.block.block, " of '", variable, "' was allocated at iteration ",

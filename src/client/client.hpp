@@ -68,6 +68,20 @@ class client {
     bool committed = false;
     bool dropped = false;
   };
+  struct allocation_key {
+    std::int32_t variable, block, iteration;
+    bool operator==(const allocation_key& o) const noexcept {
+      return variable == o.variable && block == o.block && iteration == o.iteration;
+    }
+  };
+  struct allocation_key_hash {
+    std::size_t operator()(const allocation_key& k) const noexcept {
+      std::uint64_t h = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.block)) << 32) ^
+                        static_cast<std::uint32_t>(k.iteration);
+      h ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.variable)) * 0x9e3779b97f4a7c15ull;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
   // The allocation of (variable, block, iteration), or nullptr.
   allocation* find_allocation(std::size_t variable, int block, int iteration);
 
@@ -111,8 +125,9 @@ class client {
   block_registry m_blocks;
   evaluated_layout m_block_shape;  // block_shape's result for a block with its own extents
   std::vector<std::int64_t> m_extents_scratch;  // set_extents checks extents here first
-  // Few at a time (variables x blocks): a flat vector beats a tree here.
-  std::vector<allocation> m_allocations;
+  // Allocated blocks until cleared: as many as a code allocates per iteration, thousands for
+  // an irregular one, hence a hash table.
+  std::unordered_map<allocation_key, allocation, allocation_key_hash> m_allocations;
   int m_iteration = 0;
   bool m_iteration_skipped = false;
   bool m_stopped = false;

@@ -15,9 +15,11 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/full"
 sed "s#@CORES@#$cores#; s#@OUT@#$work/full#; s#@FILEMODE@#$filemode#" "$template" > "$work/full.xml"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# The launcher of the build's MPI (set by ctest, tests/CMakeLists.txt).
+launcher=${SIDECORE_TEST_MPIEXEC:-mpirun --oversubscribe}
 set +e
 unshare -m bash -c "mount -t tmpfs -o size=2m tmpfs '$work/full' &&
-  timeout 120 mpirun --oversubscribe -np $ranks '$program' '$work/full.xml' 100 > '$work/out.txt' 2>&1;
+  timeout 120 $launcher -np $ranks '$program' '$work/full.xml' 100 > '$work/out.txt' 2>&1;
   echo \$? > '$work/status';
   ls -A '$work/full' > '$work/listing';
   for f in '$work/full'/*.h5; do cp \"\$f\" '$work/' 2>/dev/null || true; done"

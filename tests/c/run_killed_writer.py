@@ -17,7 +17,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from mpi_job import fail, mpi_env  # noqa: E402
+from mpi_job import fail, mpi_env, mpiexec  # noqa: E402
 
 
 def processes_of(program):
@@ -44,7 +44,7 @@ def main():
             f.write(open(template).read().replace("@OUT@", out))
         env = mpi_env()
         env["SIDECORE_DISK_FULL_N"] = "1024"
-        proc = subprocess.Popen(["mpirun", "--oversubscribe", "-np", "2", program, xml, "1000"],
+        proc = subprocess.Popen(mpiexec(2) + [program, xml, "1000"],
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True)
         # Wait until the dedicated core has stored a few files, then kill it mid-write.

@@ -13,9 +13,11 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/ro"
 sed "s#@CORES@#$cores#; s#@OUT@#$work/ro#; s#@FILEMODE@#FilePerCore#" "$template" > "$work/ro.xml"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# The launcher of the build's MPI (set by ctest, tests/CMakeLists.txt).
+launcher=${SIDECORE_TEST_MPIEXEC:-mpirun --oversubscribe}
 set +e
 unshare -m bash -c "mount -t tmpfs -o ro,size=1m tmpfs '$work/ro' &&
-  timeout 60 mpirun --oversubscribe -np $ranks '$program' '$work/ro.xml' 3 > '$work/out.txt' 2>&1;
+  timeout 60 $launcher -np $ranks '$program' '$work/ro.xml' 3 > '$work/out.txt' 2>&1;
   echo \$? > '$work/status'"
 set -e
 status=$(cat "$work/status")

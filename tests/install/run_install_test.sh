@@ -10,6 +10,11 @@ set -euo pipefail
 source_dir=$1
 build_dir=$2
 language=${3:-c}
+# The MPI of the build (set by its tests: SIDECORE_TEST_MPICC, SIDECORE_TEST_MPIF90,
+# SIDECORE_TEST_MPIEXEC); the system's default otherwise.
+mpicc=${SIDECORE_TEST_MPICC:-mpicc}
+mpif90=${SIDECORE_TEST_MPIF90:-mpif90}
+launcher=${SIDECORE_TEST_MPIEXEC:-mpirun --oversubscribe}
 work=$(mktemp -d /tmp/sidecore-install-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -26,8 +31,8 @@ if [ "$language" = fortran ]; then
   test -f "$prefix/include/sidecore/fortran/damaris.mod"
   cp "$source_dir/tests/install/consumer_implicit.f90" \
     "$source_dir/tests/install/consumer_module.f90" .
-  mpif90 -o consumer_implicit_pc consumer_implicit.f90 $(pkg-config --cflags --libs sidecore)
-  mpif90 -o consumer_module_pc consumer_module.f90 $(pkg-config --cflags --libs sidecore-fortran)
+  "$mpif90" -o consumer_implicit_pc consumer_implicit.f90 $(pkg-config --cflags --libs sidecore)
+  "$mpif90" -o consumer_module_pc consumer_module.f90 $(pkg-config --cflags --libs sidecore-fortran)
   cat > CMakeLists.txt <<'CM'
 cmake_minimum_required(VERSION 3.25)
 project(consumer C Fortran)
@@ -39,7 +44,7 @@ CM
   executables=(./consumer_implicit_pc ./consumer_module_pc ./build/consumer_module_cmake)
 else
   cp "$source_dir/tests/install/consumer.c" .
-  mpicc -o consumer_pc consumer.c $(pkg-config --cflags --libs sidecore)
+  "$mpicc" -o consumer_pc consumer.c $(pkg-config --cflags --libs sidecore)
   cat > CMakeLists.txt <<'CM'
 cmake_minimum_required(VERSION 3.25)
 project(consumer C)
@@ -49,13 +54,17 @@ target_link_libraries(consumer_cmake PRIVATE sidecore::sidecore)
 CM
   executables=(./consumer_pc ./build/consumer_cmake)
 fi
-cmake -S . -B build -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+# Only the Fortran project names its wrapper: it finds MPI before Sidecore, whose package
+# otherwise brings the MPI it was built with.
+cmake_mpi=()
+[ "$language" != fortran ] || cmake_mpi=(-DMPI_Fortran_COMPILER="$(command -v "$mpif90")")
+cmake -S . -B build -DCMAKE_PREFIX_PATH="$prefix" "${cmake_mpi[@]}" >/dev/null
 cmake --build build >/dev/null
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for exe in "${executables[@]}"; do
   rm -f consumer_It*.h5 event_ran_*
-  mpirun --oversubscribe -np 3 "$exe" consumer.xml
+  $launcher -np 3 "$exe" consumer.xml
   n=$(ls consumer_It*_Pr*.h5 | wc -l)
   [ "$n" -eq 2 ] || { echo "expected 2 files from $exe, found $n"; exit 1; }
   h5dump -d /values/P1 -w 0 consumer_It1_Pr0.h5 | grep -q '1010, 1011, 1012, 1013' ||

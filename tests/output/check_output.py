@@ -14,6 +14,9 @@ import tempfile
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from mpi_job import mpiexec  # noqa: E402
+
 NX, NY, NZ = 8, 5, 3
 
 
@@ -192,8 +195,7 @@ def main():
             f.write(xml)
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                    OMPI_MCA_rmaps_base_oversubscribe="1", SIDECORE_LOG_LEVEL="debug")
-        cmd = ["mpirun", "--oversubscribe", "-np", str(args.np), args.writer, xml_path,
-               str(args.iterations)]
+        cmd = mpiexec(args.np) + [args.writer, xml_path, str(args.iterations)]
         run = subprocess.run(cmd, env=env, cwd=work, timeout=300, capture_output=True, text=True)
         log = run.stdout + run.stderr
         if run.returncode != 0:

@@ -46,7 +46,7 @@ void hdf5_store::add_xdmf_step(xdmf_step step) {
 }
 
 void hdf5_store::write_xdmf() {
-  const std::string path = m_options.files_path + m_context.model->simulation_name + ".xmf";
+  const std::string path = m_options.files_path + config::xdmf_file_name(m_context.model->simulation_name);
   write_file_atomically(path, render_xdmf(*m_context.model, m_steps));
   m_xdmf_dirty = false;
 }

@@ -15,6 +15,7 @@
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "config/output_names.hpp"
 #include "plugins/hdf5/block_data.hpp"
 #include "plugins/hdf5/hdf5_store.hpp"
 #include "plugins/hdf5/virtual_view.hpp"
@@ -127,13 +128,13 @@ class hdf5_store final : public store {
  private:
   // File names without FilesPath: what master files and the XDMF refer to, so that the
   // output directory can be moved.
-  std::string base_name(std::int32_t iteration) const {
-    return m_context.model->simulation_name + "_It" + std::to_string(iteration);
-  }
+  // (config/output_names.hpp: `sidecore validate` lists the same names.)
   std::string per_core_name(std::int32_t iteration, std::int32_t writer) const {
-    return base_name(iteration) + "_Pr" + std::to_string(writer) + ".h5";
+    return config::per_writer_file_name(m_context.model->simulation_name, iteration, writer);
   }
-  std::string global_name(std::int32_t iteration) const { return base_name(iteration) + ".h5"; }
+  std::string global_name(std::int32_t iteration) const {
+    return config::iteration_file_name(m_context.model->simulation_name, iteration);
+  }
 
   std::size_t index_of(const config::variable* var) const {
     return static_cast<std::size_t>(var - m_context.model->variables.data());
