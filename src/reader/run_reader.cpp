@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
+#include "plugins/hdf5/packed_blocks.hpp"
 
 namespace sidecore::reader {
 namespace {
@@ -151,6 +152,42 @@ std::string text_of(const std::vector<std::int64_t>& v) {
   return t + ")";
 }
 
+// Copies the box [lo, lo + part) of a C-order array of extents `from_extents` at `from` into
+// the C-order array of extents `to_extents` at `to`, at to_lo. Rows (the last dimension) are
+// contiguous on both sides.
+void copy_box(const unsigned char* from, const std::vector<std::int64_t>& from_extents,
+              const std::vector<std::int64_t>& from_lo, unsigned char* to,
+              const std::vector<std::int64_t>& to_extents, const std::vector<std::int64_t>& to_lo,
+              const std::vector<std::int64_t>& part, std::size_t element) {
+  const std::size_t n = part.size();
+  const auto linear = [n](const std::vector<std::int64_t>& extents,
+                          const std::vector<std::int64_t>& at) {
+    std::uint64_t index = 0;
+    for (std::size_t d = 0; d < n; ++d)
+      index = index * static_cast<std::uint64_t>(extents[d]) + static_cast<std::uint64_t>(at[d]);
+    return index;
+  };
+  const std::size_t row = static_cast<std::size_t>(part[n - 1]) * element;
+  std::vector<std::int64_t> step(n, 0), src(n), dst(n);  // step: position inside the box
+  while (true) {
+    for (std::size_t d = 0; d < n; ++d) {
+      src[d] = from_lo[d] + step[d];
+      dst[d] = to_lo[d] + step[d];
+    }
+    std::memcpy(to + linear(to_extents, dst) * element, from + linear(from_extents, src) * element,
+                row);
+    // Next row: the odometer over every dimension but the last.
+    std::size_t d = n - 1;
+    while (d > 0) {
+      --d;
+      if (++step[d] < part[d]) break;
+      step[d] = 0;
+      if (d == 0) return;
+    }
+    if (n == 1) return;
+  }
+}
+
 void check_room(std::uint64_t needed, std::uint64_t bytes, const std::string& what) {
   if (bytes < needed)
     throw argument_error(what + " needs " + std::to_string(needed) + " bytes; the buffer has " +
@@ -181,6 +218,10 @@ struct run_reader::location {
   std::size_t file = 0;
   std::string dataset;
   std::vector<std::int64_t> offset;  // of the block's first element in the dataset
+  // BlockLayout Packed: the block is elements [packed_offset, + its element count) of the
+  // 1-D dataset, in C order.
+  bool packed = false;
+  std::int64_t packed_offset = 0;
 };
 
 struct run_reader::opened {
@@ -288,7 +329,16 @@ void run_reader::scan_file(std::size_t file, bool per_core) {
     return it->second;
   };
 
+  const auto ends_with = [](const std::string& text, const std::string& suffix) {
+    return text.size() > suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const std::string index_suffix = plugins::hdf5::packed_index_suffix;
   for (const std::string& name : datasets) {
+    if (per_core && ends_with(name, index_suffix)) {
+      scan_packed(file, name.substr(0, name.size() - index_suffix.size()), variable_slot);
+      continue;
+    }
     const call_site site{path, name};
     const dataset_handle dataset(check_id(H5Dopen2(handle, name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
     const datatype_handle type(check_id(H5Dget_type(dataset.get()), "H5Dget_type", site));
@@ -300,13 +350,9 @@ void run_reader::scan_file(std::size_t file, bool per_core) {
       std::string variable = name;
       const std::string with_block = "/P" + std::to_string(source[0]) + "/B" + std::to_string(block);
       const std::string without = "/P" + std::to_string(source[0]);
-      const auto ends_with = [&](const std::string& suffix) {
-        return variable.size() > suffix.size() &&
-               variable.compare(variable.size() - suffix.size(), suffix.size(), suffix) == 0;
-      };
-      if (ends_with(with_block))
+      if (ends_with(variable, with_block))
         variable.resize(variable.size() - with_block.size());
-      else if (ends_with(without))
+      else if (ends_with(variable, without))
         variable.resize(variable.size() - without.size());
       block_info info;
       info.writer = per_core ? static_cast<std::int32_t>(file) : -1;
@@ -347,6 +393,56 @@ void run_reader::scan_file(std::size_t file, bool per_core) {
   }
 }
 
+void run_reader::scan_packed(
+    std::size_t file, const std::string& variable,
+    const std::function<std::size_t(const std::string&, element, const std::vector<std::int64_t>&)>&
+        variable_slot) {
+  const std::string& path = m_files->paths[file];
+  const hid_t handle = m_files->files[file].get();
+  const std::string data_name = plugins::hdf5::packed_data_name(variable);
+  const std::string index_name = plugins::hdf5::packed_index_name(variable);
+  const call_site site{path, data_name}, index_site{path, index_name};
+  const dataset_handle data(check_id(H5Dopen2(handle, data_name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
+  const datatype_handle type(check_id(H5Dget_type(data.get()), "H5Dget_type", site));
+  const std::vector<std::int32_t> ndims_attribute = read_attribute<std::int32_t>(data.get(), "ndims", site);
+  const std::int64_t packed_elements = extents_of(data.get(), site).at(0);
+  const dataset_handle index(check_id(H5Dopen2(handle, index_name.c_str(), H5P_DEFAULT), "H5Dopen2", index_site));
+  const std::vector<std::int64_t> shape = extents_of(index.get(), index_site);
+  const std::size_t ndims = ndims_attribute.empty() ? 0 : static_cast<std::size_t>(ndims_attribute[0]);
+  const std::size_t columns = plugins::hdf5::packed_index_fixed_columns + 2 * ndims;
+  if (shape.size() != 2 || static_cast<std::size_t>(shape[1]) != columns)
+    throw storage_error("\"" + index_name + "\" in \"" + path + "\" is not a packed block index of " +
+                        std::to_string(ndims) + " dimensions (expected " + std::to_string(columns) +
+                        " columns)");
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(shape[0]) * columns);
+  if (!rows.empty())
+    check_status(H5Dread(index.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()),
+                 "H5Dread", index_site);
+  const std::size_t v = variable_slot(variable, element_of(type.get(), site),
+                                      read_attribute<std::int64_t>(data.get(), "global_dimensions", site));
+  for (std::size_t r = 0; r < static_cast<std::size_t>(shape[0]); ++r) {
+    const std::int64_t* row = rows.data() + r * columns;
+    block_info info;
+    info.writer = static_cast<std::int32_t>(file);
+    info.source = static_cast<std::int32_t>(row[0]);
+    info.block = static_cast<std::int32_t>(row[1]);
+    const std::int64_t* extents = row + plugins::hdf5::packed_index_fixed_columns;
+    info.extents.assign(extents, extents + ndims);
+    info.position.assign(extents + ndims, extents + 2 * ndims);
+    if (row[2] < 0 || row[3] != static_cast<std::int64_t>(product(info.extents)) ||
+        row[2] + row[3] > packed_elements)
+      throw storage_error("\"" + index_name + "\" in \"" + path + "\": row " + std::to_string(r) +
+                          " does not describe a block inside \"" + data_name + "\"");
+    location at;
+    at.file = file;
+    at.dataset = data_name;
+    at.packed = true;
+    at.packed_offset = row[2];
+    m_variables[v].blocks.push_back(std::move(info));
+    m_locations[v].push_back(std::move(at));
+  }
+}
+
 const variable_info& run_reader::variable(const std::string& name) const {
   auto it = m_index.find(name);
   if (it != m_index.end()) return m_variables[it->second];
@@ -379,6 +475,13 @@ void run_reader::read_block(const std::string& name, std::int32_t source, std::i
   const call_site site{m_files->paths[at.file], at.dataset};
   const dataset_handle dataset(check_id(H5Dopen2(m_files->files[at.file].get(), at.dataset.c_str(), H5P_DEFAULT), "H5Dopen2", site));
   const dataspace_handle file_space(check_id(H5Dget_space(dataset.get()), "H5Dget_space", site));
+  if (at.packed) {
+    const hsize_t start_1d = static_cast<hsize_t>(at.packed_offset), count_1d = elements;
+    check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start_1d, nullptr, &count_1d, nullptr), "H5Sselect_hyperslab", site);
+    const dataspace_handle memory_space(check_id(H5Screate_simple(1, &count_1d, nullptr), "H5Screate_simple", site));
+    check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(), H5P_DEFAULT, out), "H5Dread", site);
+    return;
+  }
   const std::vector<hsize_t> start(at.offset.begin(), at.offset.end()), count(it->extents.begin(), it->extents.end());
   if (!count.empty())
     check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), "H5Sselect_hyperslab", site);
@@ -407,12 +510,44 @@ void run_reader::read_region(const std::string& name, const std::vector<std::int
   std::memset(out, 0, elements * element_bytes(type));
   const std::vector<hsize_t> memory_extents(count.begin(), count.end());
 
+  std::vector<unsigned char> staging;  // a packed block partly inside the region
   const auto read_part = [&](const location& at, const std::vector<std::int64_t>& lo,
-                             const std::vector<std::int64_t>& hi, const std::vector<std::int64_t>& origin) {
+                             const std::vector<std::int64_t>& hi, const std::vector<std::int64_t>& origin,
+                             const std::vector<std::int64_t>& block_extents) {
     // [lo, hi) in global coordinates; origin: the global position of the dataset's at.offset.
     const call_site site{m_files->paths[at.file], at.dataset};
     const dataset_handle dataset(check_id(H5Dopen2(m_files->files[at.file].get(), at.dataset.c_str(), H5P_DEFAULT), "H5Dopen2", site));
     const dataspace_handle file_space(check_id(H5Dget_space(dataset.get()), "H5Dget_space", site));
+    if (at.packed) {
+      // The block's run of the 1-D dataset, read into its place when the region holds all of
+      // it, else staged and the overlap copied.
+      const hsize_t start_1d = static_cast<hsize_t>(at.packed_offset), count_1d = product(block_extents);
+      check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start_1d, nullptr, &count_1d, nullptr), "H5Sselect_hyperslab", site);
+      bool whole = true;
+      std::vector<hsize_t> memory_start(n), part(n);
+      std::vector<std::int64_t> part_extents(n), in_block(n), in_region(n);
+      for (std::size_t d = 0; d < n; ++d) {
+        part_extents[d] = hi[d] - lo[d];
+        whole = whole && part_extents[d] == block_extents[d];
+        part[d] = static_cast<hsize_t>(part_extents[d]);
+        in_region[d] = lo[d] - start[d];
+        memory_start[d] = static_cast<hsize_t>(in_region[d]);
+        in_block[d] = lo[d] - origin[d];
+      }
+      if (whole) {
+        const dataspace_handle memory_space(check_id(H5Screate_simple(static_cast<int>(n), memory_extents.data(), nullptr), "H5Screate_simple", site));
+        check_status(H5Sselect_hyperslab(memory_space.get(), H5S_SELECT_SET, memory_start.data(), nullptr, part.data(), nullptr), "H5Sselect_hyperslab", site);
+        check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(), H5P_DEFAULT, out), "H5Dread", site);
+        return;
+      }
+      const std::size_t element = element_bytes(type);
+      staging.resize(count_1d * element);
+      const dataspace_handle memory_space(check_id(H5Screate_simple(1, &count_1d, nullptr), "H5Screate_simple", site));
+      check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(), H5P_DEFAULT, staging.data()), "H5Dread", site);
+      copy_box(staging.data(), block_extents, in_block, static_cast<unsigned char*>(out), count,
+               in_region, part_extents, element);
+      return;
+    }
     std::vector<hsize_t> file_start(n), part(n), memory_start(n);
     for (std::size_t d = 0; d < n; ++d) {
       file_start[d] = static_cast<hsize_t>(at.offset[d] + lo[d] - origin[d]);
@@ -429,7 +564,7 @@ void run_reader::read_region(const std::string& name, const std::vector<std::int
   for (std::size_t d = 0; d < n; ++d) hi[d] = start[d] + count[d];
   // A collective file holds the whole array in one dataset: one read.
   if (auto g = m_files->global.find(name); g != m_files->global.end()) {
-    read_part(g->second, start, hi, std::vector<std::int64_t>(n, 0));
+    read_part(g->second, start, hi, std::vector<std::int64_t>(n, 0), v.global_extents);
     return;
   }
   std::vector<std::int64_t> lo_part(n), hi_part(n);
@@ -442,7 +577,7 @@ void run_reader::read_region(const std::string& name, const std::vector<std::int
       hi_part[d] = std::min(hi[d], block.position[d] + block.extents[d]);
       overlaps = lo_part[d] < hi_part[d];
     }
-    if (overlaps) read_part(m_locations[index][b], lo_part, hi_part, block.position);
+    if (overlaps) read_part(m_locations[index][b], lo_part, hi_part, block.position, block.extents);
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -64,6 +65,10 @@ class run_reader {
   struct location;  // where a block's elements lie: file, dataset, offset in the dataset
   struct opened;    // the HDF5 files, opened once
   void scan_file(std::size_t file, bool per_core);
+  // The blocks of a variable stored packed (BlockLayout Packed) in a file-per-core file.
+  void scan_packed(std::size_t file, const std::string& variable,
+                   const std::function<std::size_t(const std::string&, element,
+                                                   const std::vector<std::int64_t>&)>& variable_slot);
   const location& where(const std::string& variable, std::size_t block) const;
 
   std::int32_t m_iteration;

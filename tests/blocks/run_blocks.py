@@ -29,13 +29,21 @@ def main():
     p.add_argument("--filemode", default="FilePerCore")
     p.add_argument("--iterations", type=int, default=4)
     p.add_argument("--readers", type=int, nargs="+", default=[1, 3])
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="another option of the HDF5 store (e.g. BlockLayout=Packed)")
     a = p.parse_args()
+    options = dict(o.split("=", 1) for o in a.option)
+    # The variables stored packed (BlockLayout, BlockLayout.<variable>).
+    packed = {v for v in ("field", "tracers")
+              if options.get(f"BlockLayout.{v}", options.get("BlockLayout", "Datasets")) == "Packed"}
 
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out")
         text = open(a.xml).read()
         for key, value in {"CORES": a.cores, "NODES": a.nodes, "THREADS": a.threads,
-                           "FILEMODE": a.filemode, "OUT": out}.items():
+                           "FILEMODE": a.filemode, "OUT": out,
+                           "OPTIONS": "".join(f'<option key="{k}">{v}</option>'
+                                              for k, v in options.items())}.items():
             text = text.replace(f"@{key}@", str(value))
         xml = os.path.join(tmp, "blocks.xml")
         open(xml, "w").write(text)
@@ -71,6 +79,35 @@ def main():
                 origins = f["field"].attrs["block_origins"]
                 if len(origins) != len({(int(o[1]), int(o[2])) for o in origins}):
                     fail(f"iteration {it}: a block is listed twice in the block table")
+            if packed and a.filemode == "FilePerCore":
+                expect_packed_files(out, it, packed, len(origins))
+    print("PASS")
+
+
+def expect_packed_files(out, it, packed, field_blocks):
+    """Each writer's file holds a packed variable as <var>/packed and <var>/packed_index only,
+    and the indexes of all the writers list as many blocks of field as the master file maps."""
+    listed = 0
+    files = sorted(f for f in os.listdir(out) if f.startswith(f"blocks_It{it}_Pr") and f.endswith(".h5"))
+    if not files:
+        fail(f"iteration {it}: no file-per-core file")
+    for name in files:
+        with h5py.File(os.path.join(out, name), "r") as f:
+            for variable in packed:
+                if variable not in f:
+                    continue  # this writer's clients wrote no block of it
+                members = sorted(f[variable].keys())
+                if members != ["packed", "packed_index"]:
+                    fail(f"{name}: {variable} holds {members}, expected packed and packed_index")
+                index = f[variable]["packed_index"][...]
+                counts = index[:, 3]
+                if int(counts.sum()) != f[variable]["packed"].shape[0]:
+                    fail(f"{name}: the index of {variable} does not cover its packed dataset")
+                if variable == "field":
+                    listed += len(index)
+    if "field" in packed and listed != field_blocks:
+        fail(f"iteration {it}: the packed indexes list {listed} blocks of field, the master maps "
+             f"{field_blocks}")
     print("PASS")
 
 

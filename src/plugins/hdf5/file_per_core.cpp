@@ -21,6 +21,7 @@
 #include "plugins/hdf5/hdf5_attributes.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "plugins/hdf5/mesh_description.hpp"
+#include "plugins/hdf5/packed_blocks.hpp"
 #include "plugins/hdf5/store_internals.hpp"
 
 namespace sidecore::plugins::hdf5 {
@@ -72,9 +73,14 @@ void hdf5_store::write_file_per_core(const iteration_data& data) {
     for (std::size_t i = 0; i < selected.size(); ++i) {
       const variable_blocks& vb = *selected[i];
       const std::size_t variable = index_of(vb.var);
-      const stored_type type = stored_type_of(vb.layout->type, settings_of(variable).precision);
-      for (const prepared_block& p : prepared[i]) {
+      const output_settings& settings = settings_of(variable);
+      const stored_type type = stored_type_of(vb.layout->type, settings.precision);
+      const std::vector<std::int64_t> offsets =
+          settings.packed ? packed_offsets(prepared[i]) : std::vector<std::int64_t>{};
+      for (std::size_t k = 0; k < prepared[i].size(); ++k) {
+        const prepared_block& p = prepared[i][k];
         local_blocks b;
+        if (settings.packed) b.packed_offset = offsets[k];
         b.variable = variable;
         b.type = type;
         b.global_dims = &p.view->global_dims;
@@ -186,6 +192,15 @@ byte_counts hdf5_store::write_contents(file_handle& file, const iteration_data& 
     const stored_type type = stored_type_of(vb.layout->type, settings.precision);
     const stored_hdf5_type file_type(type);
     const std::vector<prepared_block>& blocks = prepared[i];
+    if (settings.packed) {
+      std::uint64_t elements = 0;
+      for (const prepared_block& p : blocks) elements += element_total(p.dims);
+      counts.raw += elements * config::element_size(vb.layout->type);
+      write_packed_variable(file.get(), lcpl.get(), *vb.var, *vb.layout, blocks, type,
+                            settings.compression, ghosts_of(*vb.var), data.iteration, path,
+                            counts.stored);
+      continue;
+    }
     for (std::size_t b = 0; b < blocks.size(); ++b) {
       const prepared_block& p = blocks[b];
       const block_view* block = p.view;

@@ -18,6 +18,9 @@ enum class file_mode { file_per_core, collective };
 struct output_settings {
   hdf5::compression compression;
   hdf5::precision precision = hdf5::precision::full;
+  // BlockLayout: false, one dataset per block (Damaris's names); true, Packed
+  // (plugins/hdf5/packed_blocks.hpp). FilePerCore files only.
+  bool packed = false;
 };
 
 // The store's XML options, validated.

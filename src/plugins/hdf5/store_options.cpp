@@ -59,11 +59,22 @@ std::pair<std::string, std::string> split_variable_key(const std::string& key) {
   return {key.substr(0, dot), key.substr(dot + 1)};
 }
 
+bool parse_block_layout(const std::string& value, const std::string& key,
+                        const store_context& context) {
+  if (equals_ignoring_case(value, "Datasets")) return false;
+  if (equals_ignoring_case(value, "Packed")) return true;
+  throw config_error(store_where(context) + ": " + key + " \"" + value +
+                     "\" is not supported; valid values are Datasets (one dataset per block, as "
+                     "Damaris names them) and Packed (one dataset and an index per variable and "
+                     "file)");
+}
+
 }  // namespace
 
 store_options parse_options(const store_context& context) {
   store_options options;
   bool xdmf_given = false;
+  bool block_layout_given = false;
   // Per-variable settings start from the store's, whatever the order of the options.
   std::vector<std::pair<std::string, std::string>> per_variable;
   for (const auto& [raw_key, raw_value] : context.settings->options) {
@@ -71,7 +82,8 @@ store_options parse_options(const store_context& context) {
     const std::string value = trimmed(raw_value);
     const auto [base, variable] = split_variable_key(key);
     if (!variable.empty() &&
-        (equals_ignoring_case(base, "Compression") || equals_ignoring_case(base, "Precision"))) {
+        (equals_ignoring_case(base, "Compression") || equals_ignoring_case(base, "Precision") ||
+         equals_ignoring_case(base, "BlockLayout"))) {
       per_variable.emplace_back(key, value);
     } else if (equals_ignoring_case(key, "FileMode")) {
       if (equals_ignoring_case(value, "FilePerCore")) {
@@ -101,13 +113,16 @@ store_options parse_options(const store_context& context) {
       options.defaults.compression.shuffle = parse_bool(value, key, context);
     } else if (equals_ignoring_case(key, "Precision")) {
       options.defaults.precision = parse_precision(value, key, context);
+    } else if (equals_ignoring_case(key, "BlockLayout")) {
+      options.defaults.packed = parse_block_layout(value, key, context);
+      block_layout_given = true;
     } else {
       const std::vector<std::string> keys = {"FileMode", "FilesPath",   "VirtualView", "XDMF",
                                              "XDMFMode", "Compression", "Shuffle",     "Precision",
-                                             "Durable"};
+                                             "Durable",     "BlockLayout"};
       throw config_error(store_where(context) + ": unknown option \"" + key + "\"; " +
                          config::detail::suggest(key, keys, "options") +
-                         " (and Compression.<variable>, Precision.<variable>)");
+                         " (and Compression.<variable>, Precision.<variable>, BlockLayout.<variable>)");
     }
   }
   for (const auto& [key, value] : per_variable) {
@@ -124,10 +139,18 @@ store_options parse_options(const store_context& context) {
       const compression parsed = parse_compression(value, store_where(context) + ": " + key);
       entry->second.compression.filter = parsed.filter;
       entry->second.compression.level = parsed.level;
+    } else if (equals_ignoring_case(base, "BlockLayout")) {
+      entry->second.packed = parse_block_layout(value, key, context);
+      block_layout_given = true;
     } else {
       entry->second.precision = parse_precision(value, key, context);
     }
   }
+  if (options.mode == file_mode::collective && block_layout_given && context.writer_index == 0)
+    log::warning(store_where(context),
+                 ": BlockLayout applies to FilePerCore files; in Collective mode the blocks of a "
+                 "variable with global extents are merged into one global dataset anyway, so it "
+                 "is ignored");
   if (options.mode == file_mode::collective && context.writer_index == 0) {
     // A variable without global extents (a per-client scalar, say) has no place in a global
     // dataset: its blocks are stored one dataset each, named as in FilePerCore files. Damaris

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <map>
 #include <tuple>
 
 #include "common/error.hpp"
@@ -15,13 +16,15 @@
 #include "plugins/hdf5/hdf5_attributes.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "plugins/hdf5/mesh_description.hpp"
+#include "plugins/hdf5/packed_blocks.hpp"
 
 namespace sidecore::plugins::hdf5 {
 
 namespace {
 
-// Per block: variable, type, source, block, ndims, has global, dims, position, global.
-constexpr std::size_t fixed_fields = 6;
+// Per block: variable, type, source, block, packed offset, ndims, has global, dims, position,
+// global.
+constexpr std::size_t fixed_fields = 7;
 
 }  // namespace
 
@@ -43,7 +46,8 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
                             ndims > 0;
     packed.insert(packed.end(),
                   {static_cast<std::int64_t>(b.variable), static_cast<std::int64_t>(b.type),
-                   b.source, b.block, static_cast<std::int64_t>(ndims), has_global ? 1 : 0});
+                   b.source, b.block, b.packed_offset, static_cast<std::int64_t>(ndims),
+                   has_global ? 1 : 0});
     packed.insert(packed.end(), b.dims.begin(), b.dims.end());
     packed.insert(packed.end(), b.position.begin(), b.position.end());
     if (has_global) packed.insert(packed.end(), b.global_dims->begin(), b.global_dims->end());
@@ -93,8 +97,9 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
       block.writer = static_cast<std::int32_t>(w);
       block.source = static_cast<std::int32_t>(p[2]);
       block.block = static_cast<std::int32_t>(p[3]);
-      const auto ndims = static_cast<std::size_t>(p[4]);
-      const bool has_global = p[5] != 0;
+      block.packed_offset = p[4];
+      const auto ndims = static_cast<std::size_t>(p[5]);
+      const bool has_global = p[6] != 0;
       p += fixed_fields;
       block.dims.assign(p, p + ndims);
       p += ndims;
@@ -156,13 +161,28 @@ bool write_master(const std::string& path, const config::model& model, std::int3
 
     std::vector<std::int64_t> positions, extents;
     std::vector<std::int32_t> origins;  // writer, source, block per mapped block
+    // Packed blocks (BlockLayout Packed): each writer's "<variable>/packed" holds them all.
+    std::map<std::int32_t, hsize_t> packed_elements;
+    for (const block_record& block : record.blocks) {
+      if (block.packed_offset < 0) continue;
+      hsize_t end = static_cast<hsize_t>(block.packed_offset);
+      hsize_t elements = 1;
+      for (const std::int64_t e : block.dims) elements *= static_cast<hsize_t>(e);
+      end += elements;
+      hsize_t& total = packed_elements[block.writer];
+      total = std::max(total, end);
+    }
+    const std::string packed_name = packed_data_name(name);
     for (std::size_t b = 0; b < record.blocks.size(); ++b) {
       const block_record& block = record.blocks[b];
       const bool more = b + 1 < record.blocks.size() &&
                         record.blocks[b + 1].source == block.source &&
                         record.blocks[b + 1].writer == block.writer;
-      const std::string dataset_name = block_dataset_name(
-          name, block.source, block.block, has_block_level(model.arch.domains, block.block, more));
+      const bool packed = block.packed_offset >= 0;
+      const std::string dataset_name =
+          packed ? packed_name
+                 : block_dataset_name(name, block.source, block.block,
+                                      has_block_level(model.arch.domains, block.block, more));
       bool empty = block.dims.size() != ndims;
       bool fits = !empty;
       for (std::size_t d = 0; d < ndims && fits; ++d) {
@@ -171,8 +191,8 @@ bool write_master(const std::string& path, const config::model& model, std::int3
       }
       if (empty) continue;
       if (!fits) {
-        log::warning("HDF5 store: ", dataset_name,
-                     " of iteration ", record.stored_iteration,
+        log::warning("HDF5 store: block ", block.block, " of source ", block.source, " (",
+                     dataset_name, ") of iteration ", record.stored_iteration,
                      " lies outside the global dimensions; left out of ", path);
         continue;
       }
@@ -182,7 +202,18 @@ bool write_master(const std::string& path, const config::model& model, std::int3
       check_status(H5Sselect_hyperslab(virtual_space.get(), H5S_SELECT_SET, start.data(), nullptr,
                                        count.data(), nullptr),
                    "H5Sselect_hyperslab", site);
-      const dataspace_handle source_space = make_simple_space(count, site);
+      // A packed block is a run of its writer's 1-D dataset, mapped in C order onto its box.
+      const dataspace_handle source_space =
+          packed ? make_simple_space({packed_elements[block.writer]}, site)
+                 : make_simple_space(count, site);
+      if (packed) {
+        const hsize_t start_1d = static_cast<hsize_t>(block.packed_offset);
+        hsize_t count_1d = 1;
+        for (const hsize_t e : count) count_1d *= e;
+        check_status(H5Sselect_hyperslab(source_space.get(), H5S_SELECT_SET, &start_1d, nullptr,
+                                         &count_1d, nullptr),
+                     "H5Sselect_hyperslab", site);
+      }
       const std::string source_name = source_file(record.stored_iteration, block.writer);
       check_status(H5Pset_virtual(dcpl.get(), virtual_space.get(), source_name.c_str(),
                                   dataset_name.c_str(), source_space.get()),

@@ -21,6 +21,7 @@ struct block_record {
   std::int32_t block = 0;
   std::vector<std::int64_t> dims;      // interior extents
   std::vector<std::int64_t> position;  // global offset of the interior
+  std::int64_t packed_offset = -1;     // in "<variable>/packed" (BlockLayout Packed), or -1
 };
 
 // A variable of one iteration as the whole store holds it.
@@ -41,6 +42,7 @@ struct local_blocks {
   std::int32_t block = 0;
   std::vector<std::int64_t> dims;
   std::vector<std::int64_t> position;
+  std::int64_t packed_offset = -1;  // as block_record's
 };
 
 // Gathers the blocks of every writer on writer 0 (collective over comm). On writer 0 returns
