@@ -1,11 +1,13 @@
 // The Damaris C API. Every function body runs inside guarded(): no exception crosses this
 // boundary; the code is returned and the message kept per thread for
 // damaris_last_error_message().
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <set>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -24,6 +26,9 @@ namespace {
 
 std::unique_ptr<sidecore::runtime> g_runtime;
 thread_local std::string t_last_error;
+// damaris_initialize failed: its error was printed once, and every later call's
+// DAMARIS_NOT_INITIALIZED is only logged at debug level (one error, once).
+std::atomic<bool> g_initialize_failed{false};
 
 // A failed call is logged, so that a program that ignores return codes (most Damaris
 // programs do) still shows why: the first failure of each function with each code at error
@@ -50,8 +55,17 @@ struct notice {
   std::string message;
 };
 
+// How guarded() logs a failure beyond the usual first-of-its-kind rule.
+enum class failure_report {
+  usual,
+  // damaris_initialize on a rank other than 0: a configuration error (the same on every rank)
+  // is printed in full by rank 0; this rank points there, once.
+  config_error_shown_by_rank_0,
+};
+
 template <typename Body>
-int guarded(const char* function, Body&& body, bool quiet_config_errors = false) noexcept {
+int guarded(const char* function, Body&& body,
+            failure_report report = failure_report::usual) noexcept {
   int code = DAMARIS_OK;
   try {
     if constexpr (std::is_same_v<decltype(body()), notice>) {
@@ -79,10 +93,19 @@ int guarded(const char* function, Body&& body, bool quiet_config_errors = false)
     code = DAMARIS_ERROR_UNKNOWN;
   }
   try {
-    if (quiet_config_errors && code == DAMARIS_CONFIG_ERROR)
+    if (report == failure_report::config_error_shown_by_rank_0 && code == DAMARIS_CONFIG_ERROR) {
       sidecore::log::debug(t_last_error);
-    else
+      sidecore::log::error(function, ": invalid configuration (rank 0 prints what is wrong); "
+                                     "every later call returns DAMARIS_NOT_INITIALIZED");
+    } else if (code == DAMARIS_NOT_INITIALIZED && g_initialize_failed.load()) {
+      sidecore::log::debug(t_last_error);
+    } else if (code != DAMARIS_ALREADY_INITIALIZED &&
+               std::string_view(function) == "damaris_initialize") {
+      sidecore::log::error(t_last_error, " [", damaris_error_string(code),
+                           "; every later call returns DAMARIS_NOT_INITIALIZED]");
+    } else {
       log_failure(function, code);
+    }
   } catch (...) {
     // Logging is best effort: the code and the message are what the caller gets.
   }
@@ -92,7 +115,9 @@ int guarded(const char* function, Body&& body, bool quiet_config_errors = false)
 sidecore::runtime& current(const char* function) {
   if (!g_runtime)
     throw sidecore::error(DAMARIS_NOT_INITIALIZED,
-                          std::string(function) + " called before damaris_initialize");
+                          std::string(function) + (g_initialize_failed.load()
+                                                       ? " after a failed damaris_initialize"
+                                                       : " called before damaris_initialize"));
   return *g_runtime;
 }
 
@@ -113,7 +138,7 @@ SIDECORE_API int damaris_initialize(const char* configfile, MPI_Comm comm) {
   int rank = 0;
   if (mpi_ready && comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
   // Configuration errors are agreed: every rank returns the same one, the first rank logs it.
-  return guarded(
+  const int code = guarded(
       "damaris_initialize",
       [&] {
         if (g_runtime) throw sidecore::error(DAMARIS_ALREADY_INITIALIZED, "already initialized");
@@ -127,8 +152,13 @@ SIDECORE_API int damaris_initialize(const char* configfile, MPI_Comm comm) {
               "(usually MPI_COMM_WORLD)");
         sidecore::log::set_identity(rank, "initializing");
         g_runtime = std::make_unique<sidecore::runtime>(configfile, comm);
+        g_initialize_failed = false;
       },
-      /*quiet_config_errors=*/rank != 0);
+      rank != 0 ? failure_report::config_error_shown_by_rank_0 : failure_report::usual);
+  // A second call while initialized changes nothing; any other failure leaves the library
+  // uninitialized, and the later calls' DAMARIS_NOT_INITIALIZED say nothing new.
+  if (code != DAMARIS_OK && code != DAMARIS_ALREADY_INITIALIZED) g_initialize_failed = true;
+  return code;
 }
 
 SIDECORE_API int damaris_finalize(void) {

@@ -296,6 +296,28 @@ def check_out_of_step(out, topo, iterations, filemode):
     print(f"{iterations} iterations of {topo.clients - 1} clients stored beside a stopped client")
 
 
+def check_one_error(output, np_, needle):
+    """A failed damaris_initialize is reported once per rank: rank 0 prints the configuration
+    error in full (naming needle), the other ranks point to rank 0, and none of the calls the
+    program makes afterwards adds an error line."""
+    errors = {}
+    for line in output.splitlines():
+        m = re.search(r"sidecore rank (\d+)[^\]]*\] error: (.*)", line)
+        if m:
+            errors.setdefault(int(m.group(1)), []).append(m.group(2))
+    for rank in range(np_):
+        lines = errors.get(rank, [])
+        if len(lines) != 1:
+            fail(f"rank {rank} printed {len(lines)} error lines, expected one: {lines}")
+        if rank == 0 and needle not in lines[0]:
+            fail(f"rank 0's error does not name {needle!r}: {lines[0]}")
+        if rank != 0 and "rank 0 prints what is wrong" not in lines[0]:
+            fail(f"rank {rank}'s error does not point to rank 0: {lines[0]}")
+        if "DAMARIS_NOT_INITIALIZED" not in lines[0]:
+            fail(f"rank {rank}'s error does not say what later calls return: {lines[0]}")
+    print(f"one error line per rank ({np_} ranks)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--np", type=int, required=True)
@@ -352,6 +374,8 @@ def main():
             check_events(out, topo, args.iterations)
         elif args.check.startswith("out_of_step:"):
             check_out_of_step(out, topo, args.iterations, args.check.split(":", 1)[1])
+        elif args.check.startswith("one_error:"):
+            check_one_error(output, args.np, args.check.split(":", 1)[1])
         elif args.check != "none":
             fail(f"unknown check {args.check}")
         if returncode != 0:
