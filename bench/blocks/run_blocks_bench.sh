@@ -1,8 +1,10 @@
 #!/bin/sh
 # Irregular blocks benchmark (docs/blocks.md): 2 clients and 1 dedicated core; per iteration
-# each client writes 1,000 blocks of 1-64 KiB, or one block of the same bytes, alternately,
-# REPS times; then the last iteration of each run is read back whole with sidecore_read_region,
-# beside dd reading the same files. Writes bench/results/blocks.md.
+# each client writes 1,000 blocks of 1-64 KiB stored one dataset per block (BlockLayout
+# Datasets), the same 1,000 blocks stored packed (BlockLayout Packed), or one block of the same
+# bytes; the three cases alternate, REPS times. The last iteration of each run is then read
+# back whole with sidecore_read_region, beside dd reading the same files. Writes
+# bench/results/blocks.md.
 #   bench/blocks/run_blocks_bench.sh [build directory] [repetitions]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,49 +25,76 @@ print(2 * t)')
 iterations=6
 results=$work/results.txt
 for r in $(seq 1 "$reps"); do
-  for blocks in 1000 1; do
-    out=$work/out_$blocks
+  for case in datasets packed one; do
+    case $case in
+      datasets) blocks=1000 layout=Datasets ;;
+      packed) blocks=1000 layout=Packed ;;
+      one) blocks=1 layout=Datasets ;;
+    esac
+    out=$work/out_$case
     rm -rf "$out"
-    sed -e "s|@OUT@|$out|" -e "s|@GLOBAL@|$global|" "$here/blocks_bench.xml" > "$work/b.xml"
-    mpirun -np 3 "$program" write "$work/b.xml" $iterations $blocks | grep '^blocks=' | sed "s/^/rep=$r /" >> "$results"
+    sed -e "s|@OUT@|$out|" -e "s|@GLOBAL@|$global|" -e "s|@LAYOUT@|$layout|" \
+      "$here/blocks_bench.xml" > "$work/b.xml"
+    mpirun -np 3 "$program" write "$work/b.xml" $iterations $blocks | grep '^blocks=' |
+      sed "s/^/rep=$r case=$case /" >> "$results"
     last=$((iterations - 1))
     start=$(date +%s.%N)
     cat "$out"/blocks_It${last}_Pr*.h5 | dd of=/dev/null bs=4M 2>/dev/null
     end=$(date +%s.%N)
     bytes=$(cat "$out"/blocks_It${last}_Pr*.h5 | wc -c)
     dd_mibps=$(python3 -c "print(f'{$bytes / 1048576 / ($end - $start):.1f}')")
-    "$program" read "$out/blocks" $last | sed "s/^/rep=$r dd_MiBps=$dd_mibps /" >> "$results"
+    "$program" read "$out/blocks" $last | sed "s/^/rep=$r case=$case dd_MiBps=$dd_mibps /" >> "$results"
   done
 done
 cat "$results"
 python3 - "$results" "$here/../results/blocks.md" "$reps" <<'PY'
-import re, statistics, sys
-rows = [dict(kv.split("=") for kv in line.split() if "=" in kv) for line in open(sys.argv[1])]
-def med(key, **match):
-    vals = [float(r[key]) for r in rows if key in r and all(r.get(k) == v for k, v in match.items())]
-    return statistics.median(vals)
-w1000 = [r for r in rows if r.get("blocks") == "1000" and "store_MiBps" in r]
-ratio = statistics.median(float(a["store_MiBps"]) / float(b["store_MiBps"])
-                          for a, b in zip(w1000, [r for r in rows if r.get("blocks") == "1" and "store_MiBps" in r]))
-reads = [r for r in rows if r.get("read") is not None or "read_MiBps" in r]
+import statistics, sys
+rows = [dict(kv.split("=", 1) for kv in line.split() if "=" in kv) for line in open(sys.argv[1])]
+writes = [r for r in rows if "store_MiBps" in r]
+reads = [r for r in rows if "read_MiBps" in r]
+def med(table, key, case):
+    return statistics.median(float(r[key]) for r in table if r["case"] == case)
+def paired(table, key, case, base):
+    """Median over repetitions of case/base, each pair from the same repetition."""
+    by = {(r["rep"], r["case"]): float(r[key]) for r in table}
+    return statistics.median(by[(rep, case)] / by[(rep, base)]
+                             for rep, c in by if c == case and (rep, base) in by)
 read_ratio = statistics.median(float(r["read_MiBps"]) / float(r["dd_MiBps"]) for r in reads)
+mib = float(writes[0]["bytes"]) / 1048576
+cases = ("datasets", "packed", "one")
+def row(label, values, target=""):
+    return f"| {label} | " + " | ".join(values) + f" | {target} |\n"
+table = "| measure | 1,000 blocks, Datasets | 1,000 blocks, Packed | 1 block | target |\n"
+table += "|---|---|---|---|---|\n"
+table += row("client cost beyond the copy, per block (us)",
+             [f"{med(writes, 'beyond_copy_us_per_block', c):.3f}" for c in cases[:2]] +
+             ["(within the noise of a 32 MiB copy)"], "at most 1 us")
+table += row("store time per iteration (ms)", [f"{med(writes, 'store_ms', c):.1f}" for c in cases])
+table += row("store throughput (MiB/s)", [f"{med(writes, 'store_MiBps', c):.0f}" for c in cases])
+table += row("paired store ratio to 1 block",
+             [f"{paired(writes, 'store_MiBps', c, 'one'):.2f}" for c in cases[:2]] + [""],
+             "at least 0.5")
+table += row("open the iteration (ms, sidecore_read_open)",
+             [f"{med(reads, 'open_ms', c):.1f}" for c in cases])
+table += row("read back whole (MiB/s, sidecore_read_region)",
+             [f"{med(reads, 'read_MiBps', c):.0f}" for c in cases])
+table += row("dd of the same files (MiB/s)", [f"{med(reads, 'dd_MiBps', c):.0f}" for c in cases])
+table += row("paired read / dd", [f"{paired_rd:.2f}" for paired_rd in
+             [statistics.median(float(r['read_MiBps']) / float(r['dd_MiBps'])
+                                for r in reads if r['case'] == c) for c in cases]],
+             f"at least 0.5 (all runs: {read_ratio:.2f})")
 with open(sys.argv[2], "w") as f:
     f.write(f"""# Irregular blocks (bench/blocks/run_blocks_bench.sh)
 
 2 clients and 1 dedicated core on this machine (2 cores, noisy VM); each client writes, per
-iteration, 1,000 blocks of 1-64 KiB (about {float(w1000[0]['bytes'])/1048576:.1f} MiB) or one
-block of the same bytes, each with its own extents and position; medians of {sys.argv[3]}
-repetitions, the two cases alternating. Files land in the page cache (tmp directory).
+iteration, 1,000 blocks of 1-64 KiB (about {mib:.1f} MiB) or one block of the same bytes,
+each with its own extents and position (sidecore_set_block_extents,
+damaris_set_block_position, damaris_write_block). The 1,000 blocks are stored one dataset per
+block (BlockLayout Datasets, the default, Damaris's names) or packed (BlockLayout Packed: one
+dataset and an index per variable and file). Medians of {sys.argv[3]} repetitions, the three
+cases alternating; ratios are paired within a repetition. Files land in the page cache (tmp
+directory).
 
-| measure | 1,000 blocks | 1 block | target |
-|---|---|---|---|
-| client cost beyond the copy, per block (us) | {med('beyond_copy_us_per_block', blocks='1000'):.3f} | (one block: within the noise of a 32 MiB copy) | at most 1 us |
-| store time per iteration (ms) | {med('store_ms', blocks='1000'):.1f} | {med('store_ms', blocks='1'):.1f} | |
-| store throughput (MiB/s) | {med('store_MiBps', blocks='1000'):.0f} | {med('store_MiBps', blocks='1'):.0f} | 1,000 blocks at least half of 1 block |
-| paired ratio 1,000 / 1 block | {ratio:.2f} | | at least 0.5 |
-| read back whole (MiB/s, sidecore_read_region) | {statistics.median(float(r['read_MiBps']) for r in reads[0::2]):.0f} | {statistics.median(float(r['read_MiBps']) for r in reads[1::2]):.0f} | |
-| dd of the same files (MiB/s) | {statistics.median(float(r['dd_MiBps']) for r in reads[0::2]):.0f} | {statistics.median(float(r['dd_MiBps']) for r in reads[1::2]):.0f} | |
-| paired ratio read / dd (all runs) | {read_ratio:.2f} | | at least 0.5 |
-""")
+{table}""")
 print(open(sys.argv[2]).read())
 PY

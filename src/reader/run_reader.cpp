@@ -511,12 +511,21 @@ void run_reader::read_region(const std::string& name, const std::vector<std::int
   const std::vector<hsize_t> memory_extents(count.begin(), count.end());
 
   std::vector<unsigned char> staging;  // a packed block partly inside the region
+  dataset_handle open_dataset;
+  std::size_t open_file = 0;
+  std::string open_name;
   const auto read_part = [&](const location& at, const std::vector<std::int64_t>& lo,
                              const std::vector<std::int64_t>& hi, const std::vector<std::int64_t>& origin,
                              const std::vector<std::int64_t>& block_extents) {
     // [lo, hi) in global coordinates; origin: the global position of the dataset's at.offset.
     const call_site site{m_files->paths[at.file], at.dataset};
-    const dataset_handle dataset(check_id(H5Dopen2(m_files->files[at.file].get(), at.dataset.c_str(), H5P_DEFAULT), "H5Dopen2", site));
+    // Consecutive blocks often share a dataset (a packed one, a collective file's): opened once.
+    if (!open_dataset.valid() || open_file != at.file || open_name != at.dataset) {
+      open_dataset = dataset_handle(check_id(H5Dopen2(m_files->files[at.file].get(), at.dataset.c_str(), H5P_DEFAULT), "H5Dopen2", site));
+      open_file = at.file;
+      open_name = at.dataset;
+    }
+    const dataset_handle& dataset = open_dataset;
     const dataspace_handle file_space(check_id(H5Dget_space(dataset.get()), "H5Dget_space", site));
     if (at.packed) {
       // The block's run of the 1-D dataset, read into its place when the region holds all of
