@@ -30,6 +30,14 @@ def mpiexec(np_):
     return launcher + ["-np", str(np_)]
 
 
+def exported(*names):
+    """Launcher options that pass the environment variables `names` to every rank: Open MPI's
+    -x; MPICH's launcher passes the whole environment without being asked."""
+    if os.environ.get("SIDECORE_TEST_MPI", "openmpi") == "mpich":
+        return []
+    return [option for name in names for option in ("-x", name)]
+
+
 def mpi_env(ranks_per_node=0, **extra):
     """The environment of a test job: Open MPI as root, oversubscribed, virtual nodes of
     ranks_per_node ranks (none when 0), no strict checking unless asked, plus extra."""

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from mpi_job import expect_array, expect_no_leaked_segments, fail, job_segments, mpi_env, run_job  # noqa: E402
+from mpi_job import expect_array, expect_no_leaked_segments, exported, fail, job_segments, mpi_env, run_job  # noqa: E402
 
 NX, NY, N, H = 4, 3, 5, 6  # npy_writer.c
 
@@ -81,8 +81,8 @@ def main():
         f.write(text)
 
     before = job_segments()
-    # -x: the plugin found by name needs the same LD_LIBRARY_PATH in every process.
-    argv = ["-x", "LD_LIBRARY_PATH", args.writer, xml, str(args.iterations)]
+    # The plugin found by name needs the same LD_LIBRARY_PATH in every process.
+    argv = exported("LD_LIBRARY_PATH") + [args.writer, xml, str(args.iterations)]
     env = mpi_env()
     env.setdefault("LD_LIBRARY_PATH", "")
     status, output = run_job(args.np, argv, env, args.timeout, cwd=args.out)
