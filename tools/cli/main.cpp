@@ -7,6 +7,7 @@
 #include <string>
 
 #include "Damaris.h"
+#include "tools/cli/inspect.hpp"
 #include "tools/cli/validate.hpp"
 
 namespace {
@@ -21,6 +22,8 @@ struct command {
 constexpr command commands[] = {
     {"validate", "check a configuration and show what a job would do with it",
      sidecore::cli::run_validate},
+    {"inspect", "show what an HDF5 store wrote: iterations, completeness, variables, blocks",
+     sidecore::cli::run_inspect},
 };
 
 void print_usage(std::ostream& out) {
