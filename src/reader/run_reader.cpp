@@ -194,6 +194,19 @@ void check_room(std::uint64_t needed, std::uint64_t bytes, const std::string& wh
                          std::to_string(bytes));
 }
 
+// H5Lvisit callback: the names of the datasets of a file, through hard links and through
+// external links (a collective file links time-invariant data stored in an earlier iteration's
+// file; HDF5 looks for that file beside the one linking to it).
+herr_t collect_datasets(hid_t group, const char* name, const H5L_info_t* info, void* data) {
+  if (info->type != H5L_TYPE_HARD && info->type != H5L_TYPE_EXTERNAL) return 0;
+  const hid_t object = H5Oopen(group, name, H5P_DEFAULT);
+  if (object < 0) return info->type == H5L_TYPE_EXTERNAL ? 0 : -1;  // a dangling link
+  const bool dataset = H5Iget_type(object) == H5I_DATASET;
+  H5Oclose(object);
+  if (dataset) static_cast<std::vector<std::string>*>(data)->push_back(name);
+  return 0;
+}
+
 }  // namespace
 
 std::size_t element_bytes(element type) noexcept {
@@ -227,6 +240,7 @@ struct run_reader::location {
 struct run_reader::opened {
   std::vector<std::string> paths;
   std::vector<file_handle> files;
+  std::vector<std::int32_t> writers;  // per file: its writer (file-per-core), or -1
   // Per variable: the dataset that holds its whole global array (collective files), if any.
   std::map<std::string, location> global;
 };
@@ -265,14 +279,18 @@ run_reader::run_reader(const std::string& prefix, std::int32_t iteration)
     m_files->paths.push_back(shared);
   }
   for (std::size_t f = 0; f < m_files->paths.size(); ++f) {
+    m_files->writers.push_back(per_core.empty() ? -1 : per_core[f].first);
     const call_site site{m_files->paths[f], {}};
     m_files->files.emplace_back(check_id(
         H5Fopen(m_files->paths[f].c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "H5Fopen", site));
     const std::vector<std::int32_t> complete =
         read_attribute<std::int32_t>(m_files->files.back().get(), "complete", site);
     if (!complete.empty() && complete[0] == 0) m_complete = false;
-    scan_file(f, !per_core.empty());
+    scan_file(f, !per_core.empty(), nullptr);
   }
+  // Time-invariant variables stored in an earlier iteration: the master file names that
+  // iteration (collective files link to the data instead, and were followed above).
+  if (!per_core.empty() && !shared.empty()) add_earlier_variables(prefix, shared);
   for (std::size_t v = 0; v < m_variables.size(); ++v) {
     std::vector<std::size_t> order(m_variables[v].blocks.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -294,23 +312,43 @@ run_reader::run_reader(const std::string& prefix, std::int32_t iteration)
 
 run_reader::~run_reader() = default;
 
-void run_reader::scan_file(std::size_t file, bool per_core) {
+void run_reader::add_earlier_variables(const std::string& prefix, const std::string& master_path) {
+  const call_site master_site{master_path, {}};
+  const file_handle master(check_id(H5Fopen(master_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
+                                    "H5Fopen", master_site));
+  std::vector<std::string> datasets;
+  check_status(H5Lvisit(master.get(), H5_INDEX_NAME, H5_ITER_NATIVE, collect_datasets, &datasets),
+               "H5Lvisit", master_site);
+  std::map<std::int32_t, std::set<std::string>> earlier;  // stored iteration -> variables
+  for (const std::string& name : datasets) {
+    if (m_index.count(name) != 0) continue;
+    const call_site site{master_path, name};
+    const dataset_handle dataset(check_id(H5Dopen2(master.get(), name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
+    const std::vector<std::int32_t> stored = read_attribute<std::int32_t>(dataset.get(), "stored_iteration", site);
+    if (!stored.empty() && stored[0] != m_iteration) earlier[stored[0]].insert(name);
+  }
+  for (const auto& [stored, names] : earlier) {
+    std::vector<std::pair<std::int32_t, std::string>> files;
+    for (const auto& [name, path] : list_outputs(prefix))
+      if (name.iteration == stored && name.writer >= 0) files.emplace_back(name.writer, path);
+    std::sort(files.begin(), files.end());
+    for (const auto& [writer, path] : files) {
+      const std::size_t f = m_files->paths.size();
+      m_files->paths.push_back(path);
+      m_files->writers.push_back(writer);
+      m_files->files.emplace_back(check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
+                                           "H5Fopen", call_site{path, {}}));
+      scan_file(f, true, &names);
+    }
+  }
+}
+
+void run_reader::scan_file(std::size_t file, bool per_core, const std::set<std::string>* only) {
   const std::string& path = m_files->paths[file];
   const hid_t handle = m_files->files[file].get();
   std::vector<std::string> datasets;
-  const auto collect = [](hid_t group, const char* name, const H5L_info_t* info,
-                          void* data) -> herr_t {
-    if (info->type != H5L_TYPE_HARD) return 0;  // external links: time-invariant data elsewhere
-    H5O_type_t type = H5O_TYPE_UNKNOWN;
-    const hid_t object = H5Oopen(group, name, H5P_DEFAULT);
-    if (object < 0) return -1;
-    if (H5Iget_type(object) == H5I_DATASET) type = H5O_TYPE_DATASET;
-    H5Oclose(object);
-    if (type == H5O_TYPE_DATASET) static_cast<std::vector<std::string>*>(data)->push_back(name);
-    return 0;
-  };
-  check_status(H5Lvisit(handle, H5_INDEX_NAME, H5_ITER_NATIVE, collect, &datasets), "H5Lvisit",
-               call_site{path, {}});
+  check_status(H5Lvisit(handle, H5_INDEX_NAME, H5_ITER_NATIVE, collect_datasets, &datasets),
+               "H5Lvisit", call_site{path, {}});
 
   const auto variable_slot = [this](const std::string& name, element type,
                                     const std::vector<std::int64_t>& global) -> std::size_t {
@@ -336,7 +374,8 @@ void run_reader::scan_file(std::size_t file, bool per_core) {
   const std::string index_suffix = plugins::hdf5::packed_index_suffix;
   for (const std::string& name : datasets) {
     if (per_core && ends_with(name, index_suffix)) {
-      scan_packed(file, name.substr(0, name.size() - index_suffix.size()), variable_slot);
+      const std::string variable = name.substr(0, name.size() - index_suffix.size());
+      if (only == nullptr || only->count(variable) != 0) scan_packed(file, variable, variable_slot);
       continue;
     }
     const call_site site{path, name};
@@ -354,8 +393,9 @@ void run_reader::scan_file(std::size_t file, bool per_core) {
         variable.resize(variable.size() - with_block.size());
       else if (ends_with(variable, without))
         variable.resize(variable.size() - without.size());
+      if (only != nullptr && only->count(variable) == 0) continue;
       block_info info;
-      info.writer = per_core ? static_cast<std::int32_t>(file) : -1;
+      info.writer = m_files->writers[file];
       info.source = source[0];
       info.block = block;
       info.extents = extents_of(dataset.get(), site);
@@ -423,7 +463,7 @@ void run_reader::scan_packed(
   for (std::size_t r = 0; r < static_cast<std::size_t>(shape[0]); ++r) {
     const std::int64_t* row = rows.data() + r * columns;
     block_info info;
-    info.writer = static_cast<std::int32_t>(file);
+    info.writer = m_files->writers[file];
     info.source = static_cast<std::int32_t>(row[0]);
     info.block = static_cast<std::int32_t>(row[1]);
     const std::int64_t* extents = row + plugins::hdf5::packed_index_fixed_columns;

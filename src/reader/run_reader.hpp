@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,11 @@ class run_reader {
  private:
   struct location;  // where a block's elements lie: file, dataset, offset in the dataset
   struct opened;    // the HDF5 files, opened once
-  void scan_file(std::size_t file, bool per_core);
+  // only: the variables to take from the file (all when nullptr).
+  void scan_file(std::size_t file, bool per_core, const std::set<std::string>* only);
+  // File-per-core output: the time-invariant variables the master file maps from an earlier
+  // iteration's files, scanned from those files.
+  void add_earlier_variables(const std::string& prefix, const std::string& master_path);
   // The blocks of a variable stored packed (BlockLayout Packed) in a file-per-core file.
   void scan_packed(std::size_t file, const std::string& variable,
                    const std::function<std::size_t(const std::string&, element,

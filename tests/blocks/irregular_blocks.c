@@ -3,7 +3,8 @@
  *   irregular_blocks write <config.xml> <iterations>
  *     Every client tiles its stripe of rows of the NY x NX field with blocks whose number,
  *     ids, extents and positions change every iteration (sidecore_set_block_extents,
- *     damaris_set_block_position), and writes per-block tracer lists of varying lengths.
+ *     damaris_set_block_position), and writes per-block tracer lists of varying lengths; at
+ *     iteration 0 it also writes its rows of "grid", a time-invariant variable.
  *
  *   irregular_blocks check <prefix> <iterations> <clients>
  *     Any number of ranks, none of them Sidecore clients: each reads every iteration through
@@ -107,6 +108,8 @@ static int failures = 0;
     }                                                                                       \
   } while (0)
 
+static double grid_value(int64_t row) { return 0.5 * (double)row - 3.0; }
+
 static int write_run(const char* config, int iterations) {
   if (damaris_initialize(config, MPI_COMM_WORLD) != DAMARIS_OK) return 1;
   int is_client = 0;
@@ -150,6 +153,17 @@ static int write_run(const char* config, int iterations) {
         if (damaris_commit_block("tracers", ids[l]) != DAMARIS_OK) return 1;
       }
       (void)list;
+      if (it == 0) {
+        int64_t row0, rows;
+        stripe_of(client, clients, &row0, &rows);
+        for (int64_t y = 0; y < rows; ++y) data[y] = grid_value(row0 + y);
+        if (sidecore_set_block_extents("grid", 0, &rows) != DAMARIS_OK ||
+            damaris_set_block_position("grid", 0, &row0) != DAMARIS_OK ||
+            damaris_write_block("grid", 0, data) != DAMARIS_OK) {
+          fprintf(stderr, "FAIL: write of grid: %s\n", damaris_last_error_message());
+          return 1;
+        }
+      }
       damaris_end_iteration();
     }
     damaris_stop();
@@ -178,7 +192,7 @@ static void check_iteration(const char* prefix, int it, int clients, int rank, i
   int64_t global[SIDECORE_MAX_DIMENSIONS];
   int32_t variables = 0;
   OK(sidecore_read_variable_count(r, &variables));
-  CHECK(variables == 2, "iteration %d: %d variables, expected 2", it, variables);
+  CHECK(variables == 3, "iteration %d: %d variables, expected 3", it, variables);
   int found_field = 0;
   for (int32_t v = 0; v < variables; ++v) {
     const char* name = NULL;
@@ -285,6 +299,14 @@ static void check_iteration(const char* prefix, int it, int clients, int rank, i
   if (total_lists > 0)
     CHECK(listed == total_lists, "iteration %d: %d tracer lists, expected %lld", it, listed,
           (long long)total_lists);
+
+  /* The time-invariant grid, stored at iteration 0, is part of every iteration. */
+  int64_t grid_start = 0, grid_count = NY;
+  double grid[NY];
+  OK(sidecore_read_region(r, "grid", &grid_start, &grid_count, DAMARIS_TYPE_DOUBLE, grid, sizeof grid));
+  for (int64_t y = 0; y < NY; ++y)
+    CHECK(grid[y] == grid_value(y), "iteration %d, grid[%lld]: %g, expected %g", it, (long long)y,
+          grid[y], grid_value(y));
 
   /* Errors name what is wrong. */
   CHECK(sidecore_read_block(r, "field", 0, -3, DAMARIS_TYPE_DOUBLE, values, sizeof values) ==
