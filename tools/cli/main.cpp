@@ -8,6 +8,7 @@
 
 #include "Damaris.h"
 #include "tools/cli/inspect.hpp"
+#include "tools/cli/report.hpp"
 #include "tools/cli/validate.hpp"
 
 namespace {
@@ -24,6 +25,8 @@ constexpr command commands[] = {
      sidecore::cli::run_validate},
     {"inspect", "show what an HDF5 store wrote: iterations, completeness, variables, blocks",
      sidecore::cli::run_inspect},
+    {"report", "draw a run report: jitter tiles, buffer, timeline, HTML summary (python3)",
+     sidecore::cli::run_report},
 };
 
 void print_usage(std::ostream& out) {

@@ -1,0 +1,82 @@
+// `sidecore report`: finds tools/report/sidecore_report.py (installed, or in the source tree
+// of a build-tree binary) and runs it with python3. The drawing is in Python because its
+// optional PNG output needs matplotlib; without matplotlib the script still writes every
+// picture as SVG.
+#include "tools/cli/report.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace sidecore::cli {
+namespace {
+
+constexpr const char* script_name = "sidecore_report.py";
+
+// The directory of the running executable, symbolic links resolved, or "" when unknown.
+std::string executable_directory() {
+  std::vector<char> path(4096);
+  const ssize_t length = ::readlink("/proc/self/exe", path.data(), path.size() - 1);
+  if (length <= 0) return {};
+  std::string full(path.data(), static_cast<std::size_t>(length));
+  const std::size_t slash = full.rfind('/');
+  return slash == std::string::npos ? std::string() : full.substr(0, slash);
+}
+
+bool readable(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
+
+// Where the script may be, in order: next to an installed binary (<bin>/../share/sidecore,
+// as cmake/install.cmake puts it), then the source tree this binary was built from.
+std::vector<std::string> script_candidates() {
+  std::vector<std::string> found;
+  const std::string bin = executable_directory();
+  if (!bin.empty())
+    found.push_back(bin + "/" SIDECORE_REPORT_SCRIPT_FROM_BINDIR "/" + script_name);
+  found.push_back(SIDECORE_REPORT_SCRIPT_SOURCE);
+  return found;
+}
+
+}  // namespace
+
+int run_report(int argc, char** argv) {
+  const std::vector<std::string> candidates = script_candidates();
+  std::string script;
+  for (const std::string& c : candidates)
+    if (readable(c)) {
+      script = c;
+      break;
+    }
+  if (script.empty()) {
+    std::cerr << "sidecore report: the drawing script " << script_name
+              << " is not installed; looked for:\n";
+    for (const std::string& c : candidates) std::cerr << "  " << c << "\n";
+    return 1;
+  }
+  const char* chosen = std::getenv("SIDECORE_PYTHON");
+  const std::string python = chosen != nullptr && *chosen != '\0' ? chosen : "python3";
+
+  std::vector<char*> args;
+  args.push_back(const_cast<char*>(python.c_str()));
+  args.push_back(const_cast<char*>(script.c_str()));
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  ::setenv("SIDECORE_REPORT_PROG", "sidecore report", 1);
+  std::cout.flush();
+  ::execvp(python.c_str(), args.data());
+  // Only reached when the interpreter could not be started.
+  const int err = errno;
+  std::cerr << "sidecore report: cannot run '" << python << "': " << std::strerror(err) << "\n"
+            << "  the report is drawn by a Python 3 script (" << script
+            << "); install python3"
+            << (chosen != nullptr && *chosen != '\0' ? ", or correct SIDECORE_PYTHON"
+                                                     : ", or set SIDECORE_PYTHON to an interpreter")
+            << "\n";
+  return 1;
+}
+
+}  // namespace sidecore::cli
