@@ -30,6 +30,8 @@
 # switches (naps and wake-ups). The client is the process whose CPU time grows with the wall
 # clock (it busy-waits); the check that it did is in the table.
 set -euo pipefail
+# Benchmarks leave no run report behind (docs/observability.md).
+export SIDECORE_REPORT=${SIDECORE_REPORT:-off}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 command_line="bench/run_compute_phase.sh $*"

@@ -25,6 +25,8 @@
 # PYTHON (a python3 with h5py, to check the stream runs' files: BUILD_DIR/venv/bin/python, as
 # bench/proxy/run.sh makes it, if it exists, else python3).
 set -euo pipefail
+# Benchmarks leave no run report behind (docs/observability.md).
+export SIDECORE_REPORT=${SIDECORE_REPORT:-off}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 command_line="bench/run_micro.sh $*"

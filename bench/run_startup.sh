@@ -11,6 +11,8 @@
 # labels run by run so that a noisy moment hits all alike; DIR (default bench/results/startup)
 # receives every run's JSON lines (runs.jsonl) and the table (startup.md), also printed.
 set -euo pipefail
+# Benchmarks leave no run report behind (docs/observability.md).
+export SIDECORE_REPORT=${SIDECORE_REPORT:-off}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 runs=5 iterations=12 compute_ms=250 bytes=$((64 << 20)) buffer=$((512 << 20))
 out=$here/results/startup

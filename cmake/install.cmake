@@ -11,12 +11,16 @@ install(TARGETS sidecore EXPORT SidecoreTargets
 # The command-line tool (docs/cli.md); it carries the library's objects, so it is not part of
 # the exported targets.
 install(TARGETS sidecore_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# `sidecore report` runs this script, found at <bin>/../share/sidecore (tools/cli/report.cpp).
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/report/sidecore_report.py
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/sidecore)
 install(FILES ${PROJECT_SOURCE_DIR}/include/Damaris.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/sidecore/plugin.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/introspection.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/schedule.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/blocks.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/read.h
+              ${PROJECT_SOURCE_DIR}/include/sidecore/stats.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sidecore)
 
 set(SIDECORE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Sidecore)

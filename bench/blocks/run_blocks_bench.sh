@@ -7,6 +7,8 @@
 # bench/results/blocks.md.
 #   bench/blocks/run_blocks_bench.sh [build directory] [repetitions]
 set -eu
+# Benchmarks leave no run report behind (docs/observability.md).
+export SIDECORE_REPORT=${SIDECORE_REPORT:-off}
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build-bench}
 reps=${2:-3}

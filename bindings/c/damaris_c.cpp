@@ -428,3 +428,8 @@ SIDECORE_API const char* damaris_error_string(int code) {
 SIDECORE_API const char* damaris_last_error_message(void) { return t_last_error.c_str(); }
 
 SIDECORE_API const char* sidecore_version(void) { return SIDECORE_VERSION_STRING; }
+
+// bindings/c/current_runtime.hpp: the runtime, for the extension calls in other files.
+namespace sidecore {
+runtime* current_runtime() noexcept { return g_runtime.get(); }
+}  // namespace sidecore

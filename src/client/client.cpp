@@ -3,11 +3,14 @@
 #include "client/client.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/run_clock.hpp"
 #include "server/actions.hpp"
 
 namespace sidecore::client {
@@ -29,9 +32,55 @@ client::client(const config::model& model, int client_index,
   // Room for every declared block of one iteration, so that damaris_alloc does not grow it.
   m_allocations.reserve(std::min<std::size_t>(
       model.variables.size() * static_cast<std::size_t>(std::max(1, model.arch.domains)), 1024));
+  const char* times = std::getenv("SIDECORE_WRITE_TIMES");
+  m_time_calls = times && *times && std::string_view(times) != "0";
 }
 
 client::~client() = default;
+
+class client::call_timer {
+ public:
+  // A call made inside another (end_iteration committing a block) is counted once.
+  explicit call_timer(client& c) : m_client(c.m_time_calls && !c.m_in_call ? &c : nullptr) {
+    if (!m_client) return;
+    m_client->m_in_call = true;
+    m_start = std::chrono::steady_clock::now();
+  }
+  ~call_timer() {
+    if (!m_client) return;
+    m_client->m_call_seconds += elapsed();
+    m_client->m_in_call = false;
+  }
+  call_timer(const call_timer&) = delete;
+  call_timer& operator=(const call_timer&) = delete;
+  // Seconds so far, and the call no longer counted at destruction.
+  double take() {
+    if (!m_client) return 0.0;
+    const double seconds = elapsed();
+    m_client->m_in_call = false;
+    m_client = nullptr;
+    return seconds;
+  }
+
+ private:
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+  }
+  client* m_client;
+  std::chrono::steady_clock::time_point m_start{};
+};
+
+void client::close_iteration_time(double seconds) noexcept {
+  m_call_seconds += seconds;
+  m_counters.seconds_in_calls += m_call_seconds;
+  try {
+    if (m_times.size() < 10000000)
+      m_times.push_back({static_cast<float>(m_call_seconds), run_clock::now()});
+  } catch (...) {
+    // Out of memory: the record is lost, not the iteration.
+  }
+  m_call_seconds = 0.0;
+}
 
 std::size_t client::variable_index(std::string_view name) const {
   auto it = m_variables.find(name);
@@ -65,6 +114,7 @@ void client::check_not_handed_over(std::size_t variable, int block,
 void client::note_dropped(std::uint64_t bytes) {
   ++m_counters.blocks_dropped;
   m_counters.bytes_dropped += bytes;
+  m_dropped_this_iteration += bytes;
 }
 
 engines::reservation client::reserve(std::size_t variable, std::uint64_t bytes) {
@@ -215,6 +265,7 @@ const evaluated_layout& client::block_shape(std::size_t variable, const block_se
 }
 
 void client::write(std::string_view name, int block, const void* data) {
+  call_timer timer(*this);
   check_running("damaris_write");
   std::size_t v = variable_index(name);
   check_block(v, block);
@@ -235,6 +286,7 @@ void client::write(std::string_view name, int block, const void* data) {
 }
 
 void* client::alloc(std::string_view name, int block) {
+  call_timer timer(*this);
   check_running("damaris_alloc");
   std::size_t v = variable_index(name);
   check_block(v, block);
@@ -261,6 +313,7 @@ void* client::alloc(std::string_view name, int block) {
 }
 
 void client::commit(std::string_view name, int block, int iteration) {
+  call_timer timer(*this);
   std::size_t v = variable_index(name);
   check_block(v, block);
   allocation* a = find_allocation(v, block, iteration);
@@ -278,6 +331,7 @@ void client::commit(std::string_view name, int block, int iteration) {
 }
 
 void client::clear(std::string_view name, int block, int iteration) {
+  call_timer timer(*this);
   std::size_t v = variable_index(name);
   check_block(v, block);
   allocation* a = find_allocation(v, block, iteration);
@@ -304,6 +358,7 @@ void client::signal(std::string_view name) {
 }
 
 void client::end_iteration() {
+  call_timer timer(*this);
   check_running("damaris_end_iteration");
   // Allocated blocks of this iteration that were never committed are committed now: the data
   // the simulation put there is what it meant to write.
@@ -316,10 +371,19 @@ void client::end_iteration() {
   }
   for (auto it = m_allocations.begin(); it != m_allocations.end();)
     it = it->second.block.iteration <= m_iteration ? m_allocations.erase(it) : std::next(it);
-  m_engine->end_iteration(m_iteration, m_iteration_skipped);
+  m_engine->end_iteration(m_iteration, m_iteration_skipped, m_dropped_this_iteration);
   m_blocks.end_iteration();
   ++m_iteration;
   m_iteration_skipped = false;
+  m_dropped_this_iteration = 0;
+  // A store failure reported here still ends the iteration's write time.
+  struct close_time {
+    client& self;
+    call_timer& timer;
+    ~close_time() {
+      if (self.m_time_calls) self.close_iteration_time(timer.take());
+    }
+  } closing{*this, timer};
   m_engine->iteration_started(m_iteration);
 }
 

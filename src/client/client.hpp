@@ -18,12 +18,22 @@
 
 namespace sidecore::client {
 
+// Plain counters of the client's own thread: raising one costs an add, nothing more.
 struct client_counters {
-  std::uint64_t blocks_written = 0;
+  std::uint64_t blocks_written = 0;  // handed over to the engine
   std::uint64_t bytes_written = 0;
   std::uint64_t iterations_skipped = 0;  // buffer full under policy="skip"
   std::uint64_t blocks_dropped = 0;
   std::uint64_t bytes_dropped = 0;
+  double seconds_in_calls = 0.0;  // with SIDECORE_WRITE_TIMES only (see call_timer)
+};
+
+// With SIDECORE_WRITE_TIMES=1, one per ended iteration: the time this client spent in its
+// write calls (write, alloc, commit, clear, end_iteration), and when the iteration ended (run
+// clock). Off by default: two clock reads per call are a measurable share of a small write.
+struct iteration_time {
+  float write_seconds = 0.0f;
+  double ended = 0.0;
 };
 
 class client {
@@ -57,6 +67,11 @@ class client {
   // Returns once every iteration this client has ended is stored (damaris_sync).
   void sync();
   const client_counters& counters() const noexcept { return m_counters; }
+  // This client's engine: its writer's live counters (sidecore_stats).
+  const engines::engine& engine() const noexcept { return *m_engine; }
+  // Empty unless SIDECORE_WRITE_TIMES=1.
+  const std::vector<iteration_time>& iteration_times() const noexcept { return m_times; }
+  bool times_calls() const noexcept { return m_time_calls; }
 
  private:
   // A block from damaris_alloc, until it is cleared. Its notification (shape and position as
@@ -116,6 +131,10 @@ class client {
   void note_dropped(std::uint64_t bytes);
   void mark_skipped(std::size_t variable);
 
+  // Adds the time of one call to the iteration's write time, when SIDECORE_WRITE_TIMES asks.
+  class call_timer;
+  void close_iteration_time(double seconds) noexcept;
+
   const config::model& m_model;
   int m_client_index;
   std::unique_ptr<engines::engine> m_engine;
@@ -133,6 +152,11 @@ class client {
   bool m_stopped = false;
   bool m_skip_reported = false;
   client_counters m_counters;
+  std::uint64_t m_dropped_this_iteration = 0;  // bytes, told to the writer at its end
+  bool m_time_calls = false;
+  bool m_in_call = false;       // a call_timer runs
+  double m_call_seconds = 0.0;  // in calls of the current iteration
+  std::vector<iteration_time> m_times;
 };
 
 }  // namespace sidecore::client

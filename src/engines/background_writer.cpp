@@ -2,6 +2,7 @@
 // written before it, and an iteration is stored once this process has ended it.
 #include "engines/background_writer.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/error.hpp"
@@ -18,6 +19,16 @@ background_writer::background_writer(const config::model& model, MPI_Comm writer
           model, writers, 1, nullptr, writer_index, writer_count, finish_comm)),
       m_budget(model.arch.buffer_size) {
   m_processor->watch_phases({&m_phase});
+  m_processor->publish_to(&m_stats);
+  // On the I/O thread, without the lock held there.
+  m_processor->watch_buffer([this] {
+    server::buffer_use use;
+    std::lock_guard<std::mutex> lock(m_mutex);
+    use.used = m_reserved;
+    use.peak = m_reserved_peak;
+    use.capacity = m_budget;
+    return use;
+  });
   m_thread = std::thread([this] { run(); });
 }
 
@@ -51,6 +62,7 @@ block_buffer background_writer::reserve(std::uint64_t bytes) {
     }
   }
   m_reserved += bytes;
+  m_reserved_peak = std::max(m_reserved_peak, m_reserved);
   lock.unlock();
   return buffer_pool::acquire(bytes);
 }
@@ -79,12 +91,14 @@ void background_writer::submit_block(server::stored_block block) {
   push(std::move(t), false);
 }
 
-void background_writer::submit_end_iteration(int source, int iteration, bool skipped) {
+void background_writer::submit_end_iteration(int source, int iteration, bool skipped,
+                                             std::uint64_t dropped_bytes) {
   task t;
   t.what = task::kind::end_iteration;
   t.source = source;
   t.iteration = iteration;
   t.skipped = skipped;
+  t.dropped_bytes = dropped_bytes;
   push(std::move(t), true);
 }
 
@@ -113,7 +127,7 @@ void background_writer::run() noexcept {
           m_processor->add_block(std::move(t.block));
           break;
         case task::kind::end_iteration:
-          m_processor->end_iteration(t.source, t.iteration, t.skipped);
+          m_processor->end_iteration(t.source, t.iteration, t.skipped, t.dropped_bytes);
           break;
         case task::kind::signal:
           server::action_registry::instance().run(*t.event, m_model.file, t.source, t.iteration);

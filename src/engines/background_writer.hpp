@@ -40,7 +40,7 @@ class background_writer {
   void unreserve(std::uint64_t bytes);
 
   void submit_block(server::stored_block block);
-  void submit_end_iteration(int source, int iteration, bool skipped);
+  void submit_end_iteration(int source, int iteration, bool skipped, std::uint64_t dropped_bytes);
   void submit_signal(const config::event& event, int source, int iteration);
 
   // Waits until everything submitted so far has been handled (stored iterations are on disk).
@@ -54,6 +54,10 @@ class background_writer {
   // What the client of this process does (<schedule policy="phase">): it writes, the I/O
   // thread's scheduler reads.
   transport::client_phase& client_phase() noexcept { return m_phase; }
+  // The I/O thread's live counters (published after each completed iteration and store).
+  const transport::live_stats& stats() const noexcept { return m_stats; }
+  // Read only while the I/O thread is stopped (after finish()).
+  const server::iteration_processor& processor() const noexcept { return *m_processor; }
   // After finish(): starts the I/O thread again (a second damaris_start after damaris_stop).
   void resume();
 
@@ -64,6 +68,7 @@ class background_writer {
     int source = 0;                        // end_iteration, signal
     int iteration = 0;                     // end_iteration, signal
     bool skipped = false;                  // end_iteration
+    std::uint64_t dropped_bytes = 0;       // end_iteration
     const config::event* event = nullptr;  // signal
   };
 
@@ -75,6 +80,7 @@ class background_writer {
 
   const config::model& m_model;
   transport::client_phase m_phase;
+  transport::live_stats m_stats;  // before m_processor, which publishes into it
   std::unique_ptr<server::iteration_processor> m_processor;
   std::mutex m_mutex;
   std::condition_variable m_work;      // the I/O thread waits for tasks
@@ -82,6 +88,7 @@ class background_writer {
   std::deque<task> m_tasks;
   std::uint64_t m_budget = 0;
   std::uint64_t m_reserved = 0;  // bytes held by blocks not yet stored
+  std::uint64_t m_reserved_peak = 0;
   std::uint64_t m_submitted = 0;
   std::uint64_t m_handled = 0;
   bool m_stopping = false;

@@ -8,7 +8,12 @@
 #include "config/model.hpp"
 #include "transport/buffer_pool.hpp"
 #include "transport/client_phase.hpp"
+#include "transport/live_stats.hpp"
 #include "transport/message.hpp"
+
+namespace sidecore::server {
+class iteration_processor;
+}
 
 namespace sidecore::engines {
 
@@ -38,8 +43,9 @@ class engine {
   virtual void commit(const transport::message& m, block_buffer owned) = 0;
   // An event whose action runs where the data is (execution="remote"); index in model::events.
   virtual void signal(const config::event& event, std::size_t index, int iteration) = 0;
-  // The client ended `iteration` (skipped: some of its blocks were dropped).
-  virtual void end_iteration(int iteration, bool skipped) = 0;
+  // The client ended `iteration` (skipped: some of its blocks were dropped, dropped_bytes of
+  // them, which the writer counts).
+  virtual void end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) = 0;
   // After the client moved on to iteration `started`: may wait (dedicated cores bound how far
   // a client runs ahead) or report the failure of a store that ran inline.
   virtual void iteration_started(int started) { (void)started; }
@@ -52,6 +58,12 @@ class engine {
   // phase (<schedule policy="phase">) publish it there; the others ignore it.
   virtual void phase(transport::client_phase::state now) { (void)now; }
   virtual void resume(int iteration) = 0;
+  // The live counters of this client's writer, readable at any time from the client's thread
+  // without waiting for the writer; nullptr when the writer is out of reach (dedicated nodes).
+  virtual const transport::live_stats* writer_stats() const noexcept { return nullptr; }
+  // The writer when it runs in this process (background thread, synchronous stores): its
+  // records, for the run report once the client stopped; nullptr otherwise.
+  virtual const server::iteration_processor* local_writer() const noexcept { return nullptr; }
 };
 
 }  // namespace sidecore::engines

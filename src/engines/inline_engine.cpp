@@ -15,7 +15,9 @@ inline_engine::inline_engine(const config::model& model, MPI_Comm writers, int s
       m_writers(writers),
       m_source(source),
       m_in_step(in_step),
-      m_processor(model, writers, 1, nullptr) {}
+      m_processor(model, writers, 1, nullptr) {
+  m_processor.publish_to(&m_stats);
+}
 
 inline_engine::step inline_engine::agree(int iteration, bool stopped, bool incomplete) {
   // All maxima: "some client still runs", the largest and (negated) the smallest iteration
@@ -51,7 +53,7 @@ void inline_engine::signal(const config::event& event, std::size_t, int iteratio
   server::action_registry::instance().run(event, m_model.file, m_source, iteration);
 }
 
-void inline_engine::end_iteration(int iteration, bool skipped) {
+void inline_engine::end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) {
   // The processor has one source: this process.
   if (m_in_step) {
     const step agreed = agree(iteration, false, skipped);
@@ -64,7 +66,7 @@ void inline_engine::end_iteration(int iteration, bool skipped) {
                       std::to_string(iteration) + " is not stored");
     skipped = agreed.any_incomplete;
   }
-  m_processor.end_iteration(0, iteration, skipped);
+  m_processor.end_iteration(0, iteration, skipped, dropped_bytes);
 }
 
 // Reported once the client has moved on, so that a failed store does not stop the count of

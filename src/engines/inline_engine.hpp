@@ -25,11 +25,15 @@ class inline_engine final : public engine {
   reservation reserve(std::uint64_t bytes) override;
   void commit(const transport::message& m, block_buffer owned) override;
   void signal(const config::event& event, std::size_t index, int iteration) override;
-  void end_iteration(int iteration, bool skipped) override;
+  void end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) override;
   void iteration_started(int started) override;
   void sync(int) override {}
   void stop(int iteration) override;
   void resume(int) override {}
+  const transport::live_stats* writer_stats() const noexcept override { return &m_stats; }
+  const server::iteration_processor* local_writer() const noexcept override {
+    return &m_processor;
+  }
 
  private:
   void rethrow_store_failure();
@@ -46,6 +50,7 @@ class inline_engine final : public engine {
   MPI_Comm m_writers;
   int m_source;
   bool m_in_step;
+  transport::live_stats m_stats;  // before m_processor, which publishes into it
   server::iteration_processor m_processor;
 };
 

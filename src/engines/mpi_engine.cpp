@@ -42,10 +42,11 @@ void mpi_engine::signal(const config::event& event, std::size_t index, int itera
   m_sender.send(signal_message(event, index, iteration, m_source), nullptr);
 }
 
-void mpi_engine::end_iteration(int iteration, bool skipped) {
-  m_sender.send(control_message(transport::message_kind::end_iteration, iteration, m_source,
-                                skipped ? transport::iteration_skipped : 0),
-                nullptr);
+void mpi_engine::end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) {
+  transport::message m = control_message(transport::message_kind::end_iteration, iteration,
+                                         m_source, skipped ? transport::iteration_skipped : 0);
+  m.bytes = dropped_bytes;  // no data travels with an end of iteration
+  m_sender.send(m, nullptr);
 }
 
 void mpi_engine::sync(int iterations) {

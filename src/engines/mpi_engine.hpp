@@ -20,7 +20,7 @@ class mpi_engine final : public engine {
   reservation reserve(std::uint64_t bytes) override;
   void commit(const transport::message& m, block_buffer owned) override;
   void signal(const config::event& event, std::size_t index, int iteration) override;
-  void end_iteration(int iteration, bool skipped) override;
+  void end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) override;
   void sync(int iterations) override;
   void stop(int iteration) override;
   void resume(int) override {}

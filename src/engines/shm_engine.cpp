@@ -116,10 +116,11 @@ void shm_engine::signal(const config::event& event, std::size_t index, int itera
   send(signal_message(event, index, iteration, m_source), true);
 }
 
-void shm_engine::end_iteration(int iteration, bool skipped) {
-  send(control_message(transport::message_kind::end_iteration, iteration, m_source,
-                       skipped ? transport::iteration_skipped : 0),
-       true);
+void shm_engine::end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) {
+  transport::message m = control_message(transport::message_kind::end_iteration, iteration,
+                                         m_source, skipped ? transport::iteration_skipped : 0);
+  m.bytes = dropped_bytes;
+  send(m, true);
 }
 
 void shm_engine::report_store_failures() {

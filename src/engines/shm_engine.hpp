@@ -22,12 +22,15 @@ class shm_engine final : public engine {
   reservation reserve(std::uint64_t bytes) override;
   void commit(const transport::message& m, block_buffer owned) override;
   void signal(const config::event& event, std::size_t index, int iteration) override;
-  void end_iteration(int iteration, bool skipped) override;
+  void end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) override;
   void iteration_started(int started) override;
   void sync(int iterations) override;
   void stop(int iteration) override;
   void resume(int iteration) override;
   void phase(transport::client_phase::state now) override { m_channel.phase_of(m_slot).enter(now); }
+  const transport::live_stats* writer_stats() const noexcept override {
+    return &m_channel.stats();
+  }
 
  private:
   // Into this client's ring; wakes the server when asked or when the ring is half full.

@@ -28,9 +28,9 @@ void thread_engine::signal(const config::event& event, std::size_t, int iteratio
   m_writer.submit_signal(event, m_source, iteration);
 }
 
-void thread_engine::end_iteration(int iteration, bool skipped) {
+void thread_engine::end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) {
   // The I/O thread's processor has one source: this process.
-  m_writer.submit_end_iteration(0, iteration, skipped);
+  m_writer.submit_end_iteration(0, iteration, skipped, dropped_bytes);
 }
 
 // A store failure of an earlier iteration reaches the program at the next end of iteration.

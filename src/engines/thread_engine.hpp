@@ -21,12 +21,16 @@ class thread_engine final : public engine {
   reservation reserve(std::uint64_t bytes) override;
   void commit(const transport::message& m, block_buffer owned) override;
   void signal(const config::event& event, std::size_t index, int iteration) override;
-  void end_iteration(int iteration, bool skipped) override;
+  void end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) override;
   void iteration_started(int started) override;
   void sync(int iterations) override;
   void stop(int iteration) override;
   void resume(int iteration) override;
   void phase(transport::client_phase::state now) override { m_writer.client_phase().enter(now); }
+  const transport::live_stats* writer_stats() const noexcept override { return &m_writer.stats(); }
+  const server::iteration_processor* local_writer() const noexcept override {
+    return &m_writer.processor();
+  }
 
  private:
   const config::model& m_model;

@@ -18,6 +18,7 @@
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/run_clock.hpp"
 #include "common/text.hpp"
 #include "common/units.hpp"
 #include "engines/inline_engine.hpp"
@@ -26,6 +27,7 @@
 #include "engines/thread_engine.hpp"
 #include "plugins/python_scripts.hpp"
 #include "plugins/store.hpp"
+#include "runtime/run_report.hpp"
 #include "transport/buffer_pool.hpp"
 #include "transport/heap_reserver.hpp"
 #include "transport/shared_heap.hpp"
@@ -351,6 +353,8 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
     message = e.what();
   }
   agree(m_topo.world.get(), code, message);
+  // Every process leaves the agreement above together: the run report's times start here.
+  run_clock::set_origin();
   if (m_topo.world_rank == 0)
     log::info("initialized from ", config_file, ": ", m_topo.client_count, " clients, ",
               m_topo.server_count,
@@ -603,6 +607,7 @@ void runtime::finalize() {
   } catch (...) {
     // The counters are a courtesy; the barrier is not.
   }
+  write_run_report();
   check_mpi(MPI_Barrier(m_topo.world.get()), "MPI_Barrier");
   if (!failure.empty()) throw error(DAMARIS_FINALIZE_ERROR, failure);
 }
@@ -645,6 +650,98 @@ void runtime::report() {
       log::warning("buffer full: ", c.iterations_skipped,
                    " iteration(s) skipped under policy=\"skip\"; ", c.blocks_dropped, " blocks (",
                    c.bytes_dropped, " bytes) were not stored");
+  }
+}
+
+const char* runtime::mode_name() const noexcept {
+  if (m_topo.remote_servers) return "dedicated nodes";
+  if (m_topo.has_servers) return "dedicated cores";
+  if (m_client && m_client->engine().local_writer() &&
+      dynamic_cast<const engines::thread_engine*>(&m_client->engine()))
+    return "background thread";
+  return "synchronous";
+}
+
+// Collective over the world: every process takes part, with what it has (nothing on failure).
+void runtime::write_run_report() noexcept {
+  try {
+    MPI_Comm world = m_topo.world.get();
+    std::string path = m_topo.world_rank == 0 ? run_report::path_for(m_model) : std::string();
+    int wanted = path.empty() ? 0 : 1;
+    check_mpi(MPI_Bcast(&wanted, 1, MPI_INT, 0, world), "MPI_Bcast");
+    if (!wanted) return;
+    std::optional<run_report::writer_part> writer;
+    std::optional<run_report::client_part> client;
+    std::string writer_text, client_text;
+    try {
+      const server::iteration_processor* processor = nullptr;
+      if (m_server || m_remote_server) {
+        processor = m_server ? &m_server->processor() : &m_remote_server->processor();
+        writer.emplace();
+        writer->kind = m_server ? "dedicated core" : "dedicated node";
+        writer->index = m_topo.server_index;
+        if (m_server) {
+          writer->clients = m_topo.group_client_indices;
+          writer->rejected = m_server->messages_rejected();
+        } else {
+          writer->rejected = m_remote_server->messages_rejected();
+          for (int c = 0; c < m_topo.client_count; ++c)
+            if (topology::server_of_client(c, m_topo.client_count, m_topo.server_count) ==
+                m_topo.server_index)
+              writer->clients.push_back(c);
+        }
+        writer->live = processor->live();
+      } else if (m_client && m_client->engine().local_writer() &&
+                 m_client->engine().writer_stats()) {
+        // A writer inside this process: its records only once its thread is done.
+        writer.emplace();
+        writer->kind = mode_name();
+        writer->index = m_topo.client_index;
+        writer->clients.push_back(m_topo.client_index);
+        m_client->engine().writer_stats()->read(writer->live);
+        if (m_client->stopped()) processor = m_client->engine().local_writer();
+      }
+      if (writer) {
+        writer->world_rank = m_topo.world_rank;
+        writer->records = processor ? &processor->records() : nullptr;
+        writer_text = run_report::writer_json(*writer);
+      }
+      if (m_client) {
+        client.emplace();
+        client->index = m_topo.client_index;
+        client->world_rank = m_topo.world_rank;
+        client->writer = m_topo.has_servers ? m_topo.server_index : m_topo.client_index;
+        client->iterations = m_client->iteration();
+        client->counters = m_client->counters();
+        if (m_client->times_calls()) client->times = &m_client->iteration_times();
+        client_text = run_report::client_json(*client);
+      }
+    } catch (const std::exception& e) {
+      log::warning("the run report leaves this process out: ", e.what());
+      writer.reset();
+      client.reset();
+      writer_text.clear();
+      client_text.clear();
+    }
+    run_report::run_facts facts;
+    facts.simulation = m_model.simulation_name;
+    facts.configuration = m_model.file;
+    facts.mode = mode_name();
+    facts.processes = m_topo.world_size;
+    facts.clients = m_topo.client_count;
+    facts.writers = m_topo.has_servers ? m_topo.server_count : m_topo.client_count;
+    const std::string problem =
+        run_report::gather_and_write(world, path, facts, writer_text, client_text,
+                                     writer ? &*writer : nullptr, client ? &*client : nullptr);
+    if (m_topo.world_rank == 0) {
+      if (problem.empty())
+        log::info("run report written to ", path);
+      else
+        log::warning("no run report: ", problem);
+    }
+  } catch (const std::exception& e) {
+    log::warning("no run report: ", e.what());
+  } catch (...) {
   }
 }
 

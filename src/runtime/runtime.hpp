@@ -52,6 +52,10 @@ class runtime {
   // The engine of this client: what its mode needs, built from the topology and the XML.
   std::unique_ptr<engines::engine> make_engine();
   void report();
+  // The JSON run report (collective over the world; docs/observability.md).
+  void write_run_report() noexcept;
+  // "dedicated cores", "dedicated nodes", "background thread" or "synchronous".
+  const char* mode_name() const noexcept;
 
   config::model m_model;
   topology::layout m_topo;

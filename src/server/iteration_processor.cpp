@@ -4,15 +4,48 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/run_clock.hpp"
+#include "common/units.hpp"
 #include "server/actions.hpp"
 #include "server/active_buffer.hpp"
 
 namespace sidecore::server {
+namespace {
+
+constexpr double default_stats_interval = 30.0;
+
+// Seconds between two log lines of live counters: SIDECORE_STATS_INTERVAL, 0 for none.
+double stats_interval() {
+  const char* env = std::getenv("SIDECORE_STATS_INTERVAL");
+  if (!env || !*env) return default_stats_interval;
+  char* end = nullptr;
+  const double value = std::strtod(env, &end);
+  if (*end != '\0' || !(value >= 0.0) || value > 1e9) {
+    log::warning("SIDECORE_STATS_INTERVAL='", env,
+                 "' is not a number of seconds (0 turns the lines off); using ",
+                 default_stats_interval);
+    return default_stats_interval;
+  }
+  return value;
+}
+
+std::uint64_t nanoseconds(double seconds) {
+  return seconds > 0.0 ? static_cast<std::uint64_t>(seconds * 1e9) : 0;
+}
+
+std::string milliseconds(std::uint64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", static_cast<double>(ns) * 1e-6);
+  return text;
+}
+
+}  // namespace
 
 stored_block stored_block_from(const transport::message& m, const void* data) {
   stored_block b;
@@ -96,6 +129,12 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
       if (v.store_index == s && v.enabled && !v.time_varying) independent = false;
   }
   m_scheduler = std::make_unique<scheduler>(model, writers, rank, size, independent);
+  m_live.buffer_capacity = model.arch.buffer_size;
+  m_log_interval = stats_interval();
+  if (m_log_interval > 0)
+    m_next_log = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(m_log_interval));
   // Last, once nothing can throw: the events of the plugins come here.
   for (const config::event& event : model.events) {
     if (event.plugin == config::event::no_plugin) continue;
@@ -128,10 +167,16 @@ iteration_processor::~iteration_processor() {
 void iteration_processor::add_block(stored_block block) {
   pending_iteration& pending = m_pending[block.view.iteration];
   m_held_bytes += block.view.bytes;
+  m_live.bytes_received += block.view.bytes;
+  ++m_live.blocks_received;
   pending.blocks.push_back(std::move(block));
 }
 
-void iteration_processor::end_iteration(int source, int iteration, bool skipped) {
+void iteration_processor::end_iteration(int source, int iteration, bool skipped,
+                                        std::uint64_t dropped_bytes) {
+  m_live.bytes_skipped += dropped_bytes;
+  // Before this end may store: what the iteration held at its most (synchronous mode).
+  m_peak_held = std::max(m_peak_held, m_held_bytes);
   pending_iteration& pending = m_pending[iteration];
   if (pending.ended.empty()) pending.ended.assign(static_cast<std::size_t>(m_sources), 0);
   if (source < 0 || source >= m_sources || pending.ended[source]) {
@@ -141,6 +186,7 @@ void iteration_processor::end_iteration(int source, int iteration, bool skipped)
   pending.ended[source] = 1;
   ++pending.ended_count;
   pending.skipped = pending.skipped || skipped;
+  bool completed = false;
   // Iterations complete in order: each source ends its iterations in order.
   for (;;) {
     auto it = m_pending.find(m_next_iteration);
@@ -149,10 +195,61 @@ void iteration_processor::end_iteration(int source, int iteration, bool skipped)
     m_ready.emplace_back(it->first, std::move(it->second));
     m_pending.erase(it);
     ++m_next_iteration;
+    ++m_live.iterations_complete;
+    completed = true;
   }
+  bool stored = false;
   if (!m_defer)
-    while (store_next()) {
+    while (store_next()) stored = true;
+  // Published when an iteration completes (and after each store, which did it already), not
+  // at every client's end.
+  if (!stored && (completed || dropped_bytes)) refresh_live();
+}
+
+void iteration_processor::refresh_live(std::chrono::steady_clock::time_point now) {
+  m_peak_held = std::max(m_peak_held, m_held_bytes);
+  m_live.bytes_pending = m_held_bytes;
+  if (m_buffer_use) {
+    const buffer_use use = m_buffer_use();
+    m_live.bytes_buffered = use.used;
+    m_live.buffer_peak = std::max(use.peak, use.used);
+    m_live.buffer_capacity = use.capacity;
+    m_live.bytes_spilled = use.spilled;
+    m_live.bytes_in_server_memory = use.in_server_memory;
+  } else {
+    m_live.bytes_buffered = m_held_bytes;
+    m_live.buffer_peak = m_peak_held;
+  }
+  m_live.bytes_dropped = m_live.bytes_skipped + m_live.bytes_failed;
+  m_live.store_failures = m_counters.store_failures;
+  m_live.debt_ns = m_live.throughput_bps
+                       ? static_cast<std::uint64_t>(static_cast<double>(m_live.bytes_pending) /
+                                                    static_cast<double>(m_live.throughput_bps) * 1e9)
+                       : 0;
+  if (m_publish_to) m_publish_to->publish(m_live);
+  if (m_log_interval > 0) {
+    if (now == std::chrono::steady_clock::time_point{}) now = std::chrono::steady_clock::now();
+    if (now >= m_next_log) {
+      m_next_log = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(m_log_interval));
+      log_live();
     }
+  }
+}
+
+void iteration_processor::log_live() const {
+  const transport::live_values& v = m_live;
+  const std::uint64_t mean = v.latency_count ? v.latency_sum_ns / v.latency_count : 0;
+  log::info("stats: received ", readable_bytes(v.bytes_received), " (", v.blocks_received,
+            " blocks), written ", readable_bytes(v.bytes_written), ", dropped ",
+            readable_bytes(v.bytes_dropped), ", spilled ", readable_bytes(v.bytes_spilled),
+            "; buffer ", readable_bytes(v.bytes_buffered), " now, peak ",
+            readable_bytes(v.buffer_peak), " of ", readable_bytes(v.buffer_capacity), "; ",
+            v.iterations_stored, " iterations stored, latency ms min/mean/max/last ",
+            milliseconds(v.latency_min_ns), "/", milliseconds(mean), "/",
+            milliseconds(v.latency_max_ns), "/", milliseconds(v.latency_last_ns), "; pending ",
+            readable_bytes(v.bytes_pending), ", I/O debt ",
+            milliseconds(v.debt_ns), " ms at ", readable_bytes(v.throughput_bps), "/s");
 }
 
 bool iteration_processor::store_next() {
@@ -161,6 +258,7 @@ bool iteration_processor::store_next() {
   m_ready.pop_front();
   store_iteration(iteration, pending);
   m_stored_iterations = iteration + 1;
+  refresh_live(m_last_store_end);
   return true;
 }
 
@@ -205,6 +303,7 @@ void iteration_processor::finish() {
     m_stored_iterations = m_next_iteration;
     m_pending.erase(it);
   }
+  refresh_live();
   m_scheduler->finish();
   for (std::size_t s = 0; s < m_stores.size(); ++s) {
     if (!m_stores[s]) continue;
@@ -217,6 +316,7 @@ void iteration_processor::finish() {
       if (m_failure.empty()) m_failure = message;
     }
   }
+  refresh_live();
   for (std::size_t a = 0; a < m_actions.size(); ++a) {
     try {
       m_actions[a]->finish();
@@ -360,6 +460,11 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
   const bool scheduled =
       std::any_of(m_stores.begin(), m_stores.end(), [](const auto& s) { return s != nullptr; });
   if (scheduled) m_scheduler->before_store(iteration, bytes, pending.completed, m_held_bytes);
+  // A schedule that drains never waits for a turn: the stores begin with this function.
+  const auto store_begin =
+      m_model.arch.schedule.drains() ? start : std::chrono::steady_clock::now();
+  const std::uint64_t buffered_at_begin = m_buffer_use ? m_buffer_use().used : m_held_bytes;
+  const std::uint64_t failures_before = m_counters.store_failures;
   struct turn {
     scheduler* held;
     ~turn() {
@@ -394,14 +499,57 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
     }
   }
   if (turn_at_exit.held) std::exchange(turn_at_exit.held, nullptr)->after_store();
+  // The stores' end; without action plugins, the end of the whole (one clock read less).
+  const bool actions = !m_actions.empty();
+  auto store_end = actions ? std::chrono::steady_clock::now() : start;
   run_actions(iteration, pending);
   m_held_bytes -= std::min(m_held_bytes, bytes);
   ++m_counters.iterations_stored;
   if (pending.skipped) ++m_counters.iterations_incomplete;
   m_counters.blocks_stored += pending.blocks.size();
   m_counters.bytes_stored += bytes;
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto end = std::chrono::steady_clock::now();
+  if (!actions) store_end = end;
+  m_last_store_end = end;
+  double seconds = std::chrono::duration<double>(end - start).count();
   m_counters.seconds_in_stores += seconds;
+  // Live values: what the stores took, and the iteration's path from complete to stored.
+  const bool failed = m_counters.store_failures != failures_before;
+  (failed ? m_live.bytes_failed : m_live.bytes_written) += bytes;
+  ++m_live.iterations_stored;
+  m_live.iterations_incomplete = m_counters.iterations_incomplete;
+  const double store_seconds = std::chrono::duration<double>(store_end - store_begin).count();
+  m_live.store_ns += nanoseconds(store_seconds);
+  if (bytes > 0 && store_seconds > 0) {
+    // Recent throughput: moving averages of bytes and seconds per store, so that one tiny
+    // iteration does not swing it.
+    m_recent_bytes = m_recent_bytes * 0.75 + static_cast<double>(bytes) * 0.25;
+    m_recent_seconds = m_recent_seconds * 0.75 + store_seconds * 0.25;
+    m_live.throughput_bps = static_cast<std::uint64_t>(m_recent_bytes / m_recent_seconds);
+  }
+  if (pending.completed != std::chrono::steady_clock::time_point{}) {
+    const std::uint64_t latency =
+        nanoseconds(std::chrono::duration<double>(store_end - pending.completed).count());
+    m_live.latency_min_ns =
+        m_live.latency_count ? std::min(m_live.latency_min_ns, latency) : latency;
+    m_live.latency_max_ns = std::max(m_live.latency_max_ns, latency);
+    m_live.latency_sum_ns += latency;
+    m_live.latency_last_ns = latency;
+    ++m_live.latency_count;
+  }
+  if (m_records.size() < run_record_limit) {
+    iteration_record r;
+    r.iteration = iteration;
+    r.blocks = static_cast<std::uint32_t>(pending.blocks.size());
+    r.bytes = bytes;
+    r.completed = run_clock::seconds(pending.completed);
+    r.store_begin = run_clock::seconds(store_begin);
+    r.stored = run_clock::seconds(store_end);
+    r.buffered = buffered_at_begin;
+    r.incomplete = pending.skipped;
+    r.failed = failed;
+    m_records.push_back(r);
+  }
   log::debug("iteration ", iteration, " stored: ", pending.blocks.size(), " blocks, ", bytes,
              " bytes in ", seconds, " s", pending.skipped ? " (incomplete)" : "");
 }

@@ -20,6 +20,7 @@
 #include "plugins/store.hpp"
 #include "server/scheduler.hpp"
 #include "transport/buffer_pool.hpp"
+#include "transport/live_stats.hpp"
 #include "transport/message.hpp"
 #include "transport/shared_heap.hpp"
 
@@ -53,6 +54,29 @@ struct processor_counters {
   std::uint64_t script_failures = 0;
 };
 
+// What the writer's buffer holds, as its owner sees it (live counters, run report).
+struct buffer_use {
+  std::uint64_t used = 0;
+  std::uint64_t peak = 0;
+  std::uint64_t capacity = 0;
+  std::uint64_t spilled = 0;           // cumulative
+  std::uint64_t in_server_memory = 0;  // now
+};
+
+// One stored iteration, for the run report. Times are seconds on the run clock
+// (common/run_clock.hpp).
+struct iteration_record {
+  std::int32_t iteration = 0;
+  std::uint32_t blocks = 0;
+  std::uint64_t bytes = 0;
+  double completed = 0.0;      // ended by every client of the writer
+  double store_begin = 0.0;    // its stores began (after any wait for a turn)
+  double stored = 0.0;         // its stores returned
+  std::uint64_t buffered = 0;  // the writer's buffer in use when its stores began
+  bool incomplete = false;
+  bool failed = false;  // a store call failed on it
+};
+
 class iteration_processor {
  public:
   using release_function = std::function<void(const std::vector<transport::heap_extent>&)>;
@@ -73,7 +97,8 @@ class iteration_processor {
   void add_block(stored_block block);
   // A source ended an iteration. Complete iterations are stored, in order, before returning,
   // unless storing is deferred (then they wait for store_next()).
-  void end_iteration(int source, int iteration, bool skipped);
+  // dropped_bytes: what the source dropped of it (policy="skip"), counted in the live values.
+  void end_iteration(int source, int iteration, bool skipped, std::uint64_t dropped_bytes = 0);
   // Dedicated cores defer storing, to drain their clients and move data out of the shared
   // buffer between two stores.
   void defer_storing(bool defer) noexcept { m_defer = defer; }
@@ -95,6 +120,22 @@ class iteration_processor {
   void finish();
 
   const processor_counters& counters() const noexcept { return m_counters; }
+  // Live values (transport/live_stats.hpp), as of the last completed iteration or store; the
+  // buffer's fields from the function given to watch_buffer (else the bytes held here).
+  const transport::live_values& live() const noexcept { return m_live; }
+  // Where live values go after each completed iteration and store (nullptr: nowhere).
+  void publish_to(transport::live_stats* target) noexcept { m_publish_to = target; }
+  // How to learn the state of the buffer the blocks come from (called on the writer's thread,
+  // once per completed iteration and per store).
+  void watch_buffer(std::function<buffer_use()> use) { m_buffer_use = std::move(use); }
+  // Brings the live values up to date and publishes them; logs them every
+  // SIDECORE_STATS_INTERVAL seconds. Called by the processor itself; owners call it when the
+  // buffer changed without an iteration completing (blocks moved, say).
+  // now: the time if the caller just read the clock (else it is read when needed).
+  void refresh_live(std::chrono::steady_clock::time_point now = {});
+  // One record per stored iteration, in order (the first run_record_limit).
+  const std::vector<iteration_record>& records() const noexcept { return m_records; }
+  static constexpr std::size_t run_record_limit = 1000000;
   // When the stores of each iteration may run (<architecture><schedule>).
   const scheduler& store_scheduler() const noexcept { return *m_scheduler; }
   // The phases of this processor's clients, for <schedule policy="phase"> (see
@@ -120,6 +161,7 @@ class iteration_processor {
     std::chrono::steady_clock::time_point completed{};  // when the last source ended it
   };
   void store_iteration(int iteration, pending_iteration& pending);
+  void log_live() const;
   // The blocks of the given variables (model indices, in model order) in an iteration.
   plugins::iteration_data select(int iteration, const pending_iteration& pending,
                                  const std::vector<std::size_t>& variables) const;
@@ -153,6 +195,15 @@ class iteration_processor {
   bool m_defer = false;
   processor_counters m_counters;
   std::string m_failure;
+  transport::live_values m_live;
+  transport::live_stats* m_publish_to = nullptr;
+  std::function<buffer_use()> m_buffer_use;
+  std::uint64_t m_peak_held = 0;
+  double m_recent_bytes = 0.0, m_recent_seconds = 0.0;  // moving averages over stores
+  std::vector<iteration_record> m_records;
+  double m_log_interval = 0.0;  // seconds between live log lines (0: none)
+  std::chrono::steady_clock::time_point m_next_log{};
+  std::chrono::steady_clock::time_point m_last_store_end{};
 };
 
 }  // namespace sidecore::server

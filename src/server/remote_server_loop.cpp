@@ -26,6 +26,13 @@ remote_server_loop::remote_server_loop(const config::model& model, const topolog
       m_events(model, topo.servers.get(), static_cast<int>(topo.served_client_ranks.size())),
       m_budget(model.arch.buffer_size) {
   m_clients.resize(topo.served_client_ranks.size());
+  m_processor.watch_buffer([this] {
+    buffer_use use;
+    use.used = m_in_use;
+    use.peak = m_high_water;
+    use.capacity = m_budget;
+    return use;
+  });
   for (std::uint32_t slot = 0; slot < m_clients.size(); ++slot) {
     m_clients[slot].rank = topo.served_client_ranks[slot];
     m_slot_of_rank[m_clients[slot].rank] = slot;
@@ -240,7 +247,8 @@ void remote_server_loop::handle_control(std::uint32_t slot, const transport::mes
       const bool dropped = c.tainted.erase(m.iteration) > 0;
       c.ended = std::int64_t{m.iteration} + 1;
       m_processor.end_iteration(static_cast<int>(slot), m.iteration,
-                                (m.flags & transport::iteration_skipped) != 0 || dropped);
+                                (m.flags & transport::iteration_skipped) != 0 || dropped,
+                                m.bytes);
       account_stored(before);
       answer_syncs();
       break;

@@ -33,6 +33,8 @@ class remote_server_loop {
   remote_server_loop& operator=(const remote_server_loop&) = delete;
   void run();
   const processor_counters& counters() const noexcept { return m_processor.counters(); }
+  // Live values and per-iteration records (run report).
+  const iteration_processor& processor() const noexcept { return m_processor; }
   // The first store failure not yet reported ("" if none), and forgets it.
   std::string take_failure() { return m_processor.take_failure(); }
   std::uint64_t high_water() const noexcept { return m_high_water; }

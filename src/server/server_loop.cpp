@@ -57,6 +57,19 @@ server_loop::server_loop(const config::model& model, const topology::layout& top
       m_ended(channel.client_count(), 0),
       m_rejected(channel.client_count(), 0) {
   m_processor.defer_storing(true);
+  // Live counters go into the segment, where the clients read them (sidecore_stats).
+  m_processor.publish_to(&m_channel.stats());
+  m_processor.watch_buffer([this] {
+    // The server's own account of the blocks it holds there: no lock of the heap, which the
+    // clients' allocations take.
+    buffer_use use;
+    use.used = m_shared_held;
+    use.peak = m_shared_peak;
+    use.capacity = m_channel.heap().capacity();
+    use.spilled = m_buffer.counters().bytes_spilled;
+    use.in_server_memory = m_buffer.in_memory();
+    return use;
+  });
   std::vector<const transport::client_phase*> phases;
   for (std::uint32_t slot = 0; slot < channel.client_count(); ++slot)
     phases.push_back(&channel.phase_of(slot));
@@ -75,7 +88,12 @@ server_loop::server_loop(const config::model& model, const topology::layout& top
 }
 
 void server_loop::release(const std::vector<transport::heap_extent>& ranges) {
-  for (const transport::heap_extent& r : ranges) m_held.erase(r.offset);
+  for (const transport::heap_extent& r : ranges) {
+    const auto held = m_held.find(r.offset);
+    if (held == m_held.end()) continue;
+    m_shared_held -= held->second - held->first;
+    m_held.erase(held);
+  }
   m_channel.heap().release(ranges);
 }
 
@@ -156,6 +174,7 @@ void server_loop::rescue_waiting_writers() {
   // complete the oldest iteration because younger ones fill the buffer.
   if (m_channel.heap().waiters() == 0) return;
   std::uint64_t freed = m_processor.rescue(m_buffer);
+  if (freed) m_processor.refresh_live();
   if (freed)
     log::info("moved ", freed, " bytes of iterations from ", m_processor.open_iteration(),
               " on into server memory so that clients still writing iteration ",
@@ -269,7 +288,10 @@ void server_loop::handle(std::uint32_t slot, const transport::message& m) {
     case transport::message_kind::block: {
       stored_block b = stored_block_from(m, m_channel.address(m.offset));
       b.shared = {m.offset, m.bytes};
-      m_held.emplace(m.offset, m.offset + transport::shared_heap::rounded(m.bytes));
+      if (m_held.emplace(m.offset, m.offset + transport::shared_heap::rounded(m.bytes)).second) {
+        m_shared_held += transport::shared_heap::rounded(m.bytes);
+        m_shared_peak = std::max(m_shared_peak, m_shared_held);
+      }
       m_announced.insert({m.iteration, m.variable, m.block, slot});
       m_processor.add_block(std::move(b));
       break;
@@ -278,7 +300,8 @@ void server_loop::handle(std::uint32_t slot, const transport::message& m) {
       const bool dropped = m_tainted.erase({slot, m.iteration}) > 0;
       m_ended[slot] = std::int64_t{m.iteration} + 1;
       m_processor.end_iteration(static_cast<int>(slot), m.iteration,
-                                (m.flags & transport::iteration_skipped) != 0 || dropped);
+                                (m.flags & transport::iteration_skipped) != 0 || dropped,
+                                m.bytes);
       m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
       // Blocks of complete iterations can no longer be announced (they would be late).
       m_announced.erase(m_announced.begin(), m_announced.lower_bound({m_processor.open_iteration(),

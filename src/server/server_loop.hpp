@@ -25,6 +25,8 @@ class server_loop {
   // Runs until every client of this server has stopped, then stores what is left.
   void run();
   const processor_counters& counters() const noexcept { return m_processor.counters(); }
+  // Live values and per-iteration records (run report).
+  const iteration_processor& processor() const noexcept { return m_processor; }
   // The first store failure not yet reported ("" if none), and forgets it.
   std::string take_failure() { return m_processor.take_failure(); }
   std::uint64_t heap_high_water() const;
@@ -62,6 +64,8 @@ class server_loop {
   // Before m_buffer and m_processor, whose releases (until their destructors) update it:
   // offset -> end of each shared range held by a block of this server.
   std::map<std::uint64_t, std::uint64_t> m_held;
+  std::uint64_t m_shared_held = 0;  // bytes of the ranges in m_held (live counters)
+  std::uint64_t m_shared_peak = 0;
   active_buffer m_buffer;  // before m_processor: buffered blocks point into it
   iteration_processor m_processor;
   event_dispatcher m_events;

@@ -22,7 +22,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 
 
 namespace {
 constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
-constexpr std::uint32_t layout_version = 8;
+constexpr std::uint32_t layout_version = 9;
 constexpr std::size_t failure_text_bytes = 1024;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
@@ -102,6 +102,8 @@ struct channel::header {
   std::atomic<std::int32_t> reserve_errno;
   std::uint32_t failed_at_mib;
   alignas(64) published_count reserved_mib;
+  // The server's live counters (sidecore_stats reads them on the clients).
+  alignas(64) live_stats stats;
 };
 
 struct channel::ring {
@@ -157,6 +159,7 @@ channel channel::open(const std::string& name) {
 }
 
 std::uint32_t channel::client_count() const noexcept { return head()->clients; }
+live_stats& channel::stats() noexcept { return head()->stats; }
 std::uint32_t channel::ring_capacity() const noexcept { return head()->ring_capacity; }
 
 client_phase& channel::phase_of(std::uint32_t client) noexcept { return ring_of(client)->phase; }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "transport/client_phase.hpp"
+#include "transport/live_stats.hpp"
 #include "transport/message.hpp"
 #include "transport/shared_heap.hpp"
 #include "transport/shared_segment.hpp"
@@ -58,6 +59,8 @@ class channel {
   shared_heap& heap() noexcept { return m_heap; }
   std::byte* address(std::uint64_t offset) const noexcept { return m_segment.base() + offset; }
   std::uint32_t client_count() const noexcept;
+  // The server's live counters: it publishes, its clients read (never waiting).
+  live_stats& stats() noexcept;
   std::uint32_t ring_capacity() const noexcept;
 
   // Producer (client slot `client`): false when the ring is full.

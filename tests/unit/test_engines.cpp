@@ -80,7 +80,7 @@ TEST_F(engines_test, inline_engine_stores_the_iteration_when_it_ends) {
   std::memcpy(r.address, values.data(), 16);
   engine.commit(block_of(0, 0), std::move(r.owned));
   EXPECT_FALSE(fs::exists(m_directory + "eng_It0_Pr0.h5"));  // stored at the end only
-  engine.end_iteration(0, false);
+  engine.end_iteration(0, false, 0);
   engine.iteration_started(1);
   EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "eng_It0_Pr0.h5", "v/P0"), values);
   engine.stop(1);
@@ -96,7 +96,7 @@ TEST_F(engines_test, thread_engine_stores_on_its_thread_and_sync_waits_for_it) {
     mine[0] = it;
     std::memcpy(r.address, mine.data(), 16);
     engine.commit(block_of(it, 0), std::move(r.owned));
-    engine.end_iteration(it, false);
+    engine.end_iteration(it, false, 0);
   }
   engine.sync(3);
   for (int it = 0; it < 3; ++it) {
@@ -112,7 +112,7 @@ TEST_F(engines_test, thread_engine_stores_on_its_thread_and_sync_waits_for_it) {
   engines::reservation r = engine.reserve(16);
   std::memcpy(r.address, values.data(), 16);
   engine.commit(block_of(3, 0), std::move(r.owned));
-  engine.end_iteration(3, false);
+  engine.end_iteration(3, false, 0);
   engine.sync(4);
   EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "eng_It3_Pr0.h5", "v/P0"), values);
   engine.stop(4);
@@ -138,7 +138,7 @@ TEST_F(engines_test, shm_engine_puts_blocks_in_the_buffer_and_notifications_in_i
   config::event mark;
   mark.name = "mark";
   engine.signal(mark, 0, 0);
-  engine.end_iteration(0, true);
+  engine.end_iteration(0, true, 0);
 
   message m{};
   ASSERT_TRUE(channel.try_pop(1, m));
@@ -237,7 +237,7 @@ TEST_F(engines_test, mpi_engine_announces_blocks_and_sends_their_data_to_the_ser
     ASSERT_TRUE(r);
     std::memcpy(r.address, values.data(), 16);
     engine.commit(block_of(0, 2), std::move(r.owned));
-    engine.end_iteration(0, false);
+    engine.end_iteration(0, false, 0);
 
     message m{};
     MPI_Recv(&m, sizeof m, MPI_BYTE, 0, transport::announce_tag, link, MPI_STATUS_IGNORE);

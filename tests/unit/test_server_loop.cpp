@@ -68,7 +68,7 @@ void client_session(const config::model& model, transport::channel& channel, std
     m.offset = r.offset;
     m.bytes = 16;
     engine.commit(m, {});
-    engine.end_iteration(it, false);
+    engine.end_iteration(it, false, 0);
     engine.iteration_started(it + 1);
   }
   engine.stop(first_iteration + iterations);
@@ -172,7 +172,7 @@ std::uint64_t written(engines::shm_engine& engine, int iteration, std::uint32_t 
 // Ends an iteration and starts the next; the store failures the server reported (which the
 // engine raises as storage_error) are counted, not fatal.
 void end_and_count(engines::shm_engine& engine, int iteration, int& failures_seen) {
-  engine.end_iteration(iteration, false);
+  engine.end_iteration(iteration, false, 0);
   try {
     engine.iteration_started(iteration + 1);
   } catch (const storage_error&) {
@@ -315,7 +315,7 @@ TEST_F(server_loop_test, memory_allocated_and_never_announced_is_reported_at_the
     engines::shm_engine engine(model, channel, 0, 0);
     engine.commit(block_of(0, 0, written(engine, 0, 0)), {});
     (void)engine.reserve(100);  // allocated, never committed (128 bytes in the heap)
-    engine.end_iteration(0, false);
+    engine.end_iteration(0, false, 0);
     engine.stop(1);
     other.join();
   });
@@ -354,7 +354,7 @@ TEST_F(server_loop_test, blocks_committed_before_the_heap_is_poisoned_are_still_
       poisoned = true;
     }
     while (!poisoned.load()) std::this_thread::yield();
-    engine.end_iteration(0, false);
+    engine.end_iteration(0, false, 0);
     try {
       (void)engine.reserve(16);
     } catch (const allocation_error& e) {

@@ -24,7 +24,7 @@
 #include "common/units.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "reader/run_reader.hpp"
-#include "tools/cli/json_writer.hpp"
+#include "common/json_writer.hpp"
 
 namespace sidecore::cli {
 namespace {
@@ -866,12 +866,12 @@ int run_inspect(int argc, char** argv) {
   if (!failure.empty()) {
     std::cerr << "sidecore inspect: error: " << failure << "\n";
     if (args.json) {
-      json_writer j;
+      json_writer j(2);
       j.begin_object();
       j.key("path").value(args.path);
       j.key("error").value(failure);
       j.end_object();
-      std::cout << j.text();
+      std::cout << j.text() << "\n";
     }
     return 1;
   }
@@ -882,14 +882,14 @@ int run_inspect(int argc, char** argv) {
       status = 1;
     }
   if (args.json) {
-    json_writer j;
+    json_writer j(2);
     j.begin_object();
     j.key("path").value(args.path);
     j.key("runs").begin_array();
     for (const run_report& report : reports) print_json(j, report, args.blocks);
     j.end_array();
     j.end_object();
-    std::cout << j.text();
+    std::cout << j.text() << "\n";
     return status;
   }
   for (std::size_t i = 0; i < reports.size(); ++i) {

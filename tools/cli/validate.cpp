@@ -16,7 +16,7 @@
 #include "common/text.hpp"
 #include "common/units.hpp"
 #include "config/model.hpp"
-#include "tools/cli/json_writer.hpp"
+#include "common/json_writer.hpp"
 #include "tools/cli/plan.hpp"
 
 namespace sidecore::cli {
@@ -340,7 +340,7 @@ void print_json(const context& c) {
   const config::model& m = c.model;
   const plan& p = c.result;
   const deployment& job = p.job;
-  json_writer j;
+  json_writer j(2);
   j.begin_object();
   j.key("file").value(m.file);
   j.key("valid").value(true);
@@ -447,19 +447,19 @@ void print_json(const context& c) {
   }
   j.end_array();
   j.end_object();
-  std::cout << j.text();
+  std::cout << j.text() << "\n";
 }
 
 void print_failure(const arguments& args, const std::string& message) {
   std::cerr << "sidecore validate: error: " << message << "\n";
   if (!args.json) return;
-  json_writer j;
+  json_writer j(2);
   j.begin_object();
   j.key("file").value(args.file);
   j.key("valid").value(false);
   j.key("error").value(message);
   j.end_object();
-  std::cout << j.text();
+  std::cout << j.text() << "\n";
 }
 
 }  // namespace

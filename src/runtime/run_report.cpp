@@ -1,0 +1,268 @@
+// Totals are summed over the processes with one reduction; the parts travel as text (one
+// gather of their lengths, one of their bytes) and rank 0 joins them in rank order. The file
+// is written next to its final name and renamed, so that a reader never sees half of it.
+#include "runtime/run_report.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "common/json_writer.hpp"
+#include "common/mpi_handles.hpp"
+#include "common/run_clock.hpp"
+#include "common/text.hpp"
+
+namespace sidecore::run_report {
+namespace {
+
+constexpr int report_version = 1;
+
+double seconds_of(std::uint64_t ns) { return static_cast<double>(ns) * 1e-9; }
+
+bool is_directory(const std::string& path) {
+  struct stat info{};
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+// Sums of every process's counters, in this order.
+enum total : int {
+  handed_over,
+  blocks_handed_over,
+  client_dropped,
+  client_blocks_dropped,
+  iterations_skipped,
+  received,
+  written,
+  dropped,
+  skipped,
+  failed,
+  spilled,
+  pending,
+  iterations_stored,
+  store_failures,
+  rejected,
+  total_count
+};
+
+// Each process's part as one text: its lengths first, then the bytes (parts may be empty).
+std::vector<std::string> gather_texts(MPI_Comm comm, const std::string& mine) {
+  int rank = 0, size = 1;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(rank == 0 ? size : 0);
+  check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm), "MPI_Gather");
+  std::vector<int> displacements(lengths.size());
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    displacements[i] = static_cast<int>(total);
+    total += static_cast<std::size_t>(lengths[i]);
+  }
+  std::string all(total, '\0');
+  check_mpi(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(),
+                        displacements.data(), MPI_CHAR, 0, comm),
+            "MPI_Gatherv");
+  std::vector<std::string> texts;
+  for (std::size_t i = 0; i < lengths.size(); ++i)
+    if (lengths[i] > 0) texts.push_back(all.substr(displacements[i], lengths[i]));
+  return texts;
+}
+
+void latency_json(json_writer& j, const transport::live_values& v) {
+  j.key("latency").begin_object();
+  j.field("count", v.latency_count);
+  if (v.latency_count) {
+    j.field("min", seconds_of(v.latency_min_ns));
+    j.field("mean", seconds_of(v.latency_sum_ns) / static_cast<double>(v.latency_count));
+    j.field("max", seconds_of(v.latency_max_ns));
+    j.field("last", seconds_of(v.latency_last_ns));
+  } else {
+    j.key("min").null().key("mean").null().key("max").null().key("last").null();
+  }
+  j.end_object();
+}
+
+}  // namespace
+
+std::string path_for(const config::model& model) {
+  const std::string name =
+      (model.simulation_name.empty() ? std::string("sidecore") : model.simulation_name) +
+      "_report.json";
+  const char* env = std::getenv("SIDECORE_REPORT");
+  if (!env || !*env) return name;
+  const std::string value = env;
+  const std::string lower = lowercase(value);
+  if (lower == "off" || lower == "0" || lower == "none" || lower == "false" || lower == "no")
+    return {};
+  if (value.back() == '/' || is_directory(value)) {
+    return (value.back() == '/' ? value : value + "/") + name;
+  }
+  return value;
+}
+
+std::string writer_json(const writer_part& w) {
+  const transport::live_values& v = w.live;
+  json_writer j;
+  j.begin_object();
+  j.field("kind", w.kind).field("index", w.index).field("rank", w.world_rank);
+  j.key("clients").begin_array();
+  for (int c : w.clients) j.value(c);
+  j.end_array();
+  j.field("bytes_received", v.bytes_received).field("blocks_received", v.blocks_received);
+  j.field("bytes_written", v.bytes_written).field("bytes_dropped", v.bytes_dropped);
+  j.field("bytes_skipped", v.bytes_skipped).field("bytes_failed", v.bytes_failed);
+  j.field("bytes_spilled", v.bytes_spilled).field("bytes_pending", v.bytes_pending);
+  j.key("buffer").begin_object();
+  j.field("capacity", v.buffer_capacity).field("peak", v.buffer_peak);
+  j.field("in_use", v.bytes_buffered).field("in_server_memory", v.bytes_in_server_memory);
+  j.end_object();
+  j.field("iterations_complete", v.iterations_complete);
+  j.field("iterations_stored", v.iterations_stored);
+  j.field("iterations_incomplete", v.iterations_incomplete);
+  j.field("store_failures", v.store_failures);
+  j.field("notifications_rejected", w.rejected);
+  j.field("store_seconds", seconds_of(v.store_ns));
+  latency_json(j, v);
+  j.field("throughput_bytes_per_second", v.throughput_bps);
+  j.field("io_debt_seconds", seconds_of(v.debt_ns));
+  j.key("iterations");
+  if (!w.records) {
+    j.null();
+  } else {
+    using record = server::iteration_record;
+    const std::vector<record>& r = *w.records;
+    j.begin_object();
+    j.column("iteration", r, [](const record& x) { return static_cast<int>(x.iteration); });
+    j.column("blocks", r, [](const record& x) { return static_cast<unsigned>(x.blocks); });
+    j.column("bytes", r, [](const record& x) { return x.bytes; });
+    j.column("completed", r, [](const record& x) { return x.completed; });
+    j.column("store_begin", r, [](const record& x) { return x.store_begin; });
+    j.column("stored", r, [](const record& x) { return x.stored; });
+    j.column("buffer_in_use", r, [](const record& x) { return x.buffered; });
+    j.column("incomplete", r, [](const record& x) { return x.incomplete; });
+    j.column("failed", r, [](const record& x) { return x.failed; });
+    j.end_object();
+  }
+  j.end_object();
+  return j.text();
+}
+
+std::string client_json(const client_part& c) {
+  json_writer j;
+  j.begin_object();
+  j.field("index", c.index).field("rank", c.world_rank).field("writer", c.writer);
+  j.field("iterations", c.iterations);
+  j.field("blocks_written", c.counters.blocks_written);
+  j.field("bytes_written", c.counters.bytes_written);
+  j.field("blocks_dropped", c.counters.blocks_dropped);
+  j.field("bytes_dropped", c.counters.bytes_dropped);
+  j.field("iterations_skipped", c.counters.iterations_skipped);
+  j.key("write_seconds");
+  if (c.times) j.value(c.counters.seconds_in_calls);
+  else j.null();
+  j.key("iteration_times");
+  if (!c.times) {
+    j.null();
+  } else {
+    using record = client::iteration_time;
+    j.begin_object();
+    j.column("write_seconds", *c.times,
+             [](const record& x) { return static_cast<double>(x.write_seconds); });
+    j.column("ended", *c.times, [](const record& x) { return x.ended; });
+    j.end_object();
+  }
+  j.end_object();
+  return j.text();
+}
+
+std::string gather_and_write(MPI_Comm comm, const std::string& path, const run_facts& facts,
+                             const std::string& writer, const std::string& client,
+                             const writer_part* w, const client_part* c) {
+  std::uint64_t mine[total_count] = {};
+  if (c) {
+    mine[handed_over] = c->counters.bytes_written;
+    mine[blocks_handed_over] = c->counters.blocks_written;
+    mine[client_dropped] = c->counters.bytes_dropped;
+    mine[client_blocks_dropped] = c->counters.blocks_dropped;
+    mine[iterations_skipped] = c->counters.iterations_skipped;
+  }
+  if (w) {
+    mine[received] = w->live.bytes_received;
+    mine[written] = w->live.bytes_written;
+    mine[dropped] = w->live.bytes_dropped;
+    mine[skipped] = w->live.bytes_skipped;
+    mine[failed] = w->live.bytes_failed;
+    mine[spilled] = w->live.bytes_spilled;
+    mine[pending] = w->live.bytes_pending;
+    mine[iterations_stored] = w->live.iterations_stored;
+    mine[store_failures] = w->live.store_failures;
+    mine[rejected] = w->rejected;
+  }
+  std::uint64_t sums[total_count] = {};
+  check_mpi(MPI_Reduce(mine, sums, total_count, MPI_UINT64_T, MPI_SUM, 0, comm), "MPI_Reduce");
+  int iterations = c ? c->iterations : 0, most_iterations = 0;
+  check_mpi(MPI_Reduce(&iterations, &most_iterations, 1, MPI_INT, MPI_MAX, 0, comm), "MPI_Reduce");
+  const std::vector<std::string> writers = gather_texts(comm, writer);
+  const std::vector<std::string> clients = gather_texts(comm, client);
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  if (rank != 0) return {};
+
+  json_writer j;
+  j.begin_object();
+  j.field("format", "sidecore-run-report").field("version", report_version);
+  j.field("simulation", facts.simulation).field("configuration", facts.configuration);
+  j.field("mode", facts.mode);
+  j.field("processes", facts.processes).field("client_count", facts.clients);
+  j.field("writer_count", facts.writers);
+  j.field("origin_unix_time", run_clock::origin_unix_seconds());
+  j.field("duration", run_clock::now());
+  j.field("write_times", c && c->times != nullptr);
+  j.key("totals").begin_object();
+  j.field("iterations", most_iterations);
+  j.field("bytes_handed_over", sums[handed_over]);
+  j.field("blocks_handed_over", sums[blocks_handed_over]);
+  j.field("bytes_dropped_by_clients", sums[client_dropped]);
+  j.field("blocks_dropped_by_clients", sums[client_blocks_dropped]);
+  j.field("iterations_skipped", sums[iterations_skipped]);
+  j.field("bytes_received", sums[received]).field("bytes_written", sums[written]);
+  j.field("bytes_dropped", sums[dropped]).field("bytes_skipped", sums[skipped]);
+  j.field("bytes_failed", sums[failed]).field("bytes_spilled", sums[spilled]);
+  j.field("bytes_pending", sums[pending]);
+  j.field("iterations_stored", sums[iterations_stored]);
+  j.field("store_failures", sums[store_failures]);
+  j.field("notifications_rejected", sums[rejected]);
+  j.end_object();
+  j.key("writers").begin_array();
+  for (const std::string& text : writers) j.raw(text);
+  j.end_array();
+  j.key("clients").begin_array();
+  for (const std::string& text : clients) j.raw(text);
+  j.end_array();
+  j.end_object();
+
+  const std::string temporary = path + ".part." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << j.text() << '\n';
+    out.close();
+    if (!out) {
+      const int err = errno;
+      std::remove(temporary.c_str());
+      return "cannot write '" + temporary + "': " + std::strerror(err);
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(temporary.c_str());
+    return "cannot rename '" + temporary + "' to '" + path + "': " + std::strerror(err);
+  }
+  return {};
+}
+
+}  // namespace sidecore::run_report

@@ -1,0 +1,172 @@
+// Live counters: the published copy a client reads, the values a writer keeps, and the JSON
+// text of the run report.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "common/json_writer.hpp"
+#include "config/model.hpp"
+#include "server/iteration_processor.hpp"
+#include "transport/live_stats.hpp"
+
+namespace sidecore {
+namespace {
+
+TEST(live_stats, nothing_published_reads_false) {
+  transport::live_stats stats;
+  transport::live_values v;
+  EXPECT_FALSE(stats.read(v));
+  EXPECT_EQ(v.bytes_received, 0u);
+}
+
+TEST(live_stats, a_reader_sees_whole_publications_only) {
+  transport::live_stats stats;
+  std::atomic<bool> done{false};
+  // Every publication has all its fields equal: a torn copy would mix two of them. The writer
+  // publishes far more often than a real one (once per iteration or store): every 20 us. (A
+  // writer that publishes faster than a reader can copy, from another core, keeps it from
+  // ever finishing a clean copy: then read() returns a mixed one after its tries.)
+  constexpr std::uint64_t publications = 5000;
+  std::thread writer([&] {
+    transport::live_values v;
+    for (std::uint64_t n = 1; n <= publications; ++n) {
+      v.bytes_received = v.bytes_written = v.debt_ns = v.latency_sum_ns = n;
+      stats.publish(v);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
+    done = true;
+  });
+  std::uint64_t last = 0, torn = 0;
+  while (!done) {
+    transport::live_values v;
+    if (!stats.read(v)) continue;
+    if (v.bytes_received != v.bytes_written || v.bytes_received != v.debt_ns ||
+        v.bytes_received != v.latency_sum_ns) {
+      ++torn;
+      continue;
+    }
+    EXPECT_GE(v.bytes_received, last);
+    last = v.bytes_received;
+  }
+  writer.join();
+  EXPECT_EQ(torn, 0u);
+  transport::live_values v;
+  ASSERT_TRUE(stats.read(v));
+  EXPECT_EQ(v.bytes_written, publications);
+}
+
+config::model one_variable_model() {
+  config::model model;
+  model.file = "test.xml";
+  model.arch.buffer_size = 4096;
+  config::layout layout;
+  layout.name = "l";
+  layout.type = config::element_type::float64;
+  layout.dimensions.resize(1);
+  model.layouts.push_back(layout);
+  config::variable v;
+  v.name = "v";
+  model.variables.push_back(v);
+  return model;
+}
+
+server::stored_block owned_block(int iteration, int source, std::uint64_t bytes) {
+  server::stored_block b;
+  b.variable = 0;
+  b.view.iteration = iteration;
+  b.view.source = source;
+  b.view.bytes = bytes;
+  b.view.dims = {static_cast<std::int64_t>(bytes / 8)};
+  b.owned = buffer_pool::acquire(bytes);
+  b.view.data = b.owned.get();
+  return b;
+}
+
+// MPI is started by the global environment of test_hdf5_store.cpp (the same program).
+TEST(live_values, count_received_skipped_stored_and_time_each_iteration) {
+  const config::model model = one_variable_model();
+  server::iteration_processor processor(model, MPI_COMM_SELF, 2, nullptr);
+  transport::live_stats published;
+  processor.publish_to(&published);
+  processor.add_block(owned_block(0, 0, 64));
+  processor.add_block(owned_block(0, 1, 128));
+  processor.end_iteration(0, 0, false);
+  EXPECT_EQ(processor.live().bytes_received, 192u);  // counted as blocks come
+  EXPECT_EQ(processor.live().iterations_stored, 0u);
+  transport::live_values v;
+  EXPECT_FALSE(published.read(v));  // published when an iteration completes, not before
+  processor.end_iteration(1, 0, true, 4096);  // source 1 dropped 4096 bytes of iteration 0
+  processor.add_block(owned_block(1, 0, 64));
+  processor.end_iteration(0, 1, false);
+  processor.end_iteration(1, 1, false);
+
+  ASSERT_TRUE(published.read(v));
+  EXPECT_EQ(v.bytes_received, 256u);
+  EXPECT_EQ(v.blocks_received, 3u);
+  EXPECT_EQ(v.bytes_written, 256u);
+  EXPECT_EQ(v.bytes_skipped, 4096u);
+  EXPECT_EQ(v.bytes_dropped, 4096u);
+  EXPECT_EQ(v.bytes_pending, 0u);
+  EXPECT_EQ(v.iterations_complete, 2u);
+  EXPECT_EQ(v.iterations_stored, 2u);
+  EXPECT_EQ(v.iterations_incomplete, 1u);
+  EXPECT_EQ(v.latency_count, 2u);
+  EXPECT_LE(v.latency_min_ns, v.latency_max_ns);
+  // Nothing watched: the bytes held are the buffer, at most iteration 0's (stored before the
+  // block of iteration 1 came).
+  EXPECT_EQ(v.buffer_peak, 192u);
+  EXPECT_EQ(v.buffer_capacity, 4096u);
+
+  const std::vector<server::iteration_record>& records = processor.records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].iteration, 0);
+  EXPECT_EQ(records[0].bytes, 192u);
+  EXPECT_EQ(records[0].blocks, 2u);
+  EXPECT_TRUE(records[0].incomplete);
+  EXPECT_FALSE(records[1].incomplete);
+  EXPECT_LE(records[1].completed, records[1].store_begin);
+  EXPECT_LE(records[1].store_begin, records[1].stored);
+}
+
+TEST(live_values, the_watched_buffer_is_reported) {
+  const config::model model = one_variable_model();
+  server::iteration_processor processor(model, MPI_COMM_SELF, 1, nullptr);
+  processor.watch_buffer([] {
+    server::buffer_use use;
+    use.used = 10;
+    use.peak = 30;
+    use.capacity = 100;
+    use.spilled = 7;
+    return use;
+  });
+  processor.add_block(owned_block(0, 0, 64));
+  processor.end_iteration(0, 0, false);
+  EXPECT_EQ(processor.live().bytes_buffered, 10u);
+  EXPECT_EQ(processor.live().buffer_peak, 30u);
+  EXPECT_EQ(processor.live().buffer_capacity, 100u);
+  EXPECT_EQ(processor.live().bytes_spilled, 7u);
+  EXPECT_EQ(processor.records().at(0).buffered, 10u);
+}
+
+TEST(json_writer, commas_escapes_and_non_finite_numbers) {
+  json_writer j;
+  j.begin_object();
+  j.field("a", 1).field("s", "q\"\\\n\x01");
+  j.key("list").begin_array().value(std::uint64_t{2}).value(0.5).value(1.0 / 0.0).end_array();
+  j.key("empty").begin_object().end_object();
+  j.key("raw").raw("[true]");
+  j.end_object();
+  EXPECT_EQ(j.text(),
+            "{\"a\":1,\"s\":\"q\\\"\\\\\\n\\u0001\",\"list\":[2,0.5,null],\"empty\":{},"
+            "\"raw\":[true]}");
+}
+
+}  // namespace
+}  // namespace sidecore
