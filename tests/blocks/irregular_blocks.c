@@ -46,17 +46,19 @@ static void stripe_of(int client, int clients, int64_t* row0, int64_t* rows) {
 }
 
 /* The tiles of one client in one iteration: its stripe cut into bands of 1-7 rows, each band
- * into pieces of 1-13 columns; ids are sparse and change with the iteration. */
+ * into pieces of 1-13 columns, except the first two bands, whole rows (packed one after the
+ * other, they join into one box of the master file); ids are sparse and change with the
+ * iteration. */
 static int tiling(int iteration, int client, int clients, tile* tiles) {
   generator g = {(uint64_t)iteration * 1000003u + (uint64_t)client * 7919u + 17u};
   int64_t row0, rows;
   stripe_of(client, clients, &row0, &rows);
   int n = 0;
-  for (int64_t y = row0; y < row0 + rows;) {
+  for (int64_t y = row0, band = 0; y < row0 + rows; ++band) {
     int64_t h = 1 + next(&g) % 7;
     if (y + h > row0 + rows) h = row0 + rows - y;
     for (int64_t x = 0; x < NX;) {
-      int64_t w = 1 + next(&g) % 13;
+      int64_t w = band < 2 ? NX : 1 + next(&g) % 13;
       if (x + w > NX) w = NX - x;
       tiles[n].id = n * 5 + iteration % 5 + (iteration % 2 ? 100000 : 0);
       tiles[n].extents[0] = h;

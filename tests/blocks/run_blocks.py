@@ -27,21 +27,24 @@ def main():
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--ranks-per-node", type=int, default=0)
     p.add_argument("--filemode", default="FilePerCore")
+    p.add_argument("--expect-mixed", action="store_true",
+                   help="field must be packed in some files and not in others (Auto)")
+    p.add_argument("--domains", type=int, default=1, help="<domains count> (Auto's threshold)")
     p.add_argument("--iterations", type=int, default=4)
     p.add_argument("--readers", type=int, nargs="+", default=[1, 3])
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="another option of the HDF5 store (e.g. BlockLayout=Packed)")
     a = p.parse_args()
     options = dict(o.split("=", 1) for o in a.option)
-    # The variables stored packed (BlockLayout, BlockLayout.<variable>).
-    packed = {v for v in ("field", "tracers")
-              if options.get(f"BlockLayout.{v}", options.get("BlockLayout", "Datasets")) == "Packed"}
+    # Each variable's block layout (BlockLayout, BlockLayout.<variable>; Auto by default).
+    layouts = {v: options.get(f"BlockLayout.{v}", options.get("BlockLayout", "Auto"))
+               for v in ("field", "tracers")}
 
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out")
         text = open(a.xml).read()
         for key, value in {"CORES": a.cores, "NODES": a.nodes, "THREADS": a.threads,
-                           "FILEMODE": a.filemode, "OUT": out,
+                           "FILEMODE": a.filemode, "OUT": out, "DOMAINS": a.domains,
                            "OPTIONS": "".join(f'<option key="{k}">{v}</option>'
                                               for k, v in options.items())}.items():
             text = text.replace(f"@{key}@", str(value))
@@ -69,6 +72,7 @@ def main():
         # The global view: master file of virtual datasets, or the collective file.
         y = np.arange(NY)[:, None]
         x = np.arange(NX)[None, :]
+        layouts_seen = set()
         for it in range(a.iterations):
             path = os.path.join(out, f"blocks_It{it}.h5")
             if not os.path.exists(path):
@@ -79,36 +83,60 @@ def main():
                 origins = f["field"].attrs["block_origins"]
                 if len(origins) != len({(int(o[1]), int(o[2])) for o in origins}):
                     fail(f"iteration {it}: a block is listed twice in the block table")
-            if packed and a.filemode == "FilePerCore":
-                expect_packed_files(out, it, packed, len(origins))
+            if a.filemode == "FilePerCore":
+                seen = expect_block_layouts(out, it, layouts, a.domains, len(origins))
+                layouts_seen |= seen
+                if ("field", True) in seen:
+                    # Each client's first two bands are whole rows, packed one after the other:
+                    # the master maps them as one box.
+                    with h5py.File(path, "r") as f:
+                        mappings = len(f["field"].virtual_sources())
+                    if mappings >= len(origins):
+                        fail(f"iteration {it}: {mappings} mappings for {len(origins)} blocks; "
+                             "packed neighbours were not joined")
+        if a.expect_mixed and not {("field", True), ("field", False)} <= layouts_seen:
+            fail(f"field was expected both packed and not packed; seen: {sorted(layouts_seen)}")
     print("PASS")
 
 
-def expect_packed_files(out, it, packed, field_blocks):
-    """Each writer's file holds a packed variable as <var>/packed and <var>/packed_index only,
-    and the indexes of all the writers list as many blocks of field as the master file maps."""
+def expect_block_layouts(out, it, layouts, domains, field_blocks):
+    """Each writer's file holds a variable as <var>/packed and <var>/packed_index only (Packed,
+    or Auto when some block id is at or above <domains count>) or as one dataset per
+    block (Datasets, or Auto when every id is below it); the writers' files hold as many
+    blocks of field as the master file maps."""
     listed = 0
+    seen = set()
     files = sorted(f for f in os.listdir(out) if f.startswith(f"blocks_It{it}_Pr") and f.endswith(".h5"))
     if not files:
         fail(f"iteration {it}: no file-per-core file")
     for name in files:
         with h5py.File(os.path.join(out, name), "r") as f:
-            for variable in packed:
+            for variable, layout in layouts.items():
                 if variable not in f:
                     continue  # this writer's clients wrote no block of it
                 members = sorted(f[variable].keys())
-                if members != ["packed", "packed_index"]:
-                    fail(f"{name}: {variable} holds {members}, expected packed and packed_index")
-                index = f[variable]["packed_index"][...]
-                counts = index[:, 3]
-                if int(counts.sum()) != f[variable]["packed"].shape[0]:
-                    fail(f"{name}: the index of {variable} does not cover its packed dataset")
+                if "packed" in members:
+                    if members != ["packed", "packed_index"]:
+                        fail(f"{name}: {variable} holds {members}, expected packed and packed_index")
+                    index = f[variable]["packed_index"][...]
+                    if int(index[:, 3].sum()) != f[variable]["packed"].shape[0]:
+                        fail(f"{name}: the index of {variable} does not cover its packed dataset")
+                    ids = [int(b) for b in index[:, 1]]
+                else:
+                    ids = []
+                    f[variable].visititems(lambda path, obj: ids.append(
+                        int(obj.attrs["block"])) if isinstance(obj, h5py.Dataset) else None)
+                expected = {"Packed": True, "Datasets": False}.get(layout, max(ids) >= domains)
+                if ("packed" in members) != expected:
+                    fail(f"{name}: {variable} (BlockLayout {layout}, block ids {sorted(ids)}) is "
+                         f"{'' if 'packed' in members else 'not '}packed")
+                seen.add((variable, "packed" in members))
                 if variable == "field":
-                    listed += len(index)
-    if "field" in packed and listed != field_blocks:
-        fail(f"iteration {it}: the packed indexes list {listed} blocks of field, the master maps "
+                    listed += len(ids)
+    if listed != field_blocks:
+        fail(f"iteration {it}: the writers' files hold {listed} blocks of field, the master maps "
              f"{field_blocks}")
-    print("PASS")
+    return seen
 
 
 if __name__ == "__main__":

@@ -75,12 +75,13 @@ void hdf5_store::write_file_per_core(const iteration_data& data) {
       const std::size_t variable = index_of(vb.var);
       const output_settings& settings = settings_of(variable);
       const stored_type type = stored_type_of(vb.layout->type, settings.precision);
+      const bool packed = packs_blocks(settings.blocks, prepared[i], m_context.model->arch.domains);
       const std::vector<std::int64_t> offsets =
-          settings.packed ? packed_offsets(prepared[i]) : std::vector<std::int64_t>{};
+          packed ? packed_offsets(prepared[i]) : std::vector<std::int64_t>{};
       for (std::size_t k = 0; k < prepared[i].size(); ++k) {
         const prepared_block& p = prepared[i][k];
         local_blocks b;
-        if (settings.packed) b.packed_offset = offsets[k];
+        if (packed) b.packed_offset = offsets[k];
         b.variable = variable;
         b.type = type;
         b.global_dims = &p.view->global_dims;
@@ -192,7 +193,7 @@ byte_counts hdf5_store::write_contents(file_handle& file, const iteration_data& 
     const stored_type type = stored_type_of(vb.layout->type, settings.precision);
     const stored_hdf5_type file_type(type);
     const std::vector<prepared_block>& blocks = prepared[i];
-    if (settings.packed) {
+    if (packs_blocks(settings.blocks, blocks, m_context.model->arch.domains)) {
       std::uint64_t elements = 0;
       for (const prepared_block& p : blocks) elements += element_total(p.dims);
       counts.raw += elements * config::element_size(vb.layout->type);

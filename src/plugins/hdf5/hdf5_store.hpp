@@ -14,14 +14,18 @@ namespace sidecore::plugins::hdf5 {
 
 enum class file_mode { file_per_core, collective };
 
-// How one variable is written: lossless filter and precision reduction.
+// BlockLayout, FilePerCore files only: one dataset per block (Damaris's names), every block
+// of a variable packed into one dataset with an index (plugins/hdf5/packed_blocks.hpp), or
+// Auto: packed when the blocks could not have come from Damaris (below).
+enum class block_layout { automatic, datasets, packed };
+
+// How one variable is written: lossless filter, precision reduction, block layout.
 struct output_settings {
   hdf5::compression compression;
   hdf5::precision precision = hdf5::precision::full;
-  // BlockLayout: false, one dataset per block (Damaris's names); true, Packed
-  // (plugins/hdf5/packed_blocks.hpp). FilePerCore files only.
-  bool packed = false;
+  hdf5::block_layout blocks = hdf5::block_layout::automatic;
 };
+
 
 // The store's XML options, validated.
 struct store_options {

@@ -14,6 +14,20 @@ constexpr hsize_t packed_chunk_elements = hsize_t{1} << 18;
 
 }  // namespace
 
+bool packs_blocks(block_layout layout, const std::vector<prepared_block>& blocks,
+                  std::int32_t domains) {
+  switch (layout) {
+    case block_layout::datasets:
+      return false;
+    case block_layout::packed:
+      return true;
+    case block_layout::automatic:
+      break;
+  }
+  return std::any_of(blocks.begin(), blocks.end(),
+                     [domains](const prepared_block& p) { return p.view->block_id >= domains; });
+}
+
 std::vector<std::int64_t> packed_offsets(const std::vector<prepared_block>& blocks) {
   std::vector<std::int64_t> offsets(blocks.size());
   std::int64_t total = 0;

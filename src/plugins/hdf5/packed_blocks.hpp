@@ -16,6 +16,7 @@
 #include "config/model.hpp"
 #include "plugins/hdf5/block_data.hpp"
 #include "plugins/hdf5/compression.hpp"
+#include "plugins/hdf5/hdf5_store.hpp"
 
 namespace sidecore::plugins::hdf5 {
 
@@ -30,6 +31,12 @@ inline std::string packed_data_name(const std::string& variable) {
 inline std::string packed_index_name(const std::string& variable) {
   return variable + packed_index_suffix;
 }
+
+// Whether one variable's blocks in one file are packed. Auto packs them when some block id is
+// at or above <domains count>, past what a Damaris client can write: Damaris codes keep
+// Damaris's dataset names, and many small blocks are not paid one HDF5 object each.
+bool packs_blocks(block_layout layout, const std::vector<prepared_block>& blocks,
+                  std::int32_t domains);
 
 // Each block's offset in "packed", in elements: the blocks one after the other.
 std::vector<std::int64_t> packed_offsets(const std::vector<prepared_block>& blocks);

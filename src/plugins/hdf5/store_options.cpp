@@ -59,14 +59,16 @@ std::pair<std::string, std::string> split_variable_key(const std::string& key) {
   return {key.substr(0, dot), key.substr(dot + 1)};
 }
 
-bool parse_block_layout(const std::string& value, const std::string& key,
-                        const store_context& context) {
-  if (equals_ignoring_case(value, "Datasets")) return false;
-  if (equals_ignoring_case(value, "Packed")) return true;
+block_layout parse_block_layout(const std::string& value, const std::string& key,
+                                const store_context& context) {
+  if (equals_ignoring_case(value, "Auto")) return block_layout::automatic;
+  if (equals_ignoring_case(value, "Datasets")) return block_layout::datasets;
+  if (equals_ignoring_case(value, "Packed")) return block_layout::packed;
   throw config_error(store_where(context) + ": " + key + " \"" + value +
-                     "\" is not supported; valid values are Datasets (one dataset per block, as "
-                     "Damaris names them) and Packed (one dataset and an index per variable and "
-                     "file)");
+                     "\" is not supported; valid values are Auto (the default: Packed when a "
+                     "client writes more blocks than <domains count>, Datasets otherwise), "
+                     "Datasets (one dataset per block, as Damaris names them) and Packed (one "
+                     "dataset and an index per variable and file)");
 }
 
 }  // namespace
@@ -114,7 +116,7 @@ store_options parse_options(const store_context& context) {
     } else if (equals_ignoring_case(key, "Precision")) {
       options.defaults.precision = parse_precision(value, key, context);
     } else if (equals_ignoring_case(key, "BlockLayout")) {
-      options.defaults.packed = parse_block_layout(value, key, context);
+      options.defaults.blocks = parse_block_layout(value, key, context);
       block_layout_given = true;
     } else {
       const std::vector<std::string> keys = {"FileMode", "FilesPath",   "VirtualView", "XDMF",
@@ -140,7 +142,7 @@ store_options parse_options(const store_context& context) {
       entry->second.compression.filter = parsed.filter;
       entry->second.compression.level = parsed.level;
     } else if (equals_ignoring_case(base, "BlockLayout")) {
-      entry->second.packed = parse_block_layout(value, key, context);
+      entry->second.blocks = parse_block_layout(value, key, context);
       block_layout_given = true;
     } else {
       entry->second.precision = parse_precision(value, key, context);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "common/error.hpp"
@@ -17,6 +18,7 @@
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "plugins/hdf5/mesh_description.hpp"
 #include "plugins/hdf5/packed_blocks.hpp"
+#include "plugins/hdf5/store_internals.hpp"
 
 namespace sidecore::plugins::hdf5 {
 
@@ -173,6 +175,35 @@ bool write_master(const std::string& path, const config::model& model, std::int3
       total = std::max(total, end);
     }
     const std::string packed_name = packed_data_name(name);
+    // Maps the box (start, count) of the global dataset onto a selection of a source dataset.
+    const auto map = [&](const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
+                         const std::string& source_name, const std::string& dataset_name,
+                         const dataspace_handle& source_space) {
+      dataspace_handle virtual_space(check_id(H5Scopy(global_space.get()), "H5Scopy", site));
+      check_status(H5Sselect_hyperslab(virtual_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                       count.data(), nullptr),
+                   "H5Sselect_hyperslab", site);
+      check_status(H5Pset_virtual(dcpl.get(), virtual_space.get(), source_name.c_str(),
+                                  dataset_name.c_str(), source_space.get()),
+                   "H5Pset_virtual", site);
+    };
+    struct packed_run {
+      std::int32_t writer;
+      hsize_t packed_start, packed_end;  // in elements of the writer's "<variable>/packed"
+      std::vector<hsize_t> start, count;  // the box in the global dataset
+    };
+    std::optional<packed_run> run;
+    const auto map_packed_run = [&] {
+      if (!run) return;
+      const dataspace_handle source_space = make_simple_space({packed_elements[run->writer]}, site);
+      const hsize_t elements = run->packed_end - run->packed_start;
+      check_status(H5Sselect_hyperslab(source_space.get(), H5S_SELECT_SET, &run->packed_start,
+                                       nullptr, &elements, nullptr),
+                   "H5Sselect_hyperslab", site);
+      map(run->start, run->count, source_file(record.stored_iteration, run->writer), packed_name,
+          source_space);
+      run.reset();
+    };
     for (std::size_t b = 0; b < record.blocks.size(); ++b) {
       const block_record& block = record.blocks[b];
       const bool more = b + 1 < record.blocks.size() &&
@@ -198,30 +229,32 @@ bool write_master(const std::string& path, const config::model& model, std::int3
       }
       const std::vector<hsize_t> count(block.dims.begin(), block.dims.end());
       const std::vector<hsize_t> start(block.position.begin(), block.position.end());
-      dataspace_handle virtual_space(check_id(H5Scopy(global_space.get()), "H5Scopy", site));
-      check_status(H5Sselect_hyperslab(virtual_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                                       count.data(), nullptr),
-                   "H5Sselect_hyperslab", site);
-      // A packed block is a run of its writer's 1-D dataset, mapped in C order onto its box.
-      const dataspace_handle source_space =
-          packed ? make_simple_space({packed_elements[block.writer]}, site)
-                 : make_simple_space(count, site);
       if (packed) {
-        const hsize_t start_1d = static_cast<hsize_t>(block.packed_offset);
-        hsize_t count_1d = 1;
-        for (const hsize_t e : count) count_1d *= e;
-        check_status(H5Sselect_hyperslab(source_space.get(), H5S_SELECT_SET, &start_1d, nullptr,
-                                         &count_1d, nullptr),
-                     "H5Sselect_hyperslab", site);
+        // A packed block is a run of its writer's 1-D dataset, mapped in C order onto its box.
+        // A block that follows the previous one both in that run and along the slowest
+        // dimension of the global box (same extents and position in the others) extends its
+        // mapping: the two runs, one after the other, are the C order of the joined box.
+        const hsize_t offset = static_cast<hsize_t>(block.packed_offset);
+        if (run && run->writer == block.writer && run->packed_end == offset &&
+            std::equal(count.begin() + 1, count.end(), run->count.begin() + 1) &&
+            std::equal(start.begin() + 1, start.end(), run->start.begin() + 1) &&
+            run->start[0] + run->count[0] == start[0]) {
+          run->count[0] += count[0];
+          run->packed_end += element_total(block.dims);
+        } else {
+          map_packed_run();
+          run = packed_run{block.writer, offset, offset + element_total(block.dims), start, count};
+        }
+      } else {
+        map_packed_run();
+        map(start, count, source_file(record.stored_iteration, block.writer), dataset_name,
+            make_simple_space(count, site));
       }
-      const std::string source_name = source_file(record.stored_iteration, block.writer);
-      check_status(H5Pset_virtual(dcpl.get(), virtual_space.get(), source_name.c_str(),
-                                  dataset_name.c_str(), source_space.get()),
-                   "H5Pset_virtual", site);
       positions.insert(positions.end(), block.position.begin(), block.position.end());
       extents.insert(extents.end(), block.dims.begin(), block.dims.end());
       origins.insert(origins.end(), {block.writer, block.source, block.block});
     }
+    map_packed_run();
 
     const stored_hdf5_type type(record.type);
     dataset_handle dataset(check_id(H5Dcreate2(file.get(), name.c_str(), type.get(),
