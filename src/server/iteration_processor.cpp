@@ -471,19 +471,30 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
       if (held) held->after_store();
     }
   } turn_at_exit{scheduled ? m_scheduler.get() : nullptr};
+  // Each variable's blocks, which the sort above put next to each other: [first, end).
+  m_variable_ranges.assign(m_model.variables.size(), {0, 0});
+  for (std::size_t i = 0; i < pending.blocks.size();) {
+    const std::size_t first = i;
+    const std::int32_t v = pending.blocks[i].variable;
+    while (i < pending.blocks.size() && pending.blocks[i].variable == v) ++i;
+    if (v >= 0 && static_cast<std::size_t>(v) < m_variable_ranges.size())
+      m_variable_ranges[static_cast<std::size_t>(v)] = {first, i};
+  }
   for (std::size_t s = 0; s < m_stores.size(); ++s) {
     if (!m_stores[s]) continue;
     plugins::iteration_data data;
     data.iteration = iteration;
     data.incomplete = pending.skipped;
+    data.variables.reserve(m_model.variables.size());
     for (std::size_t v = 0; v < m_model.variables.size(); ++v) {
       const config::variable& var = m_model.variables[v];
       if (var.store_index != s || !var.enabled) continue;
       plugins::variable_blocks entry;
       entry.var = &var;
       entry.layout = &m_model.layouts[var.layout_index];
-      for (const stored_block& b : pending.blocks)
-        if (b.variable == static_cast<std::int32_t>(v)) entry.blocks.push_back(&b.view);
+      const auto [first, end] = m_variable_ranges[v];
+      entry.blocks.reserve(end - first);
+      for (std::size_t i = first; i < end; ++i) entry.blocks.push_back(&pending.blocks[i].view);
       data.variables.push_back(std::move(entry));
     }
     try {

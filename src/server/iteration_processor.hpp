@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/model.hpp"
@@ -198,6 +199,8 @@ class iteration_processor {
   transport::live_values m_live;
   transport::live_stats* m_publish_to = nullptr;
   std::function<buffer_use()> m_buffer_use;
+  // store_iteration's scratch: each variable's blocks among the iteration's, sorted.
+  std::vector<std::pair<std::size_t, std::size_t>> m_variable_ranges;
   std::uint64_t m_peak_held = 0;
   double m_recent_bytes = 0.0, m_recent_seconds = 0.0;  // moving averages over stores
   std::vector<iteration_record> m_records;

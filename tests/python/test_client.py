@@ -197,8 +197,8 @@ def test_irregular_blocks_read_back(tmp_path):
 
     out = tmp_path / "blocks_out"
     text = open(os.path.join(HERE, "..", "blocks", "blocks.xml.in")).read()
-    for key, value in {"CORES": 1, "NODES": 0, "THREADS": 0, "FILEMODE": "FilePerCore",
-                       "OUT": out}.items():
+    for key, value in {"CORES": 1, "NODES": 0, "THREADS": 0, "FILEMODE": "FilePerCore", "DOMAINS": 1,
+                       "OUT": out, "OPTIONS": ""}.items():
         text = text.replace(f"@{key}@", str(value))
     xml = tmp_path / "blocks.xml"
     xml.write_text(text)
