@@ -40,7 +40,7 @@ void fill(const sidecore::client::client& client, sidecore_stats_t& s) {
   const sidecore::transport::live_stats* published = client.engine().writer_stats();
   if (!published) return;
   sidecore::transport::live_values v;
-  published->read(v);
+  if (!published->read(v)) return;  // nothing published yet
   s.flags |= SIDECORE_STATS_WRITER;
   s.bytes_received = v.bytes_received;
   s.blocks_received = v.blocks_received;

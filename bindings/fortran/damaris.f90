@@ -35,6 +35,50 @@ module damaris
   integer(c_int), parameter :: DAMARIS_BIND_ERROR = 21
   integer(c_int), parameter :: DAMARIS_ERROR_UNKNOWN = 22
 
+  ! Sidecore extension (sidecore/stats.h, docs/observability.md): the live counters of this
+  ! client and of its writer. The components are the C struct's, in its order (unsigned
+  ! counters as INTEGER(C_INT64_T)); `size` starts as the size of the type, as the C API
+  ! asks, so that a variable of this type is ready for sidecore_stats_f as declared.
+  integer(c_int32_t), parameter :: SIDECORE_STATS_WRITER = 1
+  integer(c_int32_t), parameter :: SIDECORE_STATS_WRITE_TIMES = 2
+  type, bind(c) :: sidecore_stats_t
+    integer(c_int32_t) :: size = 264
+    integer(c_int32_t) :: version = 0
+    integer(c_int32_t) :: flags = 0
+    integer(c_int32_t) :: reserved = 0
+    integer(c_int64_t) :: client_iterations = 0
+    integer(c_int64_t) :: client_blocks_written = 0
+    integer(c_int64_t) :: client_bytes_written = 0
+    integer(c_int64_t) :: client_blocks_dropped = 0
+    integer(c_int64_t) :: client_bytes_dropped = 0
+    integer(c_int64_t) :: client_iterations_skipped = 0
+    real(c_double) :: client_write_seconds = 0
+    integer(c_int64_t) :: bytes_received = 0
+    integer(c_int64_t) :: blocks_received = 0
+    integer(c_int64_t) :: bytes_buffered = 0
+    integer(c_int64_t) :: buffer_peak = 0
+    integer(c_int64_t) :: buffer_capacity = 0
+    integer(c_int64_t) :: bytes_spilled = 0
+    integer(c_int64_t) :: bytes_in_server_memory = 0
+    integer(c_int64_t) :: bytes_written = 0
+    integer(c_int64_t) :: bytes_dropped = 0
+    integer(c_int64_t) :: bytes_skipped = 0
+    integer(c_int64_t) :: bytes_failed = 0
+    integer(c_int64_t) :: bytes_pending = 0
+    integer(c_int64_t) :: iterations_complete = 0
+    integer(c_int64_t) :: iterations_stored = 0
+    integer(c_int64_t) :: iterations_incomplete = 0
+    integer(c_int64_t) :: store_failures = 0
+    integer(c_int64_t) :: latency_count = 0
+    real(c_double) :: latency_min = 0
+    real(c_double) :: latency_mean = 0
+    real(c_double) :: latency_max = 0
+    real(c_double) :: latency_last = 0
+    real(c_double) :: store_seconds = 0
+    real(c_double) :: throughput_bytes_per_second = 0
+    real(c_double) :: io_debt_seconds = 0
+  end type sidecore_stats_t
+
   ! Not BIND(C): the compiler passes the length of each name after the explicit arguments, which
   ! is what the routines expect. Data arguments are assumed-type: arrays of any type, kind and
   ! rank (non-contiguous sections are copied in); with gfortran (NO_ARG_CHECK) or a compiler
@@ -198,6 +242,13 @@ module damaris
       import :: c_int
       integer(c_int), intent(out) :: ierr
     end subroutine sidecore_compute_end_f
+
+    ! Fills stats (sidecore_stats()); ierr as the C function returns.
+    subroutine sidecore_stats_f(stats, ierr)
+      import :: c_int, sidecore_stats_t
+      type(sidecore_stats_t), intent(inout) :: stats
+      integer(c_int), intent(out) :: ierr
+    end subroutine sidecore_stats_f
 
     subroutine damaris_get_iteration_f(iteration, ierr)
       import :: c_int

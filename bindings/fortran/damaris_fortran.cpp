@@ -16,6 +16,7 @@
 
 #include "Damaris.h"
 #include "sidecore/schedule.h"
+#include "sidecore/stats.h"
 
 #define SIDECORE_FORTRAN_API extern "C" __attribute__((visibility("default")))
 
@@ -261,6 +262,14 @@ SIDECORE_FORTRAN_API void sidecore_compute_begin_f_(int* ierr) {
 
 SIDECORE_FORTRAN_API void sidecore_compute_end_f_(int* ierr) {
   to_ierr(ierr, [] { return sidecore_compute_end(); });
+}
+
+// The module's TYPE(sidecore_stats_t) is this struct; its `size` component starts at 264.
+static_assert(sizeof(sidecore_stats_t) == 264,
+              "update the initial size of sidecore_stats_t in damaris.f90");
+
+SIDECORE_FORTRAN_API void sidecore_stats_f_(sidecore_stats_t* stats, int* ierr) {
+  to_ierr(ierr, [&] { return sidecore_stats(stats); });
 }
 
 SIDECORE_FORTRAN_API void damaris_get_iteration_f_(int* iteration, int* ierr) {

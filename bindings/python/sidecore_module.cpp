@@ -24,6 +24,7 @@
 #include "sidecore/blocks.h"
 #include "sidecore/read.h"
 #include "sidecore/schedule.h"
+#include "sidecore/stats.h"
 
 namespace nb = nanobind;
 
@@ -328,6 +329,56 @@ void send_signal(const std::string& event) {
   check(code);
 }
 
+// sidecore_stats() as a dict with the C struct's field names: the client's counters, and its
+// writer's (None when the writer is out of reach, on dedicated nodes); client_write_seconds
+// is None unless SIDECORE_WRITE_TIMES=1 measures it.
+nb::dict stats() {
+  sidecore_stats_t s = SIDECORE_STATS_INIT;
+  const int code = sidecore_stats(&s);
+  if (code != DAMARIS_OK) raise(classes().error, code, sidecore_stats_last_error());
+  nb::dict d;
+#define SIDECORE_STATS_FIELD(name) d[#name] = s.name
+  SIDECORE_STATS_FIELD(client_iterations);
+  SIDECORE_STATS_FIELD(client_blocks_written);
+  SIDECORE_STATS_FIELD(client_bytes_written);
+  SIDECORE_STATS_FIELD(client_blocks_dropped);
+  SIDECORE_STATS_FIELD(client_bytes_dropped);
+  SIDECORE_STATS_FIELD(client_iterations_skipped);
+  if (s.flags & SIDECORE_STATS_WRITE_TIMES)
+    SIDECORE_STATS_FIELD(client_write_seconds);
+  else
+    d["client_write_seconds"] = nb::none();
+  const bool writer = (s.flags & SIDECORE_STATS_WRITER) != 0;
+#define SIDECORE_WRITER_FIELD(name) d[#name] = writer ? nb::cast(s.name) : nb::none()
+  SIDECORE_WRITER_FIELD(bytes_received);
+  SIDECORE_WRITER_FIELD(blocks_received);
+  SIDECORE_WRITER_FIELD(bytes_buffered);
+  SIDECORE_WRITER_FIELD(buffer_peak);
+  SIDECORE_WRITER_FIELD(buffer_capacity);
+  SIDECORE_WRITER_FIELD(bytes_spilled);
+  SIDECORE_WRITER_FIELD(bytes_in_server_memory);
+  SIDECORE_WRITER_FIELD(bytes_written);
+  SIDECORE_WRITER_FIELD(bytes_dropped);
+  SIDECORE_WRITER_FIELD(bytes_skipped);
+  SIDECORE_WRITER_FIELD(bytes_failed);
+  SIDECORE_WRITER_FIELD(bytes_pending);
+  SIDECORE_WRITER_FIELD(iterations_complete);
+  SIDECORE_WRITER_FIELD(iterations_stored);
+  SIDECORE_WRITER_FIELD(iterations_incomplete);
+  SIDECORE_WRITER_FIELD(store_failures);
+  SIDECORE_WRITER_FIELD(latency_count);
+  SIDECORE_WRITER_FIELD(latency_min);
+  SIDECORE_WRITER_FIELD(latency_mean);
+  SIDECORE_WRITER_FIELD(latency_max);
+  SIDECORE_WRITER_FIELD(latency_last);
+  SIDECORE_WRITER_FIELD(store_seconds);
+  SIDECORE_WRITER_FIELD(throughput_bytes_per_second);
+  SIDECORE_WRITER_FIELD(io_debt_seconds);
+#undef SIDECORE_WRITER_FIELD
+#undef SIDECORE_STATS_FIELD
+  return d;
+}
+
 int iteration() {
   int it = 0;
   check(damaris_get_iteration(&it));
@@ -597,6 +648,7 @@ NB_MODULE(_sidecore, m) {
   m.def("compute_begin", &plain_call<sidecore_compute_begin>);
   m.def("compute_end", &plain_call<sidecore_compute_end>);
   m.def("iteration", &iteration);
+  m.def("stats", &stats);
   m.def("parameter_get", &parameter_get, nb::arg("name"));
   m.def("parameter_set", &parameter_set, nb::arg("name"), nb::arg("value"));
   m.def("parameter_type", &parameter_type, nb::arg("name"));

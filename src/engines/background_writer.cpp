@@ -19,7 +19,6 @@ background_writer::background_writer(const config::model& model, MPI_Comm writer
           model, writers, 1, nullptr, writer_index, writer_count, finish_comm)),
       m_budget(model.arch.buffer_size) {
   m_processor->watch_phases({&m_phase});
-  m_processor->publish_to(&m_stats);
   // On the I/O thread, without the lock held there.
   m_processor->watch_buffer([this] {
     server::buffer_use use;
@@ -29,6 +28,7 @@ background_writer::background_writer(const config::model& model, MPI_Comm writer
     use.capacity = m_budget;
     return use;
   });
+  m_processor->publish_to(&m_stats);
   m_thread = std::thread([this] { run(); });
 }
 

@@ -468,6 +468,11 @@ void runtime::connect_channel() {
       code = e.code();
       message = e.what();
     }
+    // The writer's counters can be read from here on (sidecore_stats), before the core has
+    // completed anything: nothing received yet, in a buffer of this size.
+    transport::live_values initial;
+    initial.buffer_capacity = m_channel->heap().capacity();
+    m_channel->stats().publish(initial);
   }
   agree(world, code, message);
   // 5. Map, in each process, what the first iteration touches: the segment's header, allocator

@@ -125,7 +125,12 @@ class iteration_processor {
   // buffer's fields from the function given to watch_buffer (else the bytes held here).
   const transport::live_values& live() const noexcept { return m_live; }
   // Where live values go after each completed iteration and store (nullptr: nowhere).
-  void publish_to(transport::live_stats* target) noexcept { m_publish_to = target; }
+  // Publishes at once, so that readers see the buffer's size before anything completes: give
+  // watch_buffer first.
+  void publish_to(transport::live_stats* target) {
+    m_publish_to = target;
+    if (target) refresh_live();
+  }
   // How to learn the state of the buffer the blocks come from (called on the writer's thread,
   // once per completed iteration and per store).
   void watch_buffer(std::function<buffer_use()> use) { m_buffer_use = std::move(use); }

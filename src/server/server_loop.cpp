@@ -57,8 +57,6 @@ server_loop::server_loop(const config::model& model, const topology::layout& top
       m_ended(channel.client_count(), 0),
       m_rejected(channel.client_count(), 0) {
   m_processor.defer_storing(true);
-  // Live counters go into the segment, where the clients read them (sidecore_stats).
-  m_processor.publish_to(&m_channel.stats());
   m_processor.watch_buffer([this] {
     // The server's own account of the blocks it holds there: no lock of the heap, which the
     // clients' allocations take.
@@ -70,6 +68,8 @@ server_loop::server_loop(const config::model& model, const topology::layout& top
     use.in_server_memory = m_buffer.in_memory();
     return use;
   });
+  // Live counters go into the segment, where the clients read them (sidecore_stats).
+  m_processor.publish_to(&m_channel.stats());
   std::vector<const transport::client_phase*> phases;
   for (std::uint32_t slot = 0; slot < channel.client_count(); ++slot)
     phases.push_back(&channel.phase_of(slot));

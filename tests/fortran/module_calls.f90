@@ -48,6 +48,29 @@ contains
     call damaris_clear_block_f('fluid/density', 1, ierr)
     call expect(ierr, DAMARIS_BLOCK_NOT_FOUND, 'clear_block_f of a block never allocated')
   end subroutine check_refusals
+
+  ! Live counters (sidecore_stats_f) after ending iteration `it`: this client's exact; its
+  ! writer (a dedicated core, or its own synchronous stores) known, with a buffer.
+  subroutine check_stats(it, rank, nx, blocks, bytes)
+    integer, intent(in) :: it, rank, nx
+    integer(c_int64_t), intent(in) :: blocks, bytes
+    type(sidecore_stats_t) :: stats
+    integer :: ierr
+
+    call expect(int(stats%size), int(c_sizeof(stats)), 'the initial size of sidecore_stats_t')
+    call sidecore_stats_f(stats, ierr)
+    call expect(ierr, DAMARIS_OK, 'sidecore_stats_f')
+    call expect(int(stats%size), int(c_sizeof(stats)), 'the size sidecore_stats_f filled')
+    call expect(int(stats%version), 1, 'the version from sidecore_stats_f')
+    call expect(int(stats%client_iterations), it + 1, 'client_iterations')
+    call expect(int(stats%client_blocks_written), int(blocks), 'client_blocks_written')
+    call expect(int(stats%client_bytes_written), int(bytes), 'client_bytes_written')
+    call expect(int(stats%client_bytes_dropped), 0, 'client_bytes_dropped')
+    call expect(int(iand(stats%flags, SIDECORE_STATS_WRITER)), int(SIDECORE_STATS_WRITER), &
+                'the writer flag of sidecore_stats_f')
+    if (stats%buffer_capacity <= 0) call expect(int(stats%buffer_capacity), 1, 'buffer_capacity')
+    if (rank < 0 .or. nx < 0) call expect(0, 1, 'arguments')
+  end subroutine check_stats
 end module module_calls_checks
 
 program module_calls
@@ -102,7 +125,7 @@ contains
     character(len=40), parameter :: temperature_name = 'temperature'
     character(len=*), parameter :: density_name = 'fluid/density'//c_null_char//'ignored'
     integer :: rank, it, b, nx, value, current, nclients, i, j, k, ierr
-    integer(c_int64_t) :: position(3)
+    integer(c_int64_t) :: position(3), blocks_so_far, bytes_so_far
     double precision, allocatable :: temperature(:, :)
     real(c_float), pointer :: density(:, :, :)
     type(c_ptr) :: memory
@@ -111,6 +134,8 @@ contains
     call mpi_comm_size(comm, nclients, ierr)
     call check_refusals()
     nx = 4
+    blocks_so_far = 0
+    bytes_so_far = 0
     do it = 0, iterations - 1
       call damaris_get_iteration_f(current, ierr)
       call expect(ierr, DAMARIS_OK, 'damaris_get_iteration_f')
@@ -184,6 +209,8 @@ contains
         end if
       end do
 
+      blocks_so_far = blocks_so_far + 5
+      bytes_so_far = bytes_so_far + blocks * (nx * ny * 8 + nx * ny * nz * 4) + 4
       ! A scalar passed where the interface declares an assumed-type array (gfortran).
       call damaris_write_f('step', it * 100 + rank, ierr)
       call expect(ierr, DAMARIS_OK, 'damaris_write_f(step)')
@@ -192,6 +219,7 @@ contains
       call expect(ierr, DAMARIS_OK, 'damaris_signal_f(tick)')
       call damaris_end_iteration_f(ierr)
       call expect(ierr, DAMARIS_OK, 'damaris_end_iteration_f')
+      call check_stats(it, rank, nx, blocks_so_far, bytes_so_far)
       ! Compute phases (Sidecore extension): harmless without <schedule policy="phase">.
       call sidecore_compute_begin_f(ierr)
       call expect(ierr, DAMARIS_OK, 'sidecore_compute_begin_f')

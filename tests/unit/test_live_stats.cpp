@@ -101,7 +101,11 @@ TEST(live_values, count_received_skipped_stored_and_time_each_iteration) {
   EXPECT_EQ(processor.live().bytes_received, 192u);  // counted as blocks come
   EXPECT_EQ(processor.live().iterations_stored, 0u);
   transport::live_values v;
-  EXPECT_FALSE(published.read(v));  // published when an iteration completes, not before
+  // Published at once (the buffer's size, for readers before anything completes), then when
+  // an iteration completes: not at every block.
+  ASSERT_TRUE(published.read(v));
+  EXPECT_EQ(v.buffer_capacity, model.arch.buffer_size);
+  EXPECT_EQ(v.bytes_received, 0u);
   processor.end_iteration(1, 0, true, 4096);  // source 1 dropped 4096 bytes of iteration 0
   processor.add_block(owned_block(1, 0, 64));
   processor.end_iteration(0, 1, false);

@@ -305,6 +305,15 @@ class Session:
         GIL is released while it waits."""
         _ext.sync()
 
+    def stats(self):
+        """The live counters of this client and of its writer (sidecore_stats(), see
+        docs/observability.md), as a dict named as the C struct's fields: client_iterations,
+        client_bytes_written, ... and the writer's bytes_received, bytes_written,
+        bytes_pending, latency_mean (seconds), io_debt_seconds, ... The writer's are None on
+        dedicated nodes (out of reach without a message); client_write_seconds is None unless
+        SIDECORE_WRITE_TIMES=1. Copies published values: never waits for the writer."""
+        return _ext.stats()
+
     def compute_begin(self):
         """This client enters a compute phase (sidecore_compute_begin()): under
         <schedule policy="phase"> its writer moves data out only while its clients compute.

@@ -47,6 +47,20 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
                 with sc.computing():
                     time.sleep(0.1)
         sc.sync()
+        # Live counters: this client's exact, its writer's once every iteration is stored.
+        stats = sc.stats()
+        per_iteration = sum(f(source, 0, block).nbytes for block in range(values.DOMAINS)
+                            for f in (values.field, values.ids, values.cube, values.counts))
+        assert stats["client_iterations"] == iterations, stats
+        assert stats["client_blocks_written"] == iterations * values.DOMAINS * 4, stats
+        assert stats["client_bytes_written"] == iterations * per_iteration, stats
+        assert stats["client_bytes_dropped"] == 0 and stats["client_write_seconds"] is None
+        if os.environ.get("PY_EXPECT_WRITER") == "0":
+            assert stats["bytes_received"] is None, stats  # dedicated nodes
+        else:
+            assert stats["bytes_received"] >= stats["client_bytes_written"], stats
+            assert stats["iterations_stored"] >= iterations, stats
+            assert stats["bytes_written"] >= stats["client_bytes_written"], stats
         sc.stop()
     else:
         assert not sc.is_client and sc.has_servers
