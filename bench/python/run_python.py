@@ -104,6 +104,9 @@ def script_costs(build, python, reps, work, block_bytes, blocks, iterations):
     cases = [
         ("empty, 4 x 4 KiB blocks, 200 us compute phases", "empty", empty, 4096, 200),
         ("empty, 4 x 4 KiB blocks", "empty", empty, 4096, 20000),
+        ("every block's view made, 4 x 4 KiB blocks", "touch",
+         f'<pyscript name="touch" file="{HERE}/touch_script.py" language="python"/>', 4096,
+         20000),
         (f"empty, 4 x {block_bytes // MIB} MiB blocks", "empty", empty, block_bytes, 20000),
         (f"empty Damaris-style, 4 x {block_bytes // MIB} MiB blocks", "empty_damaris",
          f'<pyscript name="empty_damaris" file="{HERE}/empty_damaris_script.py" '
@@ -212,11 +215,19 @@ def main():
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    parser.add_argument("--scripts-only", action="store_true",
+                        help="only the scripts on the dedicated core; prints, writes nothing")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
     python = os.path.join(build, "venv", "bin", "python")
     sizes = [MIB] if args.quick else [MIB, 16 * MIB, 64 * MIB]
     reps = 1 if args.quick else args.reps
+    if args.scripts_only:
+        with tempfile.TemporaryDirectory() as work:
+            scripts = script_costs(build, python, reps, work, 16 * MIB, 4, 30)
+        for name, values in scripts["per_call_us"].items():
+            print(f"{name}: {statistics.median(values):.1f} us ({values})")
+        return
     with tempfile.TemporaryDirectory() as work:
         client = client_comparison(build, python, sizes, reps, work)
         scripts = script_costs(build, python, reps, work, 16 * MIB, 4, 5 if args.quick else 30)

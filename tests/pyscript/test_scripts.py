@@ -304,6 +304,23 @@ def test_views_kept_after_the_call_are_reported(tmp_path):
     check_stored(out, 3, 3)
 
 
+def test_blocks_are_made_when_asked_for(tmp_path):
+    """A Sidecore-style script's blocks are made when it first asks for them, during its call:
+    one that reads them on odd iterations only gets every value then, and an Iteration kept
+    unread past its call refuses to make them."""
+    xml, out = configure(tmp_path, clients=3, cores=1, field_scripts="lazy", other_scripts="#",
+                         scripts=[pyscript("lazy", "lazy_blocks.py")])
+    run_c(xml, 4, out, 4)
+    for it in (1, 3):
+        with open(f"{out}/lazy_sum_{it}.txt") as f:
+            assert float(f.read()) == global_field_sum(it, 3), it
+        with open(f"{out}/lazy_{it}.txt") as f:
+            assert f.read().startswith(f"the blocks of iteration {it - 1} were lent for that "
+                                       "iteration's call only")
+    assert not os.path.exists(f"{out}/lazy_sum_0.txt")
+    check_stored(out, 3, 4)
+
+
 def test_damaris_dask_helpers(tmp_path):
     """damaris4py.dask.damaris_dask's readers of DamarisData, and the block grid that
     return_dask_array assembles, checked inside a script against the formulas."""

@@ -245,47 +245,6 @@ bool read_direct_call(script& s) {
   return true;
 }
 
-// The Iteration a Sidecore-style script receives: {variable: [Block...]} for every variable of
-// the script, made of the runner's tuples; its attributes set as Iteration.__init__ would.
-py_ref direct_iteration(const script& s, const sidecore_iteration& iteration, PyObject* blocks) {
-  py_ref views(PyDict_New());
-  if (!views) return views;
-  for (Py_ssize_t v = 0; v < PyTuple_GET_SIZE(s.variables.get()); ++v) {
-    py_ref list(PyList_New(0));
-    if (!list || PyDict_SetItem(views.get(), PyTuple_GET_ITEM(s.variables.get(), v),
-                                list.get()) < 0)
-      return py_ref();
-  }
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(blocks); ++i) {
-    PyObject* raw = PyList_GET_ITEM(blocks, i);
-    py_ref block(call_one(s.block_type.get(), raw));
-    if (!block) return py_ref();
-    PyObject* list = PyDict_GetItemWithError(views.get(), PyTuple_GET_ITEM(raw, 0));  // borrowed
-    if (list == nullptr) {
-      if (PyErr_Occurred()) return py_ref();
-      py_ref fresh(PyList_New(0));
-      if (!fresh || PyDict_SetItem(views.get(), PyTuple_GET_ITEM(raw, 0), fresh.get()) < 0)
-        return py_ref();
-      list = fresh.get();
-    }
-    if (PyList_Append(list, block.get()) < 0) return py_ref();
-  }
-  auto* type = reinterpret_cast<PyTypeObject*>(s.iteration_type.get());
-  py_ref empty(PyTuple_New(0));
-  py_ref it(empty ? PyBaseObject_Type.tp_new(type, empty.get(), nullptr) : nullptr);
-  if (!it) return it;
-  py_ref number(PyLong_FromLong(iteration.iteration));
-  py_ref dask(PyDict_New());
-  if (!number || !dask || PyObject_SetAttrString(it.get(), "number", number.get()) < 0 ||
-      PyObject_SetAttrString(it.get(), "incomplete",
-                             iteration.incomplete ? Py_True : Py_False) < 0 ||
-      PyObject_SetAttrString(it.get(), "blocks", views.get()) < 0 ||
-      PyObject_SetAttrString(it.get(), "dask", dask.get()) < 0 ||
-      PyObject_SetAttrString(it.get(), "dask_client", Py_None) < 0)
-    return py_ref();
-  return it;
-}
-
 const char* option(const sidecore_action_config* config, const char* key) {
   for (std::uint64_t i = 0; i < config->option_count; ++i)
     if (std::strcmp(config->option_keys[i], key) == 0) return config->option_values[i];
@@ -327,6 +286,141 @@ py_ref block_tuple(const sidecore_block& b) {
                               int_tuple(b.ghosts_after, b.ndims).release(),
                               static_cast<int>(b.source), static_cast<int>(b.block),
                               data.release()));
+}
+
+// One block tuple per block of the iteration, in a list (GIL held).
+py_ref raw_blocks(const sidecore_iteration& iteration) {
+  py_ref blocks(PyList_New(static_cast<Py_ssize_t>(iteration.block_count)));
+  if (!blocks) return blocks;
+  for (std::uint64_t i = 0; i < iteration.block_count; ++i) {
+    py_ref t = block_tuple(iteration.blocks[i]);
+    if (!t) return py_ref();
+    PyList_SET_ITEM(blocks.get(), static_cast<Py_ssize_t>(i), t.release());
+  }
+  return blocks;
+}
+
+// {variable: [Block...]} of a Sidecore-style script: every variable of the script, the raw
+// tuples made Blocks (a tuple subclass: no Python code runs).
+py_ref block_views(const script& s, PyObject* raw) {
+  py_ref views(PyDict_New());
+  if (!views) return views;
+  for (Py_ssize_t v = 0; v < PyTuple_GET_SIZE(s.variables.get()); ++v) {
+    py_ref list(PyList_New(0));
+    if (!list || PyDict_SetItem(views.get(), PyTuple_GET_ITEM(s.variables.get(), v),
+                                list.get()) < 0)
+      return py_ref();
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(raw); ++i) {
+    PyObject* entry = PyList_GET_ITEM(raw, i);
+    py_ref block(call_one(s.block_type.get(), entry));
+    if (!block) return py_ref();
+    PyObject* list = PyDict_GetItemWithError(views.get(), PyTuple_GET_ITEM(entry, 0));  // borrowed
+    if (list == nullptr) {
+      if (PyErr_Occurred()) return py_ref();
+      py_ref fresh(PyList_New(0));
+      if (!fresh || PyDict_SetItem(views.get(), PyTuple_GET_ITEM(entry, 0), fresh.get()) < 0)
+        return py_ref();
+      list = fresh.get();
+    }
+    if (PyList_Append(list, block.get()) < 0) return py_ref();
+  }
+  return views;
+}
+
+// The blocks of a Sidecore-style script's Iteration, made when the script first asks for them
+// (Iteration.blocks calls this object): a script that looks at none of them, or only on some
+// iterations, does not pay for them. Callable during the call only.
+struct lazy_blocks {
+  PyObject_HEAD
+  const script* owner;
+  const sidecore_iteration* iteration;  // nullptr once the call is over
+  int number;
+  PyObject* raw;    // the block tuples, once made (the runner takes their memory back)
+  PyObject* views;  // what the call returned
+};
+
+PyObject* lazy_blocks_call(PyObject* self, PyObject*, PyObject*) {
+  auto* lazy = reinterpret_cast<lazy_blocks*>(self);
+  if (lazy->views != nullptr) {
+    Py_INCREF(lazy->views);
+    return lazy->views;
+  }
+  if (lazy->iteration == nullptr) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "the blocks of iteration %d were lent for that iteration's call only: read "
+                 "iteration.blocks during the call (and copy what must outlive it)",
+                 lazy->number);
+    return nullptr;
+  }
+  py_ref raw = raw_blocks(*lazy->iteration);
+  if (!raw) return nullptr;
+  py_ref views = block_views(*lazy->owner, raw.get());
+  if (!views) return nullptr;
+  lazy->raw = raw.release();
+  lazy->views = views.release();
+  Py_INCREF(lazy->views);
+  return lazy->views;
+}
+
+void lazy_blocks_dealloc(PyObject* self) {
+  auto* lazy = reinterpret_cast<lazy_blocks*>(self);
+  Py_XDECREF(lazy->raw);
+  Py_XDECREF(lazy->views);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyTypeObject* lazy_blocks_type() {
+  static PyTypeObject type{};
+  if (type.tp_name == nullptr) {
+    reinterpret_cast<PyObject*>(&type)->ob_refcnt = 1;  // a static type is never freed
+    type.tp_name = "sidecore_script.LazyBlocks";
+    type.tp_doc = "The blocks of one iteration, made on first call, during the script's call.";
+    type.tp_basicsize = sizeof(lazy_blocks);
+    type.tp_flags = Py_TPFLAGS_DEFAULT;
+    type.tp_call = lazy_blocks_call;
+    type.tp_dealloc = lazy_blocks_dealloc;
+    type.tp_free = PyObject_Del;
+    if (PyType_Ready(&type) < 0) {
+      type.tp_name = nullptr;
+      return nullptr;
+    }
+  }
+  return &type;
+}
+
+// The Iteration a Sidecore-style script receives, its attributes set as Iteration.__init__
+// would, its blocks to be made on first use.
+py_ref direct_iteration(const script& s, const sidecore_iteration& iteration, PyObject* blocks) {
+  auto* type = reinterpret_cast<PyTypeObject*>(s.iteration_type.get());
+  py_ref empty(PyTuple_New(0));
+  py_ref it(empty ? PyBaseObject_Type.tp_new(type, empty.get(), nullptr) : nullptr);
+  if (!it) return it;
+  py_ref number(PyLong_FromLong(iteration.iteration));
+  py_ref dask(PyDict_New());
+  if (!number || !dask || PyObject_SetAttrString(it.get(), "number", number.get()) < 0 ||
+      PyObject_SetAttrString(it.get(), "incomplete",
+                             iteration.incomplete ? Py_True : Py_False) < 0 ||
+      PyObject_SetAttrString(it.get(), "_blocks", blocks) < 0 ||
+      PyObject_SetAttrString(it.get(), "dask", dask.get()) < 0 ||
+      PyObject_SetAttrString(it.get(), "dask_client", Py_None) < 0)
+    return py_ref();
+  return it;
+}
+
+// After a call: the blocks' memory is given back, so that a view the script kept cannot read
+// memory later iterations reuse. Returns how many blocks the script still holds views of.
+long take_back(PyObject* raw) {
+  long kept = 0;
+  for (Py_ssize_t i = 0; raw != nullptr && i < PyList_GET_SIZE(raw); ++i) {
+    PyObject* entry = PyList_GET_ITEM(raw, i);
+    auto* memory =
+        reinterpret_cast<block_memory*>(PyTuple_GET_ITEM(entry, PyTuple_GET_SIZE(entry) - 1));
+    if (memory->exports > 0) ++kept;
+    memory->data = nullptr;  // a Block the script kept can make no view any more
+    memory->bytes = 0;
+  }
+  return kept;
 }
 
 constexpr const char* exited =
@@ -413,35 +507,37 @@ int script_on_iteration(void* handle, const sidecore_iteration* iteration, char*
   auto* s = static_cast<script*>(handle);
   if (!python_alive()) return fail(message, message_size, exited, SIDECORE_PLUGIN_ERROR);
   gil held;
-  py_ref blocks(PyList_New(static_cast<Py_ssize_t>(iteration->block_count)));
-  if (!blocks) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
-  for (std::uint64_t i = 0; i < iteration->block_count; ++i) {
-    py_ref t = block_tuple(iteration->blocks[i]);
-    if (!t) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
-    PyList_SET_ITEM(blocks.get(), static_cast<Py_ssize_t>(i), t.release());
-  }
   py_ref result;
+  py_ref raw;  // the block tuples, when made
   if (s->function) {
-    py_ref it = direct_iteration(*s, *iteration, blocks.get());
+    lazy_blocks* lazy = nullptr;
+    PyTypeObject* type = lazy_blocks_type();
+    if (type != nullptr) lazy = PyObject_New(lazy_blocks, type);
+    if (lazy == nullptr) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
+    lazy->owner = s;
+    lazy->iteration = iteration;
+    lazy->number = iteration->iteration;
+    lazy->raw = nullptr;
+    lazy->views = nullptr;
+    py_ref holder(reinterpret_cast<PyObject*>(lazy));
+    py_ref it = direct_iteration(*s, *iteration, holder.get());
     if (it) result = py_ref(call_one(s->function.get(), it.get()));
+    lazy->iteration = nullptr;  // the call is over: no blocks made from now on
+    if (lazy->raw != nullptr) {
+      Py_INCREF(lazy->raw);
+      raw = py_ref(lazy->raw);
+    }
   } else {
+    raw = raw_blocks(*iteration);
+    if (!raw) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
     result = py_ref(PyObject_CallMethod(s->host.get(), "run", "iiO", iteration->iteration,
-                                        iteration->incomplete, blocks.get()));
+                                        iteration->incomplete, raw.get()));
   }
   std::string error = result ? std::string() : take_python_error();
   result = py_ref();
-  // The blocks' memory is given back after this call: a view the script kept would read
-  // memory reused by later iterations. The host's own views are gone (the traceback too);
-  // buffers still exported are the script's.
-  long kept = 0;
-  for (std::uint64_t i = 0; i < iteration->block_count; ++i) {
-    PyObject* entry = PyList_GET_ITEM(blocks.get(), static_cast<Py_ssize_t>(i));
-    auto* memory =
-        reinterpret_cast<block_memory*>(PyTuple_GET_ITEM(entry, PyTuple_GET_SIZE(entry) - 1));
-    if (memory->exports > 0) ++kept;
-    memory->data = nullptr;  // a Block the script kept can make no view any more
-    memory->bytes = 0;
-  }
+  // The host's own views are gone (the traceback too); buffers still exported are the
+  // script's.
+  const long kept = take_back(raw.get());
   if (kept > 0) {
     py_ref warned(PyObject_CallMethod(s->host.get(), "kept_views", "il", iteration->iteration,
                                       kept));

@@ -130,7 +130,7 @@ class Iteration:
     number      the iteration
     incomplete  True when some client dropped data of it or stopped before ending it
     blocks      {variable: [Block, ...]}, every variable of the script (maybe no block),
-                blocks by source then id
+                blocks by source then id; made when first read, during the call only
     dask        {variable: dask.array} assembled from every writer's blocks and published to
                 the cluster, when the script names a scheduler file ({} otherwise); computing
                 them in the call uses the cluster
@@ -140,9 +140,18 @@ class Iteration:
     def __init__(self, number, incomplete, blocks, dask_arrays=None):
         self.number = number
         self.incomplete = bool(incomplete)
-        self.blocks = blocks
+        self._blocks = blocks
         self.dask = dask_arrays if dask_arrays is not None else {}
         self.dask_client = None
+
+    @property
+    def blocks(self):
+        blocks = self._blocks
+        if not isinstance(blocks, dict):
+            # The runner's LazyBlocks: the Blocks are made when first asked for, during the
+            # call, so that a script that reads none of them does not pay for them.
+            blocks = self._blocks = blocks()
+        return blocks
 
     def __getitem__(self, variable):
         return self.blocks[variable]
