@@ -198,25 +198,34 @@ void block_memory_releasebuffer(PyObject* self, Py_buffer*) {
 
 void block_memory_dealloc(PyObject* self) { Py_TYPE(self)->tp_free(self); }
 
-// The type, made ready once (GIL held).
-PyTypeObject* block_memory_type() {
-  static PyBufferProcs procs = {block_memory_getbuffer, block_memory_releasebuffer};
-  static PyTypeObject type{};
+// Makes one of the runner's static types ready, once (GIL held); `fill` sets what is its own.
+template <typename Fill>
+PyTypeObject* ready_type(PyTypeObject& type, const char* name, const char* doc, Py_ssize_t size,
+                         destructor dealloc, Fill fill) {
   if (type.tp_name == nullptr) {
     reinterpret_cast<PyObject*>(&type)->ob_refcnt = 1;  // a static type is never freed
-    type.tp_name = "sidecore_script.BlockMemory";
-    type.tp_doc = "The memory of one block, lent for one call: read-only buffers only.";
-    type.tp_basicsize = sizeof(block_memory);
+    type.tp_name = name;
+    type.tp_doc = doc;
+    type.tp_basicsize = size;
     type.tp_flags = Py_TPFLAGS_DEFAULT;
-    type.tp_as_buffer = &procs;
-    type.tp_dealloc = block_memory_dealloc;
+    type.tp_dealloc = dealloc;
     type.tp_free = PyObject_Del;
+    fill(type);
     if (PyType_Ready(&type) < 0) {
       type.tp_name = nullptr;
       return nullptr;
     }
   }
   return &type;
+}
+
+PyTypeObject* block_memory_type() {
+  static PyBufferProcs procs = {block_memory_getbuffer, block_memory_releasebuffer};
+  static PyTypeObject type{};
+  return ready_type(type, "sidecore_script.BlockMemory",
+                    "The memory of one block, lent for one call: read-only buffers only.",
+                    sizeof(block_memory), block_memory_dealloc,
+                    [](PyTypeObject& t) { t.tp_as_buffer = &procs; });
 }
 
 struct script {
@@ -372,21 +381,10 @@ void lazy_blocks_dealloc(PyObject* self) {
 
 PyTypeObject* lazy_blocks_type() {
   static PyTypeObject type{};
-  if (type.tp_name == nullptr) {
-    reinterpret_cast<PyObject*>(&type)->ob_refcnt = 1;  // a static type is never freed
-    type.tp_name = "sidecore_script.LazyBlocks";
-    type.tp_doc = "The blocks of one iteration, made on first call, during the script's call.";
-    type.tp_basicsize = sizeof(lazy_blocks);
-    type.tp_flags = Py_TPFLAGS_DEFAULT;
-    type.tp_call = lazy_blocks_call;
-    type.tp_dealloc = lazy_blocks_dealloc;
-    type.tp_free = PyObject_Del;
-    if (PyType_Ready(&type) < 0) {
-      type.tp_name = nullptr;
-      return nullptr;
-    }
-  }
-  return &type;
+  return ready_type(type, "sidecore_script.LazyBlocks",
+                    "The blocks of one iteration, made on first call, during the script's call.",
+                    sizeof(lazy_blocks), lazy_blocks_dealloc,
+                    [](PyTypeObject& t) { t.tp_call = lazy_blocks_call; });
 }
 
 // The Iteration a Sidecore-style script receives, its attributes set as Iteration.__init__
