@@ -267,7 +267,8 @@ class Session:
             _ext.commit(name, block, iteration)
             if iteration != _ext.iteration():
                 return
-        view = self._allocated.get((name, block))
+        # Read-only from now on: release() and end_iteration() have nothing left to do to it.
+        view = self._allocated.pop((name, block), None)
         if view is not None:
             view.setflags(write=False)
 
