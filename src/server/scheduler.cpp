@@ -103,11 +103,19 @@ scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_in
   }
 }
 
+// Past finish(), a writer makes no operation on the others' windows but close()'s, which keeps
+// writer 0 (where the counters are) until every writer has its answer: with MPICH, an
+// operation on writer 0 once it is in MPI_Finalize never completes.
 scheduler::~scheduler() {
   if (m_holding) give_turn_back();
   if (m_trace) std::fclose(m_trace);
   // A writer that stops early (an error) must not keep the others waiting for its progress.
-  finish();
+  if (!m_ended) publish_end();
+  // Freed together when every writer ended normally; otherwise left to MPI_Finalize.
+  const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                           std::chrono::duration<double>(deadline_seconds()));
+  if (m_progress) m_progress->close(m_ended, deadline);
+  if (m_turns) m_turns->close(m_ended, deadline);
   if (!m_settings.drains() && m_counters.stores > 0) {
     try {
       const scheduler_counters& c = m_counters;
@@ -129,6 +137,7 @@ double scheduler::deadline_seconds() const noexcept { return m_timeout > 0 ? m_t
 
 void scheduler::before_store(int iteration, std::uint64_t bytes, clock::time_point completed,
                              std::uint64_t held) {
+  m_ended = false;
   m_iteration = iteration;
   m_bytes = bytes;
   m_held = held;
@@ -499,6 +508,11 @@ void scheduler::wait_for_order(int iteration) {
 }
 
 void scheduler::finish() noexcept {
+  m_ended = true;
+  publish_end();
+}
+
+void scheduler::publish_end() noexcept {
   if (!m_progress) return;
   const int rc = m_progress->try_store(m_writer_index, finished_all);
   if (rc != MPI_SUCCESS) {

@@ -43,7 +43,9 @@ class scheduler {
   // finishing); when false, a limit on writers is not applied (the writers of such a store
   // move together, as one), and writer 0 says so in the log.
   // Collective over writers when the policy limits writers, writers spans more than one
-  // process and independent is true: it then creates a window for the count of turns taken.
+  // process and independent is true: it then creates a window for the count of turns taken
+  // (and one for the progress under ordered). The destructor is then collective too, but
+  // bounded: it waits for the other writers' destructors at most the buffer's timeout.
   // Thread safety: one thread at a time calls before_store/after_store.
   scheduler(const config::model& model, MPI_Comm writers, int writer_index, int writer_count,
             bool independent);
@@ -63,7 +65,10 @@ class scheduler {
   // The stores of the iteration have returned: gives the turn back, publishes the progress
   // and records the interval.
   void after_store() noexcept;
-  // This writer stores nothing more (ordered: the writers after it stop waiting for it).
+  // This writer stores nothing more (ordered: the writers after it stop waiting for it): the
+  // normal end of a run. The destructor frees the windows together with the other writers
+  // when every one of them ended so (the last run ended with finish()); a writer that failed
+  // leaves them to MPI_Finalize, and the others do too, at the latest by the buffer's timeout.
   void finish() noexcept;
 
   // The clients whose phases policy="phase" follows (each written by its client; they must
@@ -104,6 +109,7 @@ class scheduler {
   std::int64_t concurrency_limit() const noexcept;
   bool take_turn(std::int64_t limit);
   void give_turn_back();
+  void publish_end() noexcept;  // ordered: progress past every iteration
   double deadline_seconds() const noexcept;
 
   const config::schedule_settings& m_settings;
@@ -115,6 +121,7 @@ class scheduler {
   std::unique_ptr<shared_counters> m_turns;     // rate writers=K, slots, self: turns taken
   std::unique_ptr<shared_counters> m_progress;  // ordered: the last iteration each stored
   std::vector<std::int64_t> m_seen;             // ordered: progress read so far
+  bool m_ended = false;                         // finish() came after the last store
   clock::time_point m_created;
   // Token bucket for the bandwidth: bytes that may be stored now, as of m_filled.
   double m_allowance = 0.0;
