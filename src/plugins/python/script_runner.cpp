@@ -234,6 +234,8 @@ struct script {
   // Iteration made here; after a long compute phase every frame is cache misses): the Block
   // and Iteration classes, on_iteration, and the script's variables. Empty otherwise.
   py_ref block_type, iteration_type, function, variables;
+  // The Iteration's attribute names, made once (not one string per attribute per call).
+  py_ref number_name, incomplete_name, blocks_name, dask_name, dask_client_name;
 };
 
 // Takes host.direct (see sidecore_script.Script) apart; leaves the fields empty when None.
@@ -250,6 +252,15 @@ bool read_direct_call(script& s) {
     PyObject* item = PyTuple_GET_ITEM(direct.get(), i);
     Py_INCREF(item);
     *fields[i] = py_ref(item);
+  }
+  const std::pair<py_ref*, const char*> names[] = {{&s.number_name, "number"},
+                                                   {&s.incomplete_name, "incomplete"},
+                                                   {&s.blocks_name, "_blocks"},
+                                                   {&s.dask_name, "dask"},
+                                                   {&s.dask_client_name, "dask_client"}};
+  for (const auto& [field, name] : names) {
+    *field = py_ref(PyUnicode_InternFromString(name));
+    if (!*field) return false;
   }
   return true;
 }
@@ -396,12 +407,12 @@ py_ref direct_iteration(const script& s, const sidecore_iteration& iteration, Py
   if (!it) return it;
   py_ref number(PyLong_FromLong(iteration.iteration));
   py_ref dask(PyDict_New());
-  if (!number || !dask || PyObject_SetAttrString(it.get(), "number", number.get()) < 0 ||
-      PyObject_SetAttrString(it.get(), "incomplete",
-                             iteration.incomplete ? Py_True : Py_False) < 0 ||
-      PyObject_SetAttrString(it.get(), "_blocks", blocks) < 0 ||
-      PyObject_SetAttrString(it.get(), "dask", dask.get()) < 0 ||
-      PyObject_SetAttrString(it.get(), "dask_client", Py_None) < 0)
+  if (!number || !dask || PyObject_SetAttr(it.get(), s.number_name.get(), number.get()) < 0 ||
+      PyObject_SetAttr(it.get(), s.incomplete_name.get(),
+                       iteration.incomplete ? Py_True : Py_False) < 0 ||
+      PyObject_SetAttr(it.get(), s.blocks_name.get(), blocks) < 0 ||
+      PyObject_SetAttr(it.get(), s.dask_name.get(), dask.get()) < 0 ||
+      PyObject_SetAttr(it.get(), s.dask_client_name.get(), Py_None) < 0)
     return py_ref();
   return it;
 }
