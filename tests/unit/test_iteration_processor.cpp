@@ -9,26 +9,14 @@
 #include "config/model.hpp"
 #include "server/active_buffer.hpp"
 #include "server/iteration_processor.hpp"
+#include "unit_support.hpp"
 
 namespace sidecore {
 namespace {
 
-using server::stored_block;
+using testing_support::one_variable_model;
 
-// A model with one variable and no store: the processor only indexes and moves blocks.
-config::model one_variable_model() {
-  config::model model;
-  model.file = "test.xml";
-  config::layout layout;
-  layout.name = "l";
-  layout.type = config::element_type::float64;
-  layout.dimensions.resize(1);
-  model.layouts.push_back(layout);
-  config::variable v;
-  v.name = "v";
-  model.variables.push_back(v);
-  return model;
-}
+using server::stored_block;
 
 // MPI is started by the global environment of test_hdf5_store.cpp (the same program).
 class rescue : public ::testing::Test {

@@ -13,9 +13,12 @@
 #include "config/model.hpp"
 #include "server/iteration_processor.hpp"
 #include "transport/live_stats.hpp"
+#include "unit_support.hpp"
 
 namespace sidecore {
 namespace {
+
+using testing_support::one_variable_model;
 
 TEST(live_stats, nothing_published_reads_false) {
   transport::live_stats stats;
@@ -62,21 +65,6 @@ TEST(live_stats, a_reader_sees_whole_publications_only) {
   EXPECT_EQ(v.bytes_written, publications);
 }
 
-config::model one_variable_model() {
-  config::model model;
-  model.file = "test.xml";
-  model.arch.buffer_size = 4096;
-  config::layout layout;
-  layout.name = "l";
-  layout.type = config::element_type::float64;
-  layout.dimensions.resize(1);
-  model.layouts.push_back(layout);
-  config::variable v;
-  v.name = "v";
-  model.variables.push_back(v);
-  return model;
-}
-
 server::stored_block owned_block(int iteration, int source, std::uint64_t bytes) {
   server::stored_block b;
   b.variable = 0;
@@ -91,7 +79,7 @@ server::stored_block owned_block(int iteration, int source, std::uint64_t bytes)
 
 // MPI is started by the global environment of test_hdf5_store.cpp (the same program).
 TEST(live_values, count_received_skipped_stored_and_time_each_iteration) {
-  const config::model model = one_variable_model();
+  const config::model model = one_variable_model(4096);
   server::iteration_processor processor(model, MPI_COMM_SELF, 2, nullptr);
   transport::live_stats published;
   processor.publish_to(&published);
@@ -140,7 +128,7 @@ TEST(live_values, count_received_skipped_stored_and_time_each_iteration) {
 }
 
 TEST(live_values, the_watched_buffer_is_reported) {
-  const config::model model = one_variable_model();
+  const config::model model = one_variable_model(4096);
   server::iteration_processor processor(model, MPI_COMM_SELF, 1, nullptr);
   processor.watch_buffer([] {
     server::buffer_use use;

@@ -1,5 +1,5 @@
 // What several unit tests share: a fresh output directory per test (MPI started, as the HDF5
-// store needs it), and reading an int32 dataset back.
+// store needs it), reading an int32 dataset back, and a model of one variable.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,7 +12,27 @@
 #include <string>
 #include <vector>
 
+#include "config/model.hpp"
+
 namespace sidecore::testing_support {
+
+// A model with one 1-D double variable and no store: a processor only indexes and moves its
+// blocks. buffer_size: the <buffer>'s, when the test looks at it.
+inline config::model one_variable_model(
+    std::uint64_t buffer_size = config::model{}.arch.buffer_size) {
+  config::model model;
+  model.file = "test.xml";
+  model.arch.buffer_size = buffer_size;
+  config::layout layout;
+  layout.name = "l";
+  layout.type = config::element_type::float64;
+  layout.dimensions.resize(1);
+  model.layouts.push_back(layout);
+  config::variable v;
+  v.name = "v";
+  model.variables.push_back(v);
+  return model;
+}
 
 // Each test gets m_directory ("/tmp/sidecore-<what>-<pid>-<test>/"), empty, removed after.
 class output_directory_test : public ::testing::Test {
