@@ -36,6 +36,7 @@ void hdf5_store::write_file_per_core(const iteration_data& data) {
   try {
     // Validate everything first so that a bad block does not leave a half-written file.
     std::vector<std::vector<prepared_block>> prepared;
+    std::vector<char> packed;  // per selected variable: its blocks go packed in this file
     for (const variable_blocks* vb : selected) {
       const std::size_t bytes = element_type_info(vb->layout->type).bytes;
       const block_view* previous = nullptr;
@@ -50,13 +51,15 @@ void hdf5_store::write_file_per_core(const iteration_data& data) {
         previous = block;
       }
       prepared.push_back(prepare(*vb));
+      packed.push_back(packs_blocks(settings_of(index_of(vb->var)).blocks, prepared.back(),
+                                    m_context.model->arch.domains));
     }
     // Written under a temporary name and renamed once complete: a writer killed, or failing,
     // part-way never leaves a partial file under the name readers look for.
     const std::string temporary = path + ".part";
     byte_counts counts;
     try {
-      counts = write_file_per_core_contents(data, selected, prepared, path, temporary);
+      counts = write_file_per_core_contents(data, selected, prepared, packed, path, temporary);
       if (m_options.durable) sync_file(temporary);
       std::error_code error;
       std::filesystem::rename(temporary, path, error);
@@ -75,13 +78,12 @@ void hdf5_store::write_file_per_core(const iteration_data& data) {
       const std::size_t variable = index_of(vb.var);
       const output_settings& settings = settings_of(variable);
       const stored_type type = stored_type_of(vb.layout->type, settings.precision);
-      const bool packed = packs_blocks(settings.blocks, prepared[i], m_context.model->arch.domains);
       const std::vector<std::int64_t> offsets =
-          packed ? packed_offsets(prepared[i]) : std::vector<std::int64_t>{};
+          packed[i] ? packed_offsets(prepared[i]) : std::vector<std::int64_t>{};
       for (std::size_t k = 0; k < prepared[i].size(); ++k) {
         const prepared_block& p = prepared[i][k];
         local_blocks b;
-        if (packed) b.packed_offset = offsets[k];
+        if (packed[i]) b.packed_offset = offsets[k];
         b.variable = variable;
         b.type = type;
         b.global_dims = &p.view->global_dims;
@@ -152,8 +154,8 @@ void hdf5_store::write_file_per_core(const iteration_data& data) {
 
 byte_counts hdf5_store::write_file_per_core_contents(
     const iteration_data& data, const std::vector<const variable_blocks*>& selected,
-    const std::vector<std::vector<prepared_block>>& prepared, const std::string& path,
-    const std::string& temporary) const {
+    const std::vector<std::vector<prepared_block>>& prepared, const std::vector<char>& packed,
+    const std::string& path, const std::string& temporary) const {
   const call_site file_site{path, {}};
   // HDF5 cannot give up a file it failed to create (it keeps it, and crashes when the library
   // shuts down): make sure first that the file system can hold it.
@@ -164,7 +166,7 @@ byte_counts hdf5_store::write_file_per_core_contents(
   file_handle file(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                             "H5Fcreate", file_site));
   try {
-    byte_counts counts = write_contents(file, data, selected, prepared, path);
+    byte_counts counts = write_contents(file, data, selected, prepared, packed, path);
     // Flushed first: a failure then leaves the file id to abandon, where a failed close would
     // leave HDF5 holding the file.
     check_status(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "H5Fflush", file_site);
@@ -179,6 +181,7 @@ byte_counts hdf5_store::write_file_per_core_contents(
 byte_counts hdf5_store::write_contents(file_handle& file, const iteration_data& data,
                                        const std::vector<const variable_blocks*>& selected,
                                        const std::vector<std::vector<prepared_block>>& prepared,
+                                       const std::vector<char>& packed,
                                        const std::string& path) const {
   const call_site file_site{path, {}};
   write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
@@ -193,7 +196,7 @@ byte_counts hdf5_store::write_contents(file_handle& file, const iteration_data& 
     const stored_type type = stored_type_of(vb.layout->type, settings.precision);
     const stored_hdf5_type file_type(type);
     const std::vector<prepared_block>& blocks = prepared[i];
-    if (packs_blocks(settings.blocks, blocks, m_context.model->arch.domains)) {
+    if (packed[i]) {
       std::uint64_t elements = 0;
       for (const prepared_block& p : blocks) elements += element_total(p.dims);
       counts.raw += elements * config::element_size(vb.layout->type);

@@ -166,15 +166,17 @@ class hdf5_store final : public store {
   }
 
   void write_file_per_core(const iteration_data& data);
-  // The blocks and attributes of one file-per-core file, into the open file.
+  // The blocks and attributes of one file-per-core file, into the open file; packed[i]: the
+  // blocks of selected[i] go packed (packs_blocks).
   byte_counts write_contents(file_handle& file, const iteration_data& data,
                              const std::vector<const variable_blocks*>& selected,
                              const std::vector<std::vector<prepared_block>>& prepared,
-                             const std::string& path) const;
+                             const std::vector<char>& packed, const std::string& path) const;
   // Writes the file at `temporary`; messages name `path`, where it will be renamed to.
   byte_counts write_file_per_core_contents(const iteration_data& data,
                                            const std::vector<const variable_blocks*>& selected,
                                            const std::vector<std::vector<prepared_block>>& prepared,
+                                           const std::vector<char>& packed,
                                            const std::string& path,
                                            const std::string& temporary) const;
   void publish_file_per_core(std::int32_t iteration, std::vector<variable_record> records,
