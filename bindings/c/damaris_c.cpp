@@ -1,6 +1,7 @@
 // The Damaris C API. Every function body runs inside guarded(): no exception crosses this
 // boundary; the code is returned and the message kept per thread for
 // damaris_last_error_message().
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -227,6 +228,20 @@ SIDECORE_API int damaris_alloc_block(const char* varname, int32_t block, void** 
     auto& c = current_client("damaris_alloc_block");
     if (!ptr) throw sidecore::argument_error("ptr is NULL");
     *ptr = c.alloc(checked_name(varname, "varname"), block);
+  });
+}
+
+SIDECORE_API int sidecore_alloc_block_shaped(const char* variable, int32_t block, void** address,
+                                            int32_t* type, int32_t* ndims, int64_t* extents) {
+  return guarded("sidecore_alloc_block_shaped", [&] {
+    auto& c = current_client("sidecore_alloc_block_shaped");
+    if (!address || !type || !ndims || !extents)
+      throw sidecore::argument_error("an output pointer is NULL");
+    const auto allocated = c.alloc_shaped(checked_name(variable, "variable"), block);
+    *address = allocated.address;
+    *type = sidecore::config::damaris_type_code(allocated.type);
+    *ndims = static_cast<int32_t>(allocated.extents->size());
+    std::copy(allocated.extents->begin(), allocated.extents->end(), extents);
   });
 }
 

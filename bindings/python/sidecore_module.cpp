@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -25,6 +27,11 @@
 #include "sidecore/read.h"
 #include "sidecore/schedule.h"
 #include "sidecore/stats.h"
+
+// NumPy's C API, for the arrays alloc() lends: made directly on Sidecore's memory, without a
+// round trip through Python code.
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 
 namespace nb = nanobind;
 
@@ -96,6 +103,25 @@ element element_of(int32_t type) {
   }
 }
 
+int npy_type_of(int32_t type) {
+  switch (type) {
+    case DAMARIS_TYPE_CHAR:
+      return NPY_INT8;
+    case DAMARIS_TYPE_SHORT:
+      return NPY_INT16;
+    case DAMARIS_TYPE_INT:
+      return NPY_INT32;
+    case DAMARIS_TYPE_LONG:
+      return NPY_INT64;
+    case DAMARIS_TYPE_FLOAT:
+      return NPY_FLOAT32;
+    case DAMARIS_TYPE_DOUBLE:
+      return NPY_FLOAT64;
+    default:
+      return NPY_NOTYPE;
+  }
+}
+
 std::string dtype_name(nb::dlpack::dtype d) {
   using nb::dlpack::dtype_code;
   std::string kind;
@@ -135,11 +161,10 @@ struct layout_now {
   int32_t type = DAMARIS_TYPE_UNDEFINED;
   std::vector<int64_t> shape;
 };
-layout_now layout_of(const char* call, const std::string& variable) {
+layout_now layout_of(const char* call, const char* variable) {
   int32_t type = 0, ndims = 0;
   int64_t extents[SIDECORE_MAX_DIMENSIONS] = {};
-  check_describe(
-      sidecore_describe_variable(description(call), variable.c_str(), &type, &ndims, extents));
+  check_describe(sidecore_describe_variable(description(call), variable, &type, &ndims, extents));
   return layout_now{type, std::vector<int64_t>(extents, extents + ndims)};
 }
 
@@ -147,16 +172,16 @@ layout_now layout_of(const char* call, const std::string& variable) {
 std::map<std::pair<std::string, int32_t>, std::vector<int64_t>> g_block_extents;
 
 // The shape a block's arrays have now: its own extents, or the layout's.
-layout_now block_layout_of(const char* call, const std::string& variable, int32_t block) {
+layout_now block_layout_of(const char* call, const char* variable, int32_t block) {
   layout_now layout = layout_of(call, variable);
   if (g_block_extents.empty()) return layout;  // no block has its own: no key to build
-  auto it = g_block_extents.find({variable, block});
+  auto it = g_block_extents.find({std::string(variable), block});
   if (it != g_block_extents.end()) layout.shape = it->second;
   return layout;
 }
 
 void set_block_extents(const std::string& variable, int32_t block, std::vector<int64_t> shape) {
-  const layout_now layout = layout_of("set_block_extents", variable);
+  const layout_now layout = layout_of("set_block_extents", variable.c_str());
   if (shape.empty()) {  // back to the layout's extents
     check(sidecore_set_block_extents(variable.c_str(), block, nullptr));
     g_block_extents.erase({variable, block});
@@ -179,7 +204,7 @@ void set_block_extents(const std::string& variable, int32_t block, std::vector<i
 // Checks an array against the block's shape: same element type, same shape, C order.
 void check_array(const char* call, const std::string& variable, int32_t block,
                  const nb::ndarray<nb::ro, nb::device::cpu>& array) {
-  const layout_now expected = block_layout_of(call, variable, block);
+  const layout_now expected = block_layout_of(call, variable.c_str(), block);
   const element e = element_of(expected.type);
   if (array.dtype() != e.dtype)
     raise(classes().dtype_error, DAMARIS_ARGUMENT_ERROR,
@@ -201,6 +226,50 @@ void check_array(const char* call, const std::string& variable, int32_t block,
             std::string(call) + "('" + variable + "'): the array is not C-contiguous");
     stride *= static_cast<int64_t>(array.shape(i));
   }
+}
+
+// The arrays alloc() lent for the current iteration, by (variable, block): each is made
+// read-only when its block is committed or released, or when the iteration ends or the
+// runtime is finalized (NumPy cannot take an array back; docs/python.md).
+class lent_arrays {
+ public:
+  void add(const char* variable, int32_t block, nb::object array) {
+    for (entry& e : m_entries)
+      if (e.block == block && e.variable == variable) {  // allocated again: the old one is done
+        freeze(e.array);
+        e.array = std::move(array);
+        return;
+      }
+    m_entries.push_back(entry{variable, block, std::move(array)});
+  }
+  void freeze(const char* variable, int32_t block) {
+    for (auto e = m_entries.begin(); e != m_entries.end(); ++e)
+      if (e->block == block && e->variable == variable) {
+        freeze(e->array);
+        m_entries.erase(e);
+        return;
+      }
+  }
+  void freeze_all() {
+    for (entry& e : m_entries) freeze(e.array);
+    m_entries.clear();
+  }
+
+ private:
+  struct entry {
+    std::string variable;
+    int32_t block;
+    nb::object array;
+  };
+  static void freeze(const nb::object& array) {
+    PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(array.ptr()), NPY_ARRAY_WRITEABLE);
+  }
+  std::vector<entry> m_entries;
+};
+// Never destroyed: its arrays must not be released after the interpreter is gone.
+lent_arrays& lent() {
+  static lent_arrays* arrays = new lent_arrays;
+  return *arrays;
 }
 
 void initialize(const std::string& config, int64_t fortran_comm) {
@@ -235,6 +304,7 @@ void finalize() {
     nb::gil_scoped_release unlocked;
     code = damaris_finalize();
   }
+  lent().freeze_all();
   sidecore_describe_close(g_description);
   g_description = nullptr;
   g_block_extents.clear();
@@ -274,39 +344,54 @@ void write_block(const std::string& variable, int32_t block,
   check(code);
 }
 
-nb::ndarray<nb::numpy> alloc(const std::string& variable, int32_t block) {
-  const layout_now layout = block_layout_of("alloc", variable, block);
+nb::object alloc(const char* variable, int32_t block) {
   void* address = nullptr;
+  int32_t type = DAMARIS_TYPE_UNDEFINED, ndims = 0;
+  int64_t extents[SIDECORE_MAX_DIMENSIONS] = {};
   int code = DAMARIS_OK;
   {
-    nb::gil_scoped_release unlocked;
-    code = damaris_alloc_block(variable.c_str(), block, &address);
+    nb::gil_scoped_release unlocked;  // alloc may wait for room in the buffer
+    code = sidecore_alloc_block_shaped(variable, block, &address, &type, &ndims, extents);
   }
   check(code);
-  std::vector<std::size_t> shape(layout.shape.begin(), layout.shape.end());
-  // No owner: the memory is Sidecore's until clear (see docs/python.md).
-  return nb::ndarray<nb::numpy>(address, shape.size(), shape.data(), nb::handle(), nullptr,
-                                element_of(layout.type).dtype);
+  npy_intp dims[SIDECORE_MAX_DIMENSIONS] = {};
+  std::copy(extents, extents + ndims, dims);
+  // No owner, no base: the memory is Sidecore's until the block is cleared (docs/python.md).
+  PyObject* array =
+      PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(npy_type_of(type)), ndims, dims,
+                           nullptr, address, NPY_ARRAY_CARRAY, nullptr);
+  if (!array) throw nb::python_error();
+  nb::object result = nb::steal(array);
+  lent().add(variable, block, result);
+  return result;
 }
 
-template <int (*Call)(const char*, int32_t, int32_t)>
-void block_call(const std::string& variable, int32_t block, int32_t iteration) {
+int current_iteration() {
+  int it = 0;
+  check(damaris_get_iteration(&it));
+  return it;
+}
+
+// commit() and release(): of the current iteration unless one is given; the block's array, if
+// alloc() lent one for the current iteration, becomes read-only.
+template <int (*Current)(const char*, int32_t), int (*Given)(const char*, int32_t, int32_t)>
+void finish_block(const char* variable, int32_t block, std::optional<int32_t> iteration) {
   int code = DAMARIS_OK;
   {
     nb::gil_scoped_release unlocked;
-    code = Call(variable.c_str(), block, iteration);
+    code = iteration ? Given(variable, block, *iteration) : Current(variable, block);
   }
   check(code);
+  if (!iteration || *iteration == current_iteration()) lent().freeze(variable, block);
 }
 
-// The same for the current iteration: one call fewer than asking for it first.
-template <int (*Call)(const char*, int32_t)>
-void current_block_call(const std::string& variable, int32_t block) {
+void end_iteration() {
   int code = DAMARIS_OK;
   {
     nb::gil_scoped_release unlocked;
-    code = Call(variable.c_str(), block);
+    code = damaris_end_iteration();
   }
+  lent().freeze_all();
   check(code);
 }
 
@@ -377,12 +462,6 @@ nb::dict stats() {
 #undef SIDECORE_WRITER_FIELD
 #undef SIDECORE_STATS_FIELD
   return d;
-}
-
-int iteration() {
-  int it = 0;
-  check(damaris_get_iteration(&it));
-  return it;
 }
 
 nb::object parameter_get(const std::string& name) {
@@ -464,13 +543,13 @@ std::string parameter_type(const std::string& name) {
 }
 
 std::tuple<std::string, std::vector<int64_t>> variable_layout(const std::string& variable) {
-  const layout_now layout = layout_of("layout", variable);
+  const layout_now layout = layout_of("layout", variable.c_str());
   return {element_of(layout.type).name, layout.shape};
 }
 
 void set_position(const std::string& variable, int32_t block,
                   const std::vector<int64_t>& position) {
-  const layout_now layout = layout_of("set_position", variable);
+  const layout_now layout = layout_of("set_position", variable.c_str());
   if (position.size() != layout.shape.size())
     raise(classes().shape_error, DAMARIS_ARGUMENT_ERROR,
           "set_position('" + variable + "'): " + std::to_string(position.size()) +
@@ -619,6 +698,7 @@ std::vector<int32_t> stored_iterations(const std::string& prefix) {
 }  // namespace
 
 NB_MODULE(_sidecore, m) {
+  if (_import_array() < 0) throw nb::python_error();  // NumPy's C API
   m.doc() = "The Sidecore C API; use the sidecore package, not this module.";
   m.def("version", [] { return std::string(sidecore_version()); });
   m.def("mpi_library_version", &mpi_library_version);
@@ -631,23 +711,18 @@ NB_MODULE(_sidecore, m) {
   m.def("start", &start);
   m.def("stop", &stop);
   m.def("write", &write_block, nb::arg("variable"), nb::arg("block"), nb::arg("array").noconvert());
-  // reference: a view on Sidecore's memory (without it, an array with no owner is copied).
-  m.def("alloc", &alloc, nb::arg("variable"), nb::arg("block"), nb::rv_policy::reference);
-  m.def("commit", &block_call<damaris_commit_block_iteration>, nb::arg("variable"),
-        nb::arg("block"), nb::arg("iteration"));
-  m.def("clear", &block_call<damaris_clear_block_iteration>, nb::arg("variable"), nb::arg("block"),
-        nb::arg("iteration"));
-  m.def("commit_current", &current_block_call<damaris_commit_block>, nb::arg("variable"),
-        nb::arg("block"));
-  m.def("clear_current", &current_block_call<damaris_clear_block>, nb::arg("variable"),
-        nb::arg("block"));
+  m.def("alloc", &alloc, nb::arg("variable"), nb::arg("block"));
+  m.def("commit", &finish_block<damaris_commit_block, damaris_commit_block_iteration>,
+        nb::arg("variable"), nb::arg("block"), nb::arg("iteration").none());
+  m.def("clear", &finish_block<damaris_clear_block, damaris_clear_block_iteration>,
+        nb::arg("variable"), nb::arg("block"), nb::arg("iteration").none());
   m.def("python_scripts", [] { return damaris_has_plugin(DAMARIS_PLUGIN_PYTHON) == 1; });
   m.def("signal", &send_signal, nb::arg("event"));
-  m.def("end_iteration", &plain_call<damaris_end_iteration>);
+  m.def("end_iteration", &end_iteration);
   m.def("sync", &plain_call<damaris_sync>);
   m.def("compute_begin", &plain_call<sidecore_compute_begin>);
   m.def("compute_end", &plain_call<sidecore_compute_end>);
-  m.def("iteration", &iteration);
+  m.def("iteration", &current_iteration);
   m.def("stats", &stats);
   m.def("parameter_get", &parameter_get, nb::arg("name"));
   m.def("parameter_set", &parameter_set, nb::arg("name"), nb::arg("value"));

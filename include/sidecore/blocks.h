@@ -33,6 +33,19 @@ extern "C" {
  * changed then); DAMARIS_NOT_INITIALIZED, DAMARIS_CORE_IS_SERVER as every client call. */
 int sidecore_set_block_extents(const char* variable, int32_t block, const int64_t* extents);
 
+/* damaris_alloc_block() that also tells what it reserved, for bindings that make an array on
+ * the block in one call: *type receives the element type (DAMARIS_TYPE_CHAR, _SHORT, _INT,
+ * _LONG, _FLOAT or _DOUBLE, as sidecore_describe_variable() gives it), *ndims the number of
+ * dimensions and extents the block's extents in C order (slowest-varying first: a layout
+ * declared language="fortran" has them reversed), ghost zones included. They are the extents
+ * set with sidecore_set_block_extents(), or else the layout's with the current parameter
+ * values. extents must have room for 8 values (SIDECORE_MAX_DIMENSIONS).
+ *
+ * Returns what damaris_alloc_block() returns; DAMARIS_ARGUMENT_ERROR for a NULL pointer
+ * (nothing is reserved then). */
+int sidecore_alloc_block_shaped(const char* variable, int32_t block, void** address,
+                                int32_t* type, int32_t* ndims, int64_t* extents);
+
 #ifdef __cplusplus
 }
 #endif

@@ -285,7 +285,7 @@ void client::write(std::string_view name, int block, const void* data) {
             std::move(target.owned));
 }
 
-void* client::alloc(std::string_view name, int block) {
+client::allocated_block client::alloc_shaped(std::string_view name, int block) {
   call_timer timer(*this);
   check_running("damaris_alloc");
   std::size_t v = variable_index(name);
@@ -307,9 +307,10 @@ void* client::alloc(std::string_view name, int block) {
   }
   settings.handed_over = m_iteration;
   a.block = block_message(v, block, m_iteration, offset, shape, settings.position);
-  void* address = a.address;
+  allocated_block allocated{a.address, m_model.layouts[m_model.variables[v].layout_index].type,
+                            &shape.dims};
   m_allocations.insert_or_assign({static_cast<std::int32_t>(v), block, m_iteration}, std::move(a));
-  return address;
+  return allocated;
 }
 
 void client::commit(std::string_view name, int block, int iteration) {

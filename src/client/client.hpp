@@ -43,7 +43,15 @@ class client {
   ~client();
 
   void write(std::string_view variable, int block, const void* data);
-  void* alloc(std::string_view variable, int block);
+  // A block reserved by alloc_shaped: its memory, element type and extents (C order, ghost
+  // zones included; the extents are valid until the client's next call).
+  struct allocated_block {
+    void* address = nullptr;
+    config::element_type type = config::element_type::int8;
+    const std::vector<std::int64_t>* extents = nullptr;
+  };
+  allocated_block alloc_shaped(std::string_view variable, int block);
+  void* alloc(std::string_view variable, int block) { return alloc_shaped(variable, block).address; }
   void commit(std::string_view variable, int block, int iteration);
   void clear(std::string_view variable, int block, int iteration);
   void signal(std::string_view event_name);

@@ -35,26 +35,6 @@ int guarded(const char* function, Body&& body) noexcept {
   return sidecore::guarded_call(t_last_error, function, body);
 }
 
-// The element type as DAMARIS_TYPE_STR names it.
-int32_t damaris_type_of(sidecore::config::element_type type) {
-  using sidecore::config::element_type;
-  switch (type) {
-    case element_type::int8:
-      return DAMARIS_TYPE_CHAR;
-    case element_type::int16:
-      return DAMARIS_TYPE_SHORT;
-    case element_type::int32:
-      return DAMARIS_TYPE_INT;
-    case element_type::int64:
-      return DAMARIS_TYPE_LONG;
-    case element_type::float32:
-      return DAMARIS_TYPE_FLOAT;
-    case element_type::float64:
-      return DAMARIS_TYPE_DOUBLE;
-  }
-  return DAMARIS_TYPE_UNDEFINED;
-}
-
 // Rank 0's text of the file, on every rank; the same config_error on every rank when rank 0
 // cannot read it.
 std::string text_from_first_rank(const std::string& file, MPI_Comm comm) {
@@ -194,7 +174,7 @@ SIDECORE_API int sidecore_describe_variable(const sidecore_description* descript
         }
       }
     }
-    *type = damaris_type_of(layout.type);
+    *type = sidecore::config::damaris_type_code(layout.type);
     *ndims = static_cast<int32_t>(layout.dimensions.size());
     std::memcpy(extents, evaluated, layout.dimensions.size() * sizeof(int64_t));
   });
@@ -210,7 +190,7 @@ SIDECORE_API int sidecore_describe_parameter(const sidecore_description* descrip
     if (p == sidecore::config::model::npos)
       throw sidecore::error(DAMARIS_UNDEFINED_PARAMETER, std::string("no parameter named '") +
                                                              parameter + "' in " + d.model.file);
-    *type = damaris_type_of(d.model.parameters[p].type);
+    *type = sidecore::config::damaris_type_code(d.model.parameters[p].type);
   });
 }
 

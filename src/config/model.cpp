@@ -48,6 +48,18 @@ const char* element_type_name(element_type type) noexcept {
   return "unknown";
 }
 
+std::int32_t damaris_type_code(element_type type) noexcept {
+  switch (type) {
+    case element_type::int8: return DAMARIS_TYPE_CHAR;
+    case element_type::int16: return DAMARIS_TYPE_SHORT;
+    case element_type::int32: return DAMARIS_TYPE_INT;
+    case element_type::int64: return DAMARIS_TYPE_LONG;
+    case element_type::float32: return DAMARIS_TYPE_FLOAT;
+    case element_type::float64: return DAMARIS_TYPE_DOUBLE;
+  }
+  return DAMARIS_TYPE_UNDEFINED;
+}
+
 bool is_integer(element_type type) noexcept {
   return type != element_type::float32 && type != element_type::float64;
 }

@@ -35,6 +35,7 @@ std::size_t element_size(element_type type) noexcept;
 std::optional<std::uint64_t> array_bytes(const std::vector<std::int64_t>& extents,
                                          std::size_t element_bytes) noexcept;
 const char* element_type_name(element_type type) noexcept;  // "int", "double", ...
+std::int32_t damaris_type_code(element_type type) noexcept;  // DAMARIS_TYPE_CHAR, ... (Damaris.h)
 bool is_integer(element_type type) noexcept;
 
 // Integer arithmetic over parameters: integers, parameter names, + - * / %, unary minus,

@@ -143,11 +143,24 @@ static int write_run(const char* config, int iterations) {
       int64_t lengths[8];
       const int lists = tracer_lists(it, client, ids, lengths);
       for (int l = 0; l < lists; ++l) {
-        /* Zero-copy for these: alloc, fill, commit. */
+        /* Zero-copy for these: alloc, fill, commit; every other one allocated with the call
+         * that also says what it reserved. */
         void* target = NULL;
-        if (sidecore_set_block_extents("tracers", ids[l], &lengths[l]) != DAMARIS_OK ||
-            damaris_alloc_block("tracers", ids[l], &target) != DAMARIS_OK) {
+        int32_t type = -1, ndims = -1;
+        int64_t extents[8] = {0};
+        const int rc = sidecore_set_block_extents("tracers", ids[l], &lengths[l]) != DAMARIS_OK
+                           ? -1
+                       : l % 2 ? sidecore_alloc_block_shaped("tracers", ids[l], &target, &type,
+                                                             &ndims, extents)
+                               : damaris_alloc_block("tracers", ids[l], &target);
+        if (rc != DAMARIS_OK) {
           fprintf(stderr, "FAIL: alloc of list %d: %s\n", ids[l], damaris_last_error_message());
+          return 1;
+        }
+        if (l % 2 && (type != DAMARIS_TYPE_DOUBLE || ndims != 1 || extents[0] != lengths[l])) {
+          fprintf(stderr, "FAIL: list %d allocated as type %d, %d dimension(s), %lld values; "
+                  "expected double, 1, %lld\n", ids[l], (int)type, (int)ndims,
+                  (long long)extents[0], (long long)lengths[l]);
           return 1;
         }
         for (int64_t i = 0; i < lengths[l]; ++i)

@@ -152,6 +152,15 @@ static void bad_arguments(void) {
   EXPECT_RC(damaris_alloc_block("field", 1, NULL), arg, "ptr", "NULL");
   EXPECT_RC(damaris_alloc(NULL, &ptr), arg, "varname", "NULL");
   EXPECT(ptr == NULL);
+  {
+    int32_t type = 0, ndims = 0;
+    int64_t extents[8];
+    EXPECT_RC(sidecore_alloc_block_shaped("field", 1, &ptr, &type, NULL, extents), arg, "NULL",
+              NULL);
+    EXPECT_RC(sidecore_alloc_block_shaped(NULL, 1, &ptr, &type, &ndims, extents), arg,
+              "variable", "NULL");
+    EXPECT(ptr == NULL);
+  }
   EXPECT_RC(damaris_commit(NULL), arg, "varname", "NULL");
   EXPECT_RC(damaris_commit_block_iteration(NULL, 0, 0), arg, "varname", "NULL");
   EXPECT_RC(damaris_clear(NULL), arg, "varname", "NULL");

@@ -146,6 +146,10 @@ def test_errors_parameters_positions(tmp_path):
         expect_array(f"counts P{source}", blocks[("counts", source, 0)],
                      values.counts(source, 0, 0))
         assert ("counts", source, 1) in blocks  # committed by end_iteration
+        expect_array(f"fortran_counts P{source}", blocks[("fortran_counts", source, 0)],
+                     values.counts(source, 0, 3))
+        expect_array(f"resizable P{source} B1", blocks[("resizable", source, 1)],
+                     np.arange(5, dtype=np.int32) * 7 + source)
 
 
 def test_context_manager_on_exception(tmp_path):

@@ -73,9 +73,6 @@ class Session:
         self._stopped = False
         self._is_client = None
         self._has_servers = None
-        # Arrays returned by alloc, by (variable, block, iteration): made read-only when
-        # committed or released, forgotten once released.
-        self._allocated = {}
 
     # Life cycle.
 
@@ -126,7 +123,6 @@ class Session:
         communicator given to initialize(). A client that did not stop is stopped (with a
         warning in the log). Arrays from alloc() must not be used afterwards: their memory is
         unmapped or freed."""
-        self._release_all()
         _ext.finalize()
 
     @property
@@ -253,37 +249,18 @@ class Session:
         commit() and release(); after release(), end_iteration() or finalize() it must not be
         used at all (NumPy cannot revoke it: the memory is reused for other blocks, or unmapped
         after finalize()). A block allocated and not committed is committed by end_iteration()."""
-        view = _ext.alloc(name, block)
-        self._allocated[(name, block)] = view  # arrays of the current iteration only
-        return view
+        return _ext.alloc(name, block)
 
     def commit(self, name, block=0, iteration=None):
         """Declares an allocated block complete (damaris_commit_block_iteration()): it is stored
         as it is now. Its array becomes read-only. iteration: the one the block was allocated in
         (the current one by default). Raises Error (BLOCK_NOT_FOUND when not allocated)."""
-        if iteration is None:
-            _ext.commit_current(name, block)
-        else:
-            _ext.commit(name, block, iteration)
-            if iteration != _ext.iteration():
-                return
-        # Read-only from now on: release() and end_iteration() have nothing left to do to it.
-        view = self._allocated.pop((name, block), None)
-        if view is not None:
-            view.setflags(write=False)
+        _ext.commit(name, block, iteration)
 
     def release(self, name, block=0, iteration=None):
         """Gives an allocated block up (damaris_clear_block_iteration()), committing it first if
         it was not. Its array becomes read-only and must not be used any more."""
-        if iteration is None:
-            _ext.clear_current(name, block)
-        else:
-            _ext.clear(name, block, iteration)
-            if iteration != _ext.iteration():
-                return
-        view = self._allocated.pop((name, block), None)
-        if view is not None:
-            view.setflags(write=False)
+        _ext.clear(name, block, iteration)
 
     clear = release  # the C API's name
 
@@ -296,10 +273,7 @@ class Session:
         """Ends the current iteration (damaris_end_iteration()): hands it to the servers, or, in
         synchronous mode, stores it here. Arrays from alloc() for it become read-only. The GIL
         is released. Raises Error (ERROR_UNKNOWN when a store failed, CHANNEL_ERROR...)."""
-        try:
-            _ext.end_iteration()
-        finally:
-            self._release_all()
+        _ext.end_iteration()
 
     def sync(self):
         """Returns once every iteration this client has ended is stored (damaris_sync()). The
@@ -334,11 +308,6 @@ class Session:
             yield self
         finally:
             self.compute_end()
-
-    def _release_all(self):
-        for view in self._allocated.values():
-            view.setflags(write=False)
-        self._allocated.clear()
 
 
 # Reading stored output back (sidecore/read.h, docs/blocks.md).

@@ -130,8 +130,18 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
     with raises(sidecore.Error, 19):
         sc.commit("counts", block=1)
     b = sc.alloc("counts", block=1)
-    sc.end_iteration()  # commits block 1 (with a warning) and makes its array read-only
-    assert not b.flags.writeable
+    # Arrays in C order whatever the layout's language, sized by the parameters' current values.
+    f = sc.alloc("fortran_counts")
+    assert (f.dtype, f.shape) == sc.layout("fortran_counts") == (np.dtype(np.int32),
+                                                                (values.NY, values.NX))
+    assert f.flags.c_contiguous and f.flags.writeable
+    f[...] = values.counts(source, 0, 3)
+    r = sc.alloc("resizable", block=1)
+    assert (r.dtype, r.shape) == (np.dtype(np.int32), (5,))
+    r[...] = np.arange(5, dtype=np.int32) * 7 + source
+    sc.commit("resizable", block=1)
+    sc.end_iteration()  # commits the others (with a warning) and makes their arrays read-only
+    assert not b.flags.writeable and not f.flags.writeable and not r.flags.writeable
 
     # Events.
     with raises(sidecore.Error, 14, "'nope'"):
