@@ -711,14 +711,36 @@ NB_MODULE(_sidecore, m) {
   m.def("start", &start);
   m.def("stop", &stop);
   m.def("write", &write_block, nb::arg("variable"), nb::arg("block"), nb::arg("array").noconvert());
-  m.def("alloc", &alloc, nb::arg("variable"), nb::arg("block"));
+  // Session.alloc, .commit, .release and .end_iteration are these functions themselves.
+  m.def("alloc", &alloc, nb::arg("name"), nb::arg("block") = 0,
+        "Zero copy: reserves block `block` of variable `name` in "
+        "Sidecore's buffer for the current iteration (damaris_alloc_block()) and returns a "
+        "writable NumPy array on that memory, of the block's dtype and shape (C order). Fill it "
+        "in place (a[...] = values, never a = values), then commit(name) and release(name). The "
+        "array is made read-only by commit() and release(); after release(), end_iteration() or "
+        "finalize() it must not be used at all (NumPy cannot revoke it: the memory is reused "
+        "for other blocks, or unmapped after finalize()). A block allocated and not committed "
+        "is committed by end_iteration(). The GIL is released while it waits for room in the "
+        "buffer. Raises Error (ALLOCATION_ERROR for a block allocated twice or too large, "
+        "UNDEFINED_VARIABLE, INVALID_BLOCK...).");
   m.def("commit", &finish_block<damaris_commit_block, damaris_commit_block_iteration>,
-        nb::arg("variable"), nb::arg("block"), nb::arg("iteration").none());
-  m.def("clear", &finish_block<damaris_clear_block, damaris_clear_block_iteration>,
-        nb::arg("variable"), nb::arg("block"), nb::arg("iteration").none());
+        nb::arg("name"), nb::arg("block") = 0, nb::arg("iteration").none() = nb::none(),
+        "Declares an allocated block complete "
+        "(damaris_commit_block_iteration()): it is stored as it is now. Its array becomes "
+        "read-only. iteration: the one the block was allocated in (the current one by "
+        "default). Raises Error (BLOCK_NOT_FOUND when not allocated).");
+  m.def("release", &finish_block<damaris_clear_block, damaris_clear_block_iteration>,
+        nb::arg("name"), nb::arg("block") = 0, nb::arg("iteration").none() = nb::none(),
+        "Gives an allocated block up "
+        "(damaris_clear_block_iteration()), committing it first if it was not. Its array "
+        "becomes read-only and must not be used any more. Also named clear().");
   m.def("python_scripts", [] { return damaris_has_plugin(DAMARIS_PLUGIN_PYTHON) == 1; });
   m.def("signal", &send_signal, nb::arg("event"));
-  m.def("end_iteration", &end_iteration);
+  m.def("end_iteration", &end_iteration,
+        "Ends the current iteration (damaris_end_iteration()): hands it to "
+        "the servers, or, in synchronous mode, stores it here. Arrays from alloc() for it "
+        "become read-only. The GIL is released. Raises Error (ERROR_UNKNOWN when a store "
+        "failed, CHANNEL_ERROR...).");
   m.def("sync", &plain_call<damaris_sync>);
   m.def("compute_begin", &plain_call<sidecore_compute_begin>);
   m.def("compute_end", &plain_call<sidecore_compute_end>);

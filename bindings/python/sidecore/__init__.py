@@ -241,27 +241,11 @@ class Session:
             a = np.ascontiguousarray(a)
         _ext.write(name, block, a)
 
-    def alloc(self, name, block=0):
-        """Zero copy: reserves block `block` of variable `name` in Sidecore's buffer for the
-        current iteration (damaris_alloc_block()) and returns a writable NumPy array on that
-        memory, of the layout's dtype and shape. Fill it in place (a[...] = values, never
-        a = values), then commit(name) and release(name). The array is made read-only by
-        commit() and release(); after release(), end_iteration() or finalize() it must not be
-        used at all (NumPy cannot revoke it: the memory is reused for other blocks, or unmapped
-        after finalize()). A block allocated and not committed is committed by end_iteration()."""
-        return _ext.alloc(name, block)
-
-    def commit(self, name, block=0, iteration=None):
-        """Declares an allocated block complete (damaris_commit_block_iteration()): it is stored
-        as it is now. Its array becomes read-only. iteration: the one the block was allocated in
-        (the current one by default). Raises Error (BLOCK_NOT_FOUND when not allocated)."""
-        _ext.commit(name, block, iteration)
-
-    def release(self, name, block=0, iteration=None):
-        """Gives an allocated block up (damaris_clear_block_iteration()), committing it first if
-        it was not. Its array becomes read-only and must not be used any more."""
-        _ext.clear(name, block, iteration)
-
+    # The zero-copy calls are the extension's functions themselves, documented there: no
+    # Python frame between the simulation and the C API (bench/python/README.md).
+    alloc = staticmethod(_ext.alloc)
+    commit = staticmethod(_ext.commit)
+    release = staticmethod(_ext.release)
     clear = release  # the C API's name
 
     def signal(self, event):
@@ -269,11 +253,7 @@ class Session:
         (UNDEFINED_ACTION)."""
         _ext.signal(event)
 
-    def end_iteration(self):
-        """Ends the current iteration (damaris_end_iteration()): hands it to the servers, or, in
-        synchronous mode, stores it here. Arrays from alloc() for it become read-only. The GIL
-        is released. Raises Error (ERROR_UNKNOWN when a store failed, CHANNEL_ERROR...)."""
-        _ext.end_iteration()
+    end_iteration = staticmethod(_ext.end_iteration)
 
     def sync(self):
         """Returns once every iteration this client has ended is stored (damaris_sync()). The
