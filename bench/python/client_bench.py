@@ -3,10 +3,11 @@ C (steady damaris_write + end_iteration beside a memcpy, and alloc + commit + cl
 through `import sidecore` on the same configuration; prints one MICRO JSON line per phase.
 
 Usage: client_bench.py CONFIG.xml [--phases write,alloc] [--iterations N] [--pause-us US]
-                       [--blocks K]
+                       [--blocks K] [--c-cycle LIBRARY]
 The configuration defines the variable "field" (its layout gives dtype and shape); with
 --blocks K each iteration writes blocks 0..K-1 (the script runs)."""
 import argparse
+import ctypes
 import json
 import time
 
@@ -53,45 +54,71 @@ def phase_write(sc, args, bytes_):
                                             "memcpy_warm": stats(copy)}}), flush=True)
 
 
-def alloc_loop(sc, count, fill, pause_us):
+def python_cycle(sc, fill, value):
+    """alloc, fill `fill` bytes (not counted), commit, release: (alloc, commit, release) ns."""
+    t0 = time.perf_counter_ns()
+    a = sc.alloc("field")
+    t1 = time.perf_counter_ns()
+    a.reshape(-1).view(np.uint8)[:fill] = value  # the application's work
+    # The clock is read twice: the first read brings the timer's own code back into the
+    # caches the fill swept, so that commit's interval measures commit (before alloc the
+    # compute loop keeps it warm), as clock_gettime in C costs next to nothing.
+    t2 = time.perf_counter_ns()
+    t2 = time.perf_counter_ns()
+    sc.commit("field")
+    t3 = time.perf_counter_ns()
+    sc.release("field")
+    t4 = time.perf_counter_ns()
+    return t1 - t0, t3 - t2, t4 - t3
+
+
+def c_cycle_of(library):
+    """The same cycle through the C calls, timed in C (c_alloc_cycle.c, in this process)."""
+    cycle = library.sidecore_bench_alloc_cycle
+    cycle.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.POINTER(ctypes.c_int64)]
+    times = (ctypes.c_int64 * 3)()
+
+    def run(sc, fill, value):
+        code = cycle(b"field", fill, value, times)
+        if code != 0:
+            raise RuntimeError(f"C alloc cycle failed with code {code}")
+        return tuple(times)
+    return run
+
+
+def alloc_loop(sc, count, fill, pause_us, cycles):
     """micro_write.c's alloc_loop: alloc, fill `fill` bytes (not counted), commit, release,
-    end_iteration, then the compute phase. Returns the four series of times."""
-    total, alloc, commit, clear = [], [], [], []
-    for it in range(count):
-        t0 = time.perf_counter_ns()
-        a = sc.alloc("field")
-        t1 = time.perf_counter_ns()
-        a.reshape(-1).view(np.uint8)[:fill] = it & 0xFF  # the application's work
-        # The clock is read twice: the first read brings the timer's own code back into the
-        # caches the fill swept, so that commit's interval measures commit (before alloc the
-        # compute loop keeps it warm), as clock_gettime in micro_write.c costs next to nothing.
-        t2 = time.perf_counter_ns()
-        t2 = time.perf_counter_ns()
-        sc.commit("field")
-        t3 = time.perf_counter_ns()
-        sc.release("field")
-        t4 = time.perf_counter_ns()
-        del a
+    end_iteration, then the compute phase; the cycles (Python's, and C's when paired)
+    alternate from one iteration to the next. Returns, per cycle, the four series of times
+    (alloc+commit+release, alloc, commit, release)."""
+    series = [([], [], [], []) for _ in cycles]
+    for it in range(count * len(cycles)):
+        k = it % len(cycles)
+        alloc, commit, clear = cycles[k](sc, fill, it & 0xFF)
         sc.end_iteration()
-        alloc.append(t1 - t0)
-        commit.append(t3 - t2)
-        clear.append(t4 - t3)
-        total.append((t1 - t0) + (t4 - t2))
+        for s, v in zip(series[k], (alloc + commit + clear, alloc, commit, clear)):
+            s.append(v)
         busy_wait(pause_us)
-    return total, alloc, commit, clear
+    return series
 
 
 def phase_alloc(sc, args, bytes_):
     # As micro_write.c: 1 + N iterations filling the whole block after the compute phase
     # ("steady", the first left out), then at least 100 writing one cache line after 200 us
-    # ("calls": the calls' own cost).
-    steady = alloc_loop(sc, args.iterations + 1, bytes_, args.pause_us)
-    calls = alloc_loop(sc, max(100, args.iterations), min(bytes_, 64), 200)
+    # ("calls": the calls' own cost). With --c-cycle, C cycles alternate with the Python ones
+    # in this process ("paired_c").
+    cycles = [python_cycle]
+    if args.c_cycle:
+        cycles.append(c_cycle_of(ctypes.CDLL(args.c_cycle)))
+    steady = alloc_loop(sc, args.iterations + 1, bytes_, args.pause_us, cycles)
+    calls = alloc_loop(sc, max(100, args.iterations), min(bytes_, 64), 200, cycles)
     names = ("alloc_commit_clear", "alloc", "commit", "clear")
-    print("MICRO " + json.dumps({
-        "label": "python", "phase": "alloc", "bytes": bytes_, "iterations": args.iterations,
-        "steady": {n: stats(series[1:]) for n, series in zip(names, steady)},
-        "calls": {n: stats(series) for n, series in zip(names, calls)}}), flush=True)
+    line = {"label": "python", "phase": "alloc", "bytes": bytes_, "iterations": args.iterations}
+    for key, k in (("", 0), ("paired_c_", 1))[:len(cycles)]:
+        line[key + "steady"] = {n: stats(s[1:]) for n, s in zip(names, steady[k])}
+        line[key + "calls"] = {n: stats(s) for n, s in zip(names, calls[k])}
+    print("MICRO " + json.dumps(line), flush=True)
 
 
 def main():
@@ -101,6 +128,8 @@ def main():
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--pause-us", type=int, default=1000)
     parser.add_argument("--blocks", type=int, default=1)
+    parser.add_argument("--c-cycle", help="c_alloc_cycle.c's library: pairs the alloc phase "
+                        "with the C calls in this process")
     args = parser.parse_args()
     with sidecore.initialize(args.config, MPI.COMM_WORLD) as sc:
         if sc.start():
