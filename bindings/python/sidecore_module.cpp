@@ -356,10 +356,12 @@ nb::object alloc(const char* variable, int32_t block) {
   check(code);
   npy_intp dims[SIDECORE_MAX_DIMENSIONS] = {};
   std::copy(extents, extents + ndims, dims);
+  PyArray_Descr* descr = PyArray_DescrFromType(npy_type_of(type));
+  if (!descr) throw nb::python_error();
   // No owner, no base: the memory is Sidecore's until the block is cleared (docs/python.md).
-  PyObject* array =
-      PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(npy_type_of(type)), ndims, dims,
-                           nullptr, address, NPY_ARRAY_CARRAY, nullptr);
+  // The descriptor's reference is stolen, also on failure.
+  PyObject* array = PyArray_NewFromDescr(&PyArray_Type, descr, ndims, dims, nullptr, address,
+                                         NPY_ARRAY_CARRAY, nullptr);
   if (!array) throw nb::python_error();
   nb::object result = nb::steal(array);
   lent().add(variable, block, result);
