@@ -17,7 +17,6 @@ A script is written in one of two styles, told apart by whether it defines on_it
 """
 import ast
 import builtins
-import functools
 import os
 import sys
 
@@ -84,6 +83,23 @@ def _full_view(raw):
     return np.frombuffer(memory, dtype=_DTYPES[raw[1]], count=count).reshape(dims)
 
 
+class _made_once:
+    """A Block attribute made on first use and kept in the instance (a non-data descriptor:
+    later reads find the instance's value without calling anything). functools.cached_property
+    would take a lock on every first use, which a core with cold caches pays for."""
+
+    def __init__(self, make):
+        self._make = make
+        self._name = make.__name__
+        self.__doc__ = make.__doc__
+
+    def __get__(self, block, owner=None):
+        if block is None:
+            return self
+        value = block.__dict__[self._name] = self._make(block)
+        return value
+
+
 class Block(tuple):
     """One block: what one client wrote of one variable in this iteration.
 
@@ -108,11 +124,11 @@ class Block(tuple):
     def ghosts(self):
         return None if self[5] is None else (self[5], self[6])
 
-    @functools.cached_property
+    @_made_once
     def full(self):
         return _full_view(self)
 
-    @functools.cached_property
+    @_made_once
     def data(self):
         full, before, after = self.full, self[5], self[6]
         if before is None:
