@@ -9,7 +9,11 @@
 // longer, so a dedicated core's other work and a Python simulation's threads go on meanwhile.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+// NumPy's C API, for the blocks' views (made here, not through numpy.frombuffer).
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -157,6 +161,10 @@ PyObject* host_module(const char* directory, std::string& error) {
             directory + ")";
     return nullptr;
   }
+  if (_import_array() < 0) {  // NumPy is loaded by now: sidecore_script imports it
+    error = "NumPy's C API is not usable in this interpreter: " + take_python_error();
+    return nullptr;
+  }
   module = loaded.release();
   return module;
 }
@@ -169,6 +177,9 @@ struct block_memory {
   Py_ssize_t bytes;
   Py_ssize_t exports;
   int iteration;
+  int type;  // a sidecore_element_type
+  int ndims;
+  npy_intp dims[SIDECORE_PLUGIN_MAX_DIMS];  // C order, ghost zones included
 };
 
 int block_memory_getbuffer(PyObject* self, Py_buffer* view, int flags) {
@@ -198,6 +209,40 @@ void block_memory_releasebuffer(PyObject* self, Py_buffer*) {
 
 void block_memory_dealloc(PyObject* self) { Py_TYPE(self)->tp_free(self); }
 
+int npy_type_of(int type) {
+  switch (type) {
+    case SIDECORE_TYPE_INT8: return NPY_INT8;
+    case SIDECORE_TYPE_INT16: return NPY_INT16;
+    case SIDECORE_TYPE_INT32: return NPY_INT32;
+    case SIDECORE_TYPE_INT64: return NPY_INT64;
+    case SIDECORE_TYPE_FLOAT32: return NPY_FLOAT32;
+    case SIDECORE_TYPE_FLOAT64: return NPY_FLOAT64;
+    default: return NPY_NOTYPE;
+  }
+}
+
+// memory.array(): the whole block as a read-only NumPy array (C order, ghost zones included)
+// whose base is a memoryview of the memory: the buffer export lasts as long as the array, or
+// any array made from it, so the runner still sees views kept past the call. BufferError once
+// the call is over.
+PyObject* block_memory_array(PyObject* self, PyObject*) {
+  auto* memory = reinterpret_cast<block_memory*>(self);
+  py_ref base(PyMemoryView_FromObject(self));
+  if (!base) return nullptr;
+  PyArray_Descr* descr = PyArray_DescrFromType(npy_type_of(memory->type));
+  if (descr == nullptr) return nullptr;
+  // Flags without NPY_ARRAY_WRITEABLE: read-only; NumPy works out the alignment itself.
+  PyObject* array =
+      PyArray_NewFromDescr(&PyArray_Type, descr, memory->ndims, memory->dims, nullptr,
+                           const_cast<void*>(memory->data), NPY_ARRAY_C_CONTIGUOUS, nullptr);
+  if (array == nullptr) return nullptr;
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array), base.release()) < 0) {
+    Py_DECREF(array);
+    return nullptr;
+  }
+  return array;
+}
+
 // Makes one of the runner's static types ready, once (GIL held); `fill` sets what is its own.
 template <typename Fill>
 PyTypeObject* ready_type(PyTypeObject& type, const char* name, const char* doc, Py_ssize_t size,
@@ -221,11 +266,17 @@ PyTypeObject* ready_type(PyTypeObject& type, const char* name, const char* doc, 
 
 PyTypeObject* block_memory_type() {
   static PyBufferProcs procs = {block_memory_getbuffer, block_memory_releasebuffer};
+  static PyMethodDef methods[] = {
+      {"array", block_memory_array, METH_NOARGS,
+       "The whole block as a read-only NumPy array, valid during the call only."},
+      {nullptr, nullptr, 0, nullptr}};
   static PyTypeObject type{};
   return ready_type(type, "sidecore_script.BlockMemory",
                     "The memory of one block, lent for one call: read-only buffers only.",
-                    sizeof(block_memory), block_memory_dealloc,
-                    [](PyTypeObject& t) { t.tp_as_buffer = &procs; });
+                    sizeof(block_memory), block_memory_dealloc, [](PyTypeObject& t) {
+                      t.tp_as_buffer = &procs;
+                      t.tp_methods = methods;
+                    });
 }
 
 struct script {
@@ -297,6 +348,9 @@ py_ref block_tuple(const sidecore_block& b) {
   memory->bytes = static_cast<Py_ssize_t>(b.bytes);
   memory->exports = 0;
   memory->iteration = b.iteration;
+  memory->type = static_cast<int>(b.type);
+  memory->ndims = std::min(static_cast<int>(b.ndims), SIDECORE_PLUGIN_MAX_DIMS);
+  for (int d = 0; d < memory->ndims; ++d) memory->dims[d] = static_cast<npy_intp>(b.dims[d]);
   py_ref data(reinterpret_cast<PyObject*>(memory));
   return py_ref(Py_BuildValue("(siNNNNNiiN)", b.variable, static_cast<int>(b.type),
                               int_tuple(b.dims, b.ndims).release(),

@@ -75,12 +75,9 @@ environment = None  # the Environment, once a script was created
 
 
 def _full_view(raw):
-    """The whole block of a runner tuple as a read-only NumPy view (C order)."""
-    dims, memory = raw[2], raw[9]
-    count = 1
-    for d in dims:
-        count *= d
-    return np.frombuffer(memory, dtype=_DTYPES[raw[1]], count=count).reshape(dims)
+    """The whole block of a runner tuple as a read-only NumPy view (C order), made by the
+    runner with NumPy's C API."""
+    return raw[9].array()
 
 
 class _made_once:
