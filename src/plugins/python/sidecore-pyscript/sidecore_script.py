@@ -3,8 +3,9 @@
 The runner (libsidecore_pyscript.so) creates one Script per <pyscript> on every writer (a
 dedicated core or node, or a simulation process with a background thread or none) and calls
 it once per iteration passed, with the blocks of the variables that name the script in their
-script= attribute. The blocks arrive as read-only memoryviews of Sidecore's memory; the NumPy
-arrays made of them are views, valid during the call only.
+script= attribute. The blocks arrive as the runner's BlockMemory objects, read-only buffers on
+Sidecore's memory whose array() the runner makes with NumPy's C API; the NumPy arrays are
+views, valid during the call only.
 
 A script is written in one of two styles, told apart by whether it defines on_iteration:
 
