@@ -4,7 +4,8 @@
 # and the script runner (SIDECORE_BUILD_PYTHON=ON) and built. Usage: python_env.sh <build>
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=$1
+mkdir -p "$1"
+build=$(cd "$1" && pwd)  # absolute: CMake takes the venv's python by its path
 # h5py and numpy read the files back, VTK reads the XDMF as ParaView would, mpi4py and pytest
 # run the Python client's tests (mpi4py built from source against the system MPI), nanobind
 # builds the Python module, Dask and matplotlib serve the server-side scripts; a private venv

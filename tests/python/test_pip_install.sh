@@ -3,7 +3,8 @@
 # scikit-build-core, against the system MPI and parallel HDF5), installs it in a fresh venv, and
 # runs the installed module from outside the tree: python -m sidecore --version, the
 # synchronous and dedicated-core jobs of test_client.py (their files read back with h5py), and
-# an mpi4py simulation whose dedicated core runs Python scripts with the installed runner.
+# an mpi4py simulation whose dedicated core runs Python scripts with the installed runner, and
+# damaris4py imported outside the scripts (a plain process and a Dask worker).
 # Usage: test_pip_install.sh [python]   (python3 by default; needs network access to PyPI)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -19,7 +20,7 @@ pip=("$venv_python" -m pip --disable-pip-version-check -q)
 "${pip[@]}" wheel --no-deps -w "$work/wheels" "$root"
 wheel=$(ls "$work"/wheels/sidecore-*.whl)
 echo "built $(basename "$wheel")"
-"${pip[@]}" install "$wheel" pytest h5py
+"${pip[@]}" install "$wheel" pytest h5py "dask[array]" distributed
 
 # Outside the source and build trees, with no PYTHONPATH: only the installed module can load.
 cd "$work"
@@ -35,4 +36,5 @@ esac
   "$here/test_client.py::test_version" "$here/test_client.py::test_synchronous" \
   "$here/test_client.py::test_dedicated_cores" \
   "$here/../pyscript/test_scripts.py::test_python_simulation"
+"$venv_python" "$here/damaris4py_outside.py"
 echo "pip install: OK"

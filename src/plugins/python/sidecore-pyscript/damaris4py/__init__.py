@@ -1,4 +1,6 @@
 """damaris4py as Sidecore provides it to <pyscript> files, so that scripts written for Damaris
 run unchanged: damaris4py.server (communicators and the job's layout) and
-damaris4py.dask.damaris_dask (reading DamarisData, assembling Dask arrays). It is importable
-only inside scripts run by Sidecore. See docs/python_scripts.md."""
+damaris4py.dask.damaris_dask (reading DamarisData, assembling Dask arrays) and
+damaris4py.dask.damaris_stats (running statistics on a Dask cluster). Any process may import
+it; damaris4py.server answers only inside scripts run by Sidecore. See
+docs/python_scripts.md."""

@@ -1,8 +1,10 @@
 """What a script learns of where it runs (Damaris's damaris4py.server), answered by Sidecore.
 
 Scripts run where the stores run: on dedicated cores or nodes, or on every simulation process
-when there are none (a background thread or synchronous output)."""
-import sidecore_script as _host
+when there are none (a background thread or synchronous output). Importing it works in any
+process (as Damaris's post-processing scripts import it); its functions answer only in a
+script run by Sidecore."""
+import sys
 
 __all__ = ["getservercomm", "getclientcomm", "getdamariscomm", "getglobalcomm", "isclient",
            "isserver", "isdedicatedcore", "isdedicatednode", "clientspernode", "corespernode",
@@ -10,9 +12,12 @@ __all__ = ["getservercomm", "getclientcomm", "getdamariscomm", "getglobalcomm", 
 
 
 def _env():
-    if _host.environment is None:
-        raise RuntimeError("damaris4py.server is usable only in a script run by Sidecore")
-    return _host.environment
+    # The runner's half is loaded by the writers only: found, never imported, from here.
+    environment = getattr(sys.modules.get("sidecore_script"), "environment", None)
+    if environment is None:
+        raise RuntimeError("damaris4py.server answers only in a <pyscript> run by Sidecore's "
+                           "writers; this process runs none")
+    return environment
 
 
 def _has_servers():
