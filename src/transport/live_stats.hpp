@@ -61,20 +61,23 @@ class live_stats {
   }
 
   // Any reader: a consistent copy, unless the writer kept publishing during every one of
-  // `attempts` tries (a writer publishes once per iteration or store, so this takes one try
-  // but for a rare collision); then the last copy, each value valid but not all of the same
-  // moment. False when nothing was published yet.
+  // `attempts` tries, or was descheduled in the middle of a publication meanwhile (a writer
+  // publishes once per iteration or store, so this takes one try but for a rare collision);
+  // then the last copy, each value valid but not all of the same moment, and *whole (when
+  // given) is false. False when nothing was published yet.
   static constexpr int attempts = 1024;
-  bool read(live_values& out) const noexcept {
+  bool read(live_values& out, bool* whole = nullptr) const noexcept {
     std::uint64_t raw[words];
     std::uint64_t before = 0;
-    for (int attempt = 0; attempt < attempts; ++attempt) {
+    bool consistent = false;
+    for (int attempt = 0; attempt < attempts && !consistent; ++attempt) {
       before = m_sequence.load(std::memory_order_acquire);
       for (std::size_t i = 0; i < words; ++i) raw[i] = m_words[i].load(std::memory_order_relaxed);
       std::atomic_thread_fence(std::memory_order_acquire);
-      if (before % 2 == 0 && m_sequence.load(std::memory_order_relaxed) == before) break;
+      consistent = before % 2 == 0 && m_sequence.load(std::memory_order_relaxed) == before;
     }
     std::memcpy(&out, raw, sizeof raw);
+    if (whole) *whole = consistent;
     return before != 0;
   }
 
