@@ -129,7 +129,7 @@ def main():
     status, output = run_job(args.np, [args.writer, xml, str(args.iterations), str(short)],
                              mpi_env(args.ranks_per_node), args.timeout, cwd=args.out)
     if args.expect_error:
-        # stats_writer prints the code and the message, then aborts the job.
+        # stats_writer prints the code and the message on every rank, then leaves.
         # (every rank reports the first failure, which may be another rank's: "rank 1: ...")
         pattern = (r"damaris_initialize returned \d+ \(DAMARIS_CONFIG_ERROR[^)]*\): .*" +
                    re.escape(os.path.join(args.out, "stats.xml")) +

@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Shapes of stats.xml.in: field is NY x NX with one ghost cell on each side. */
 enum { NY = 4, NX = 5, N = 6 };
@@ -17,6 +18,12 @@ static void check(int rc, const char* call) {
   if (rc != DAMARIS_OK && rc != DAMARIS_NO_SERVER) {
     fprintf(stderr, "stats_writer: %s returned %d (%s): %s\n", call, rc,
             damaris_error_string(rc), damaris_last_error_message());
+    /* Every rank refuses a damaris_initialize together: each leaves MPI normally, so
+     * that every rank's message gets out (an MPI_Abort under MPICH can cut them). */
+    if (strcmp(call, "damaris_initialize") == 0) {
+      MPI_Finalize();
+      exit(2);
+    }
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
 }
