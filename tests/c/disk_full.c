@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../initialize_or_leave.h"
 #include "check.h"
 
 /* Field side (64 unless SIDECORE_DISK_FULL_N says otherwise: the killed-writer test uses it). */
@@ -24,12 +25,7 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   const int iterations = atoi(argv[2]);
-  if (!EXPECT_OK(damaris_initialize(argv[1], MPI_COMM_WORLD))) {
-    /* Every rank has said why (run_read_only.sh counts the messages); leaving MPI normally
-     * lets each one's output through, where an MPI_Abort from the first could cut it. */
-    MPI_Finalize();
-    return 2;
-  }
+  initialize_or_leave("disk_full", argv[1]);
   int is_client = -1;
   const int started = damaris_start(&is_client);
   if (is_client) {

@@ -8,7 +8,8 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
+
+#include "../initialize_or_leave.h"
 
 #define NX 8
 #define NY 5
@@ -21,12 +22,6 @@ static void check(int rc, const char* call) {
   if (rc != DAMARIS_OK && rc != DAMARIS_NO_SERVER) {
     fprintf(stderr, "output_writer: %s returned %d (%s): %s\n", call, rc,
             damaris_error_string(rc), damaris_last_error_message());
-    /* Every rank refuses a damaris_initialize together: each leaves MPI normally, so
-     * that every rank's message gets out (an MPI_Abort under MPICH can cut them). */
-    if (strcmp(call, "damaris_initialize") == 0) {
-      MPI_Finalize();
-      exit(2);
-    }
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
 }
@@ -43,7 +38,7 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   int iterations = atoi(argv[2]);
-  check(damaris_initialize(argv[1], MPI_COMM_WORLD), "damaris_initialize");
+  initialize_or_leave("output_writer", argv[1]);
   int is_client = -1;
   check(damaris_start(&is_client), "damaris_start");
   if (is_client) {

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../initialize_or_leave.h"
+
 #define NX 5
 #define NY 4
 #define NZ 3
@@ -23,12 +25,6 @@ static void check(int rc, const char* call) {
   if (rc != DAMARIS_OK && rc != DAMARIS_NO_SERVER) {
     fprintf(stderr, "script_writer: %s returned %d (%s): %s\n", call, rc,
             damaris_error_string(rc), damaris_last_error_message());
-    /* Every rank refuses a damaris_initialize together: each leaves MPI normally, so
-     * that every rank's message gets out (an MPI_Abort under MPICH can cut them). */
-    if (strcmp(call, "damaris_initialize") == 0) {
-      MPI_Finalize();
-      exit(2);
-    }
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
 }
@@ -53,7 +49,7 @@ int main(int argc, char** argv) {
   const int iterations = atoi(argv[2]);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  check(damaris_initialize(argv[1], MPI_COMM_WORLD), "damaris_initialize");
+  initialize_or_leave("script_writer", argv[1]);
   int is_client = 0;
   check(damaris_start(&is_client), "damaris_start");
   if (is_client) {
