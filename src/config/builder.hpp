@@ -108,6 +108,7 @@ class builder {
   std::size_t basic_type_layout(xml variable_node, const std::string& name);
   void read_mesh(xml n, const std::string& path);
   void check_references();
+  void resolve_selections();
 
   // parse_storage_actions.cpp: <storage>, <actions>, <scripts>, <log>.
   void read_storage(xml storage);
@@ -134,6 +135,7 @@ class builder {
   // Full path of every group ("a/b") with the line of its first element.
   std::map<std::string, int, std::less<>> m_group_lines;
   std::vector<std::string> m_variable_stores;
+  std::vector<std::string> m_variable_selections;  // select-file of each variable, "" when none
   std::vector<std::pair<xml, std::string>> m_coordinate_nodes;
   std::vector<std::string> m_part_groups;  // group path of each mesh part, in reading order
   std::map<std::string, int, std::less<>> m_action_lines;

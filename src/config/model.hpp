@@ -124,6 +124,10 @@ struct variable {
   std::vector<std::string> scripts;
   std::string kind = "scalar";  // Damaris variable "type": scalar, vector, ...
   int vector_length = 1;        // Damaris "vectorlength": components per element, for visualisation
+  // select-file="V" (index into model::variables, npos when none): in Collective files,
+  // element i of each block is stored at the global position (C order) that element i of V's
+  // block from the same source and block gives. FilePerCore files ignore it, as Damaris does.
+  std::size_t select_file = npos;
   int line = 0;
 
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);

@@ -374,6 +374,17 @@ void builder::read_variable(xml n, const std::string& path, bool enabled,
     if (std::find(v.scripts.begin(), v.scripts.end(), script) == v.scripts.end())
       v.scripts.push_back(script);
   }
+  const std::string selection = trim(attribute(n, "select-file"));
+  m_variable_selections.push_back(is_none(selection) ? std::string() : selection);
+  // Damaris's schema has these too; Sidecore does not implement them, and ignoring them
+  // silently would store data the user did not ask for.
+  for (const char* unsupported : {"select-mem", "select-subset"}) {
+    const std::string value = trim(attribute(n, unsupported));
+    if (value.empty() || is_none(value)) continue;
+    warn(n, std::string(unsupported) + "=\"" + value + "\" of variable '" + v.name +
+                "' is not implemented: the variable is stored whole, as if the attribute were "
+                "absent (remove it; select-file is the selection Sidecore implements)");
+  }
   const std::string store_name = trim(attribute(n, "store", group_store));
   m_variable_stores.push_back(is_none(store_name) ? std::string() : store_name);
   m_variable_nodes.push_back(n);
@@ -525,6 +536,93 @@ void builder::check_references() {
       warn(n, "mesh coordinate '" + name + "' is not a declared variable; coordinates " +
                   "name variables by their full name (group/name)");
     }
+  }
+}
+
+// select-file names the variable whose values place each element of a block in Collective
+// files. It is looked up as layouts are: a name with '/' is a full name; otherwise the
+// variable's group, then each enclosing group, then the top level.
+void builder::resolve_selections() {
+  for (std::size_t i = 0; i < m_model.variables.size(); ++i) {
+    const std::string& name = m_variable_selections[i];
+    if (name.empty()) continue;
+    xml n = m_variable_nodes[i];
+    const variable& v = m_model.variables[i];
+    std::size_t found = model::npos;
+    if (name.find('/') != std::string::npos) {
+      found = m_model.find_variable(name);
+    } else {
+      std::string group = v.name.substr(0, v.name.rfind('/') + 1);  // "" at the top level
+      for (;;) {
+        found = m_model.find_variable(group + name);
+        if (found != model::npos || group.empty()) break;
+        group.pop_back();
+        const auto slash = group.rfind('/');
+        group = slash == std::string::npos ? std::string() : group.substr(0, slash + 1);
+      }
+    }
+    const std::string what = "select-file=\"" + name + "\" of variable '" + v.name + "'";
+    if (found == model::npos) {
+      std::vector<std::string> integers;
+      for (const variable& other : m_model.variables)
+        if (is_integer(m_model.layouts[other.layout_index].type)) integers.push_back(other.name);
+      fail(n, what + " names no declared variable",
+           detail::suggest(name, integers,
+                           "index variables (variables of an integer layout, looked up from the "
+                           "variable's group outwards)"));
+    }
+    const variable& index = m_model.variables[found];
+    const layout& index_layout = m_model.layouts[index.layout_index];
+    const layout& own_layout = m_model.layouts[v.layout_index];
+    const std::string index_text = "variable '" + index.name + "' (line " +
+                                   std::to_string(index.line) + ")";
+    if (!is_integer(index_layout.type)) {
+      fail(n, what + " names " + index_text + " of layout '" + index_layout.name + "', type '" +
+                  index_layout.type_name + "'",
+           "the index variable holds global positions: give it a layout of an integer type "
+           "(short, int, integer, long)");
+    }
+    if (found != i && !m_variable_selections[found].empty()) {
+      fail(n, what + " names " + index_text + ", which has a select-file of its own",
+           "an index variable is stored as written: remove select-file from '" + index.name +
+               "' or select with another variable");
+    }
+    if (!index_layout.ghosts.empty() || !own_layout.ghosts.empty()) {
+      fail(n, what + ": layout '" +
+                  (own_layout.ghosts.empty() ? index_layout.name : own_layout.name) +
+                  "' has ghost zones",
+           "select-file places every element of a block, so neither layout may have ghosts");
+    }
+    if (v.enabled && !index.enabled) {
+      fail(n, what + " names " + index_text + ", which is disabled",
+           "enable '" + index.name + "' (its values are needed to store '" + v.name + "')");
+    }
+    // The same count of elements per block; where the layouts' dimensions are written
+    // differently, they are compared with the parameters' initial values (and again for every
+    // block when it is stored).
+    const auto texts = [](const layout& l) {
+      std::vector<std::string> t;
+      for (const expression& e : l.dimensions) t.push_back(e.text());
+      return t;
+    };
+    if (texts(index_layout) != texts(own_layout)) {
+      const auto count = [this](const layout& l) {
+        std::int64_t product = 1;
+        for (const expression& e : l.dimensions) product *= e.evaluate(m_parameter_values);
+        return product;
+      };
+      const std::int64_t own = count(own_layout);
+      const std::int64_t positions = count(index_layout);
+      if (own != positions) {
+        fail(n, what + ": a block of '" + v.name + "' has " + std::to_string(own) +
+                    " elements (layout '" + own_layout.name + "') but a block of '" + index.name +
+                    "' gives " + std::to_string(positions) + " positions (layout '" +
+                    index_layout.name + "'), with the parameters' initial values",
+             "the index variable gives one global position per element: give both layouts the "
+             "same element count");
+      }
+    }
+    m_model.variables[i].select_file = found;
   }
 }
 

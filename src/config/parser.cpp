@@ -100,6 +100,7 @@ model builder::build() {
     }
   }
   check_references();
+  resolve_selections();
   resolve_scripts();
   check_layout_values();
   evaluate_architecture_sizes();

@@ -39,6 +39,10 @@ struct iteration_data {
   // Some client dropped data of this iteration (policy="skip") or stopped before ending it:
   // what is here is all there is, and the output says so.
   bool incomplete = false;
+  // The variables this store's variables name in select-file without being stored by it:
+  // their blocks (of this iteration, when written in it) place the selecting variables'
+  // elements. In model order; never written as variables of the store.
+  std::vector<variable_blocks> index_variables;
 };
 
 // Where and with whom a store writes.

@@ -497,6 +497,21 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
       for (std::size_t i = first; i < end; ++i) entry.blocks.push_back(&pending.blocks[i].view);
       data.variables.push_back(std::move(entry));
     }
+    for (std::size_t v = 0; v < m_model.variables.size(); ++v) {
+      const config::variable& index = m_model.variables[v];
+      if (index.store_index == s) continue;
+      const bool names_it = std::any_of(
+          m_model.variables.begin(), m_model.variables.end(), [&](const config::variable& var) {
+            return var.store_index == s && var.enabled && var.select_file == v;
+          });
+      if (!names_it) continue;
+      plugins::variable_blocks entry;
+      entry.var = &index;
+      entry.layout = &m_model.layouts[index.layout_index];
+      const auto [first, end] = m_variable_ranges[v];
+      for (std::size_t i = first; i < end; ++i) entry.blocks.push_back(&pending.blocks[i].view);
+      data.index_variables.push_back(std::move(entry));
+    }
     try {
       m_stores[s]->write_iteration(data);
     } catch (const std::exception& e) {

@@ -782,8 +782,8 @@ TEST(config, accepted_damaris_attributes_produce_no_warning) {
       "<architecture><placement start=\"0\" step=\"2\" blocksize=\"1\" mask=\"0x3\"/>"
       "</architecture>\n<data>\n"
       "<layout name=\"l\" type=\"int\" dimensions=\"1\" visualizable=\"false\" comment=\"c\"/>\n"
-      "<variable name=\"v\" layout=\"l\" visualizable=\"false\" comment=\"c\" select-mem=\"a\" "
-      "select-file=\"b\" select-subset=\"c\" unit=\"K\" type=\"vector\" time-varying=\"0\"/>\n"
+      "<variable name=\"v\" layout=\"l\" visualizable=\"false\" comment=\"c\" select-mem=\"#\" "
+      "select-file=\"v\" select-subset=\"#\" unit=\"K\" type=\"vector\" time-varying=\"0\"/>\n"
       "<curve name=\"c\"><coord name=\"v\"/><coord name=\"v\"/></curve>\n"
       "</data>\n<storage basename=\".\"/>\n"
       "<actions><error event=\"e\" script=\"s\"/></actions>\n</simulation>",

@@ -18,6 +18,7 @@
 #include "config/output_names.hpp"
 #include "plugins/hdf5/block_data.hpp"
 #include "plugins/hdf5/hdf5_store.hpp"
+#include "plugins/hdf5/index_map.hpp"
 #include "plugins/hdf5/virtual_view.hpp"
 #include "plugins/hdf5/xdmf.hpp"
 
@@ -81,6 +82,7 @@ class hdf5_store final : public store {
       : m_context(context),
         m_options(std::move(options)),
         m_ghosts(evaluate_ghosts(*context.model)) {
+    find_mappings();
     // Writers that cannot talk to each other (background threads without
     // MPI_THREAD_MULTIPLE) cannot build a view of the whole run: say so instead of writing a
     // master file or an XDMF that would only show one writer's blocks.
@@ -115,6 +117,9 @@ class hdf5_store final : public store {
   void finish() override;
 
   void write_iteration(const iteration_data& data) override {
+    // Index blocks are kept even from iterations this store skips: a time-invariant index is
+    // written once, perhaps in one of them.
+    keep_positions(data);
     const int frequency = m_context.settings->frequency;
     if (frequency > 1 && data.iteration % frequency != 0) return;
     const error_print_guard quiet;
@@ -163,6 +168,26 @@ class hdf5_store final : public store {
           prepare_block(*vb.var, *block, ghosts_of(*vb.var), vb.layout->type, reduction));
     }
     return prepared;
+  }
+
+  // select-file (Collective mode only; FilePerCore files store blocks as written, as Damaris
+  // does): which variable places each variable's elements. A variable named by select-file
+  // and stored here without one of its own is placed by itself, as the Damaris fork OPM uses
+  // stores its index (a permutation is then stored as 0, 1, 2...).
+  void find_mappings();
+  void keep_positions(const iteration_data& data);
+  // What makes the mapped blocks of one variable unwritable in this iteration, or "".
+  std::string mapping_problem(const variable_blocks& vb, const std::vector<prepared_block>& mine,
+                              const std::vector<std::int64_t>& global,
+                              std::int32_t iteration) const;
+  // Collective: no global position is given twice across the writers (checked again only
+  // when the index changed). Throws storage_error on every writer when one is.
+  void check_positions_unique(const std::vector<const variable_blocks*>& selected,
+                              const std::vector<std::vector<prepared_block>>& prepared,
+                              const std::vector<std::int64_t>& agreed,
+                              const std::vector<std::size_t>& offsets, std::int32_t iteration);
+  const block_positions* positions_of(std::size_t variable, const block_view& block) const {
+    return m_positions.find(m_mapping[variable], block.source, block.block_id);
   }
 
   void write_file_per_core(const iteration_data& data);
@@ -221,6 +246,15 @@ class hdf5_store final : public store {
   std::map<std::size_t, variable_record> m_constant_records;
   std::map<std::size_t, xdmf_dataset> m_constant_datasets;
   std::vector<xdmf_step> m_steps;  // writer 0: every iteration described in the XDMF file
+  // Per model variable: the variable whose blocks place it (npos: none), and whether it
+  // places some variable of this store.
+  std::vector<std::size_t> m_mapping;
+  std::vector<char> m_is_index;
+  index_map m_positions;
+  std::string m_index_problem;  // a malformed index block, reported with the next iteration
+  // Per mapped variable: the index generation and dataset size checked for positions given
+  // twice across writers (generations are this writer's; the check agrees on them).
+  std::map<std::size_t, std::pair<std::uint64_t, std::uint64_t>> m_unique_checked;
 };
 
 }  // namespace sidecore::plugins::hdf5

@@ -1,0 +1,102 @@
+/* Index-mapped output writer: each client owns cells whose global numbers are a permutation of
+ * the rank-ordered numbering (or that numbering itself), writes them through select-file and
+ * once more in rank order. check_select_file.py recomputes every value from the same formulas.
+ * Usage: select_file_writer <xml> <iterations> <permuted|contiguous> [scale] */
+#include <Damaris.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../initialize_or_leave.h"
+
+static void check(int rc, const char* call) {
+  if (rc != DAMARIS_OK && rc != DAMARIS_NO_SERVER) {
+    fprintf(stderr, "select_file_writer: %s returned %d (%s): %s\n", call, rc,
+            damaris_error_string(rc), damaris_last_error_message());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+}
+
+static long gcd(long a, long b) { return b == 0 ? a : gcd(b, a % b); }
+
+/* Cells of client r (uneven on purpose), times a scale given on the command line. */
+static int scale = 1;
+static int cells_of(int r) { return scale * (5 + 3 * r); }
+
+/* Global number of the k-th cell in rank order: k -> (a*k + n/2) mod n, a coprime with n
+ * (check_select_file.py: global_number). */
+static long global_number(long k, long n, int permuted) {
+  if (!permuted) return k;
+  long a = 1 + n / 3;
+  while (gcd(a, n) != 1) ++a;
+  return (a * k + n / 2) % n;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  if (argc < 4) {
+    fprintf(stderr, "usage: select_file_writer <xml> <iterations> <permuted|contiguous>\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  const int iterations = atoi(argv[2]);
+  const int permuted = strcmp(argv[3], "permuted") == 0;
+  if (argc > 4) scale = atoi(argv[4]);
+  initialize_or_leave("select_file_writer", argv[1]);
+  int is_client = -1;
+  check(damaris_start(&is_client), "damaris_start");
+  if (is_client) {
+    MPI_Comm comm;
+    check(damaris_client_comm_get(&comm), "damaris_client_comm_get");
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int n_local = cells_of(rank), n_total = 0, offset = 0;
+    for (int r = 0; r < size; ++r) {
+      if (r < rank) offset += cells_of(r);
+      n_total += cells_of(r);
+    }
+    check(damaris_parameter_set("n_local", &n_local, sizeof n_local), "damaris_parameter_set");
+    check(damaris_parameter_set("n_total", &n_total, sizeof n_total), "damaris_parameter_set");
+    const int64_t position[1] = {offset};
+    const char* names[] = {"cell_index", "fields/pressure", "fields/saturation", "fields/region",
+                           "fields/porosity", "fields/pressure_plain"};
+    for (int v = 0; v < 6; ++v) check(damaris_set_position(names[v], position), "damaris_set_position");
+
+    int* index = malloc(sizeof(int) * n_local);
+    double* pressure = malloc(sizeof(double) * n_local);
+    float* saturation = malloc(sizeof(float) * n_local);
+    int* region = malloc(sizeof(int) * n_local);
+    for (int i = 0; i < n_local; ++i) index[i] = (int)global_number(offset + i, n_total, permuted);
+    for (int it = 0; it < iterations; ++it) {
+      /* Values are functions of the cell's global number g. */
+      for (int i = 0; i < n_local; ++i) {
+        const int g = index[i];
+        pressure[i] = 1000.0 * it + g + 0.25;
+        saturation[i] = (float)(it + (g % 97) / 128.0);
+        region[i] = 7 * g + it;
+      }
+      if (it == 0) {
+        check(damaris_write("cell_index", index), "damaris_write cell_index");
+        double* porosity = malloc(sizeof(double) * n_local);
+        for (int i = 0; i < n_local; ++i) porosity[i] = 0.5 + index[i] / 1024.0;
+        check(damaris_write("fields/porosity", porosity), "damaris_write porosity");
+        free(porosity);
+      }
+      check(damaris_write("fields/pressure", pressure), "damaris_write pressure");
+      check(damaris_write("fields/saturation", saturation), "damaris_write saturation");
+      check(damaris_write("fields/region", region), "damaris_write region");
+      check(damaris_write("fields/pressure_plain", pressure), "damaris_write pressure_plain");
+      check(damaris_end_iteration(), "damaris_end_iteration");
+    }
+    free(index);
+    free(pressure);
+    free(saturation);
+    free(region);
+    check(damaris_stop(), "damaris_stop");
+  }
+  check(damaris_finalize(), "damaris_finalize");
+  MPI_Finalize();
+  return 0;
+}
