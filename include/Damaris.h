@@ -79,8 +79,9 @@ enum {
   DAMARIS_ERROR_UNKNOWN = 22      /* anything else, including storage failures */
 };
 
-/* The element type of a variable's layout, as damaris_get_type() reports it. The names are
- * those of Damaris 1.7; the values are Sidecore's own (compile against this header). The XML
+/* The element type of a variable's layout, as damaris_get_type() reports it (Damaris 1.9 API,
+ * the names OPM Flow compares against). The values are Sidecore's own: no public Damaris source
+ * we could read pins them, so compile against this header. The XML
  * types map as: short -> SHORT; int, integer -> INT; long -> LONG; float, real -> FLOAT;
  * double -> DOUBLE; char, character -> CHAR; string -> STRING; label -> LABEL. The unsigned
  * types have no XML spelling and are never reported. */
@@ -100,7 +101,8 @@ typedef enum {
   DAMARIS_TYPE_LABEL = 12
 } DAMARIS_TYPE_STR;
 
-/* The optional plugins damaris_has_plugin() asks about. */
+/* The optional plugins damaris_has_plugin() asks about (the type is Damaris 1.9's; no public
+ * Damaris source we could read names its enumerators, so these names are Sidecore's). */
 typedef enum {
   DAMARIS_PLUGIN_HDF5 = 1,     /* HDF5 storage (always present in Sidecore) */
   DAMARIS_PLUGIN_PYTHON = 2,   /* Python scripts (<pyscript>): 1 when built with Python */
@@ -251,19 +253,22 @@ int damaris_end_iteration(void);
 /* The current iteration number (0 before the first damaris_end_iteration()). */
 int damaris_get_iteration(int* iteration);
 
-/* Stores in *vartype the element type of a variable's layout (see DAMARIS_TYPE_STR). Works on
- * clients and servers. Returns DAMARIS_OK, DAMARIS_UNDEFINED_VARIABLE (*vartype is then
- * DAMARIS_TYPE_UNDEFINED), DAMARIS_ARGUMENT_ERROR (NULL argument), DAMARIS_NOT_INITIALIZED. */
+/* Damaris 1.9 API. Stores in *vartype the element type of a variable's layout (see
+ * DAMARIS_TYPE_STR). Works on clients and servers. Returns DAMARIS_OK,
+ * DAMARIS_UNDEFINED_VARIABLE (*vartype is then DAMARIS_TYPE_UNDEFINED), DAMARIS_ARGUMENT_ERROR
+ * (NULL argument), DAMARIS_NOT_INITIALIZED. */
 int damaris_get_type(const char* variable_name, DAMARIS_TYPE_STR* vartype);
 
-/* 1 when this build has the plugin, 0 otherwise (also for a value outside the enum). May be
- * called at any time, before damaris_initialize() too. */
+/* Damaris 1.9 API. 1 when this build has the plugin, 0 otherwise (also for a value outside the
+ * enum). May be called at any time, before damaris_initialize() too. Thread-safe. */
 int damaris_has_plugin(DAMARIS_PLUGIN_TYPE plugin);
 
-/* Sidecore extensions. */
-
-/* A static, human-readable name for an error code ("DAMARIS_CONFIG_ERROR: ..."). Never NULL. */
+/* Damaris 1.9 API (OPM Flow prints every failure with it). A static, human-readable name for an
+ * error code ("DAMARIS_CONFIG_ERROR: ..."), also for a code outside the enum. Never NULL; may be
+ * called at any time, from any thread. */
 const char* damaris_error_string(int code);
+
+/* Sidecore extensions. */
 
 /* The message of the last failed call on this thread ("" if none; a successful call does not
  * clear it, as with errno). Valid until the next call into the API from this thread. Failed

@@ -328,4 +328,19 @@ void builder::read_log(xml n) {
   s.flush = flag(n, "Flush", false);
 }
 
+// Damaris 1.12 loads C++ server plugins of its own (PDI's PdiPlugin...) named in a top-level
+// <plugins> section, which PDI's generated configurations always carry, usually empty. Sidecore
+// cannot load a Damaris plugin: an empty section is accepted, and a plugin in it is never
+// dropped without a word (an error under strict checking, like every warning).
+void builder::read_damaris_plugins(xml n) {
+  check_element(n);
+  for (xml plugin : elements(n)) {
+    const std::string name = trim(attribute(plugin, "name"));
+    warn(plugin, "<" + name_of(plugin) + ">" + (name.empty() ? "" : " '" + name + "'") +
+                     " in <plugins> is a Damaris C++ server plugin, which Sidecore cannot "
+                     "load: it is ignored; do its work in an <event> action (a function of a "
+                     "shared library) or a <pyscript>, or leave <plugins> empty");
+  }
+}
+
 }  // namespace sidecore::config::detail

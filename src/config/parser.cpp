@@ -54,8 +54,8 @@ model builder::build() {
   m_model.simulation_name = attribute(root, "name");
   m_model.lang = pick(root, "language", language_choices, language::unknown);
 
-  std::vector<xml> sections[9];
   const auto& section_names = rules_for("simulation").children;
+  std::vector<std::vector<xml>> sections(section_names.size());
   for (xml child : elements(root)) {
     const auto index = std::find(section_names.begin(), section_names.end(), name_of(child)) -
                        section_names.begin();
@@ -92,6 +92,7 @@ model builder::build() {
   for (xml n : section("actions")) read_actions(n);
   for (xml n : section("scripts")) read_actions(n);
   for (xml n : section("log")) read_log(n);
+  for (xml n : section("plugins")) read_damaris_plugins(n);
   for (const char* unsupported : {"python", "visit", "paraview"}) {
     for (xml n : section(unsupported)) {
       warn(n, "<" + std::string(unsupported) + "> is not supported and is ignored; " +

@@ -12,7 +12,7 @@ const rule_map& all_rules() {
          {{"name", "language", "strict"},
           {"name"},
           {"architecture", "data", "storage", "actions", "scripts", "log", "python", "visit",
-           "paraview"}}},
+           "paraview", "plugins"}}},
         {"architecture",
          {{"name"}, {}, {"domains", "dedicated", "placement", "buffer", "queue", "schedule"}}},
         {"schedule", {{"policy", "writers", "bandwidth", "order", "trace"}, {}, {}}},
@@ -83,6 +83,8 @@ const rule_map& all_rules() {
           {}}},
         {"error", {{}, {}, {}, true, false}},
         {"scripts", {{}, {}, {"script", "pyscript"}}},
+        // Damaris 1.12's own C++ server plugins: their content is Damaris's (read_damaris_plugins).
+        {"plugins", {{}, {}, {}, false, true}},
         {"log", {{"FileName", "RotationSize", "LogFormat", "LogLevel", "Flush"}, {}, {}}},
     };
     // Damaris's own examples annotate elements with comment="..." (even <architecture>).

@@ -1205,3 +1205,51 @@ TEST(config, deeply_nested_elements_are_refused_without_overflowing_the_stack) {
   const cfg::model m = cfg::parse_model(fine, "fine.xml");
   EXPECT_EQ(m.variables.size(), 1u);
 }
+
+// PDI's Damaris plugin (for Damaris 1.11/1.12) generates configurations with a top-level
+// <plugins> section after <scripts>, left empty when nothing goes in it: that loads cleanly.
+TEST(config, empty_damaris_plugins_section_loads_without_a_warning) {
+  const std::string xml =
+      "<simulation name=\"t\" language=\"c\">\n<data>\n"
+      "<layout name=\"l\" type=\"int\" dimensions=\"4\"/>\n"
+      "<variable name=\"v\" layout=\"l\"/>\n</data>\n<storage>\n</storage>\n"
+      "<actions>\n</actions>\n<scripts>\n</scripts>\n<plugins>\n     \n</plugins>\n"
+      "<log FileName=\"log/t\" RotationSize=\"5\" LogFormat=\"[%TimeStamp%]: %Message%\" "
+      "Flush=\"true\" LogLevel=\"info\"/>\n</simulation>\n";
+  cfg::parse_options strict;
+  strict.strict = true;
+  const cfg::model m = cfg::parse_model(xml, "ok.xml", strict);
+  EXPECT_TRUE(m.warnings.empty());
+  ASSERT_EQ(m.variables.size(), 1u);
+  EXPECT_TRUE(m.log.flush);
+}
+
+// A Damaris C++ plugin named in <plugins> cannot run in Sidecore: never dropped silently (a
+// warning naming the line and the plugin), an error under strict checking.
+TEST(config, plugin_in_damaris_plugins_section_warns_and_is_refused_when_strict) {
+  const std::string xml =
+      "<simulation name=\"t\">\n<data>\n</data>\n<plugins>\n"
+      "  <plugin name=\"pdi\" library=\"libdamaris_pdi.so\">\n"
+      "    <forwarding_mode value=\"batched\"/>\n  </plugin>\n</plugins>\n</simulation>\n";
+  const std::string warning = single_warning_of(xml);
+  EXPECT_EQ(warning.rfind("bad.xml:5: <plugin> 'pdi' in <plugins> is a Damaris C++ server "
+                          "plugin, which Sidecore cannot load: it is ignored; ",
+                          0),
+            0u)
+      << warning;
+  cfg::parse_options strict;
+  strict.strict = true;
+  try {
+    cfg::parse_model(xml, "bad.xml", strict);
+    ADD_FAILURE() << "strict checking accepted a Damaris plugin it cannot load";
+  } catch (const sidecore::config_error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("bad.xml:5: <plugin> 'pdi' in <plugins>", 0), 0u) << message;
+    EXPECT_TRUE(contains(message, "strict checking is on")) << message;
+  }
+  // Attributes on the section itself are not Damaris's: the usual unknown-attribute warning.
+  const std::string attributed = single_warning_of(
+      "<simulation name=\"t\">\n<data>\n</data>\n<plugins mode=\"x\"/>\n</simulation>\n");
+  EXPECT_EQ(attributed.rfind("bad.xml:4: unknown attribute 'mode' on <plugins>", 0), 0u)
+      << attributed;
+}
