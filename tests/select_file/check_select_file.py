@@ -113,6 +113,9 @@ def main():
     # Larger blocks: a permuted numbering then has more runs than HDF5 hyperslabs are built
     # for, and is written as points.
     parser.add_argument("--scale", type=int, default=1)
+    # A spoilt index (select_file_writer.c) and what the refusal must say.
+    parser.add_argument("--fault", default="none")
+    parser.add_argument("--expect", action="append", default=[])
     args = parser.parse_args()
     global SCALE
     SCALE = args.scale
@@ -131,12 +134,21 @@ def main():
         with open(config, "w") as f:
             f.write(xml)
         before = job_segments()
-        status, _ = run_job(args.np, [args.writer, config, str(args.iterations), args.numbering,
-                                          str(args.scale)],
+        status, output = run_job(args.np, [args.writer, config, str(args.iterations), args.numbering,
+                                          str(args.scale), args.fault],
                             mpi_env(), timeout=240, cwd=workdir)
         if status != 0:
             fail(f"select_file_writer exited with status {status}")
         expect_no_leaked_segments(before)
+        if args.fault != "none":
+            for part in args.expect:
+                if part not in output:
+                    fail(f"fault {args.fault}: the output does not say {part!r}")
+            # Refused, not written wrong: no file of the spoilt iteration.
+            if os.path.exists(os.path.join(outdir, "sel_It0.h5")):
+                fail(f"fault {args.fault}: sel_It0.h5 was written")
+            print(f"PASS: fault {args.fault} refused with {args.expect}")
+            return
         for it in range(args.iterations):
             if args.filemode == "Collective":
                 check_collective(outdir, it, total, numbers)

@@ -1,7 +1,10 @@
 /* Index-mapped output writer: each client owns cells whose global numbers are a permutation of
  * the rank-ordered numbering (or that numbering itself), writes them through select-file and
  * once more in rank order. check_select_file.py recomputes every value from the same formulas.
- * Usage: select_file_writer <xml> <iterations> <permuted|contiguous> [scale] */
+ * A fault (out_of_range, duplicate_in_block, duplicate_across_writers, no_index) spoils the
+ * index: the store must then refuse the iteration with a message instead of writing a wrong
+ * file, and the writer prints what damaris_end_iteration said and goes on.
+ * Usage: select_file_writer <xml> <iterations> <permuted|contiguous> [scale [fault]] */
 #include <Damaris.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -43,6 +46,7 @@ int main(int argc, char** argv) {
   const int iterations = atoi(argv[2]);
   const int permuted = strcmp(argv[3], "permuted") == 0;
   if (argc > 4) scale = atoi(argv[4]);
+  const char* fault = argc > 5 ? argv[5] : "none";
   initialize_or_leave("select_file_writer", argv[1]);
   int is_client = -1;
   check(damaris_start(&is_client), "damaris_start");
@@ -69,6 +73,11 @@ int main(int argc, char** argv) {
     float* saturation = malloc(sizeof(float) * n_local);
     int* region = malloc(sizeof(int) * n_local);
     for (int i = 0; i < n_local; ++i) index[i] = (int)global_number(offset + i, n_total, permuted);
+    if (strcmp(fault, "out_of_range") == 0 && rank == 0) index[0] = n_total;
+    if (strcmp(fault, "duplicate_in_block") == 0 && rank == 0) index[1] = index[0];
+    /* Client 1 takes the first cell of client 0 too. */
+    if (strcmp(fault, "duplicate_across_writers") == 0 && rank == 1)
+      index[0] = (int)global_number(0, n_total, permuted);
     for (int it = 0; it < iterations; ++it) {
       /* Values are functions of the cell's global number g. */
       for (int i = 0; i < n_local; ++i) {
@@ -77,8 +86,9 @@ int main(int argc, char** argv) {
         saturation[i] = (float)(it + (g % 97) / 128.0);
         region[i] = 7 * g + it;
       }
-      if (it == 0) {
+      if (it == 0 && strcmp(fault, "no_index") != 0)
         check(damaris_write("cell_index", index), "damaris_write cell_index");
+      if (it == 0) {
         double* porosity = malloc(sizeof(double) * n_local);
         for (int i = 0; i < n_local; ++i) porosity[i] = 0.5 + index[i] / 1024.0;
         check(damaris_write("fields/porosity", porosity), "damaris_write porosity");
@@ -88,7 +98,14 @@ int main(int argc, char** argv) {
       check(damaris_write("fields/saturation", saturation), "damaris_write saturation");
       check(damaris_write("fields/region", region), "damaris_write region");
       check(damaris_write("fields/pressure_plain", pressure), "damaris_write pressure_plain");
-      check(damaris_end_iteration(), "damaris_end_iteration");
+      const int rc = damaris_end_iteration();
+      if (strcmp(fault, "none") == 0) {
+        check(rc, "damaris_end_iteration");
+      } else if (rc != DAMARIS_OK) {
+        printf("select_file_writer: rank %d iteration %d: damaris_end_iteration returned %d: %s\n",
+               rank, it, rc, damaris_last_error_message());
+        fflush(stdout);
+      }
     }
     free(index);
     free(pressure);
