@@ -21,6 +21,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/include/sidecore/plugin.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/blocks.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/read.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/stats.h
+              ${PROJECT_SOURCE_DIR}/include/sidecore/environment.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sidecore)
 
 set(SIDECORE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Sidecore)

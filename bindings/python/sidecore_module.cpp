@@ -24,6 +24,7 @@
 #include "Damaris.h"
 #include "sidecore/introspection.h"
 #include "sidecore/blocks.h"
+#include "sidecore/environment.h"
 #include "sidecore/read.h"
 #include "sidecore/schedule.h"
 #include "sidecore/stats.h"
@@ -566,6 +567,47 @@ int64_t client_comm() {
   return static_cast<int64_t>(MPI_Comm_c2f(comm));
 }
 
+void check_environment(int code) {
+  if (code != DAMARIS_OK) raise(classes().error, code, sidecore_environment_last_error());
+}
+
+// Where this process stands (sidecore/environment.h), for damaris4py.client.
+nb::dict environment() {
+  sidecore_environment_t e{};
+  check_environment(sidecore_environment_get(&e));
+  int32_t count = 0;
+  check_environment(sidecore_environment_known_clients(nullptr, 0, &count));
+  std::vector<int32_t> known(static_cast<std::size_t>(count));
+  check_environment(sidecore_environment_known_clients(known.data(), count, &count));
+  nb::dict d;
+  d["is_client"] = e.is_client != 0;
+  d["has_servers"] = e.has_servers != 0;
+  d["is_dedicated_core"] = e.is_dedicated_core != 0;
+  d["is_dedicated_node"] = e.is_dedicated_node != 0;
+  d["clients_per_node"] = e.clients_per_node;
+  d["cores_per_node"] = e.cores_per_node;
+  d["servers_per_node"] = e.servers_per_node;
+  d["number_of_nodes"] = e.number_of_nodes;
+  d["known_clients"] = known;
+  d["magic_number"] = std::string(e.magic_number);
+  return d;
+}
+
+// Fortran handles (mpi4py's MPI.Comm.f2py makes the communicator); None on a client.
+std::optional<int64_t> server_comm() {
+  MPI_Comm comm = MPI_COMM_NULL;
+  const int code = sidecore_server_comm_get(&comm);
+  if (code == DAMARIS_NO_SERVER) return std::nullopt;
+  check_environment(code);
+  return static_cast<int64_t>(MPI_Comm_c2f(comm));
+}
+
+int64_t global_comm() {
+  MPI_Comm comm = MPI_COMM_NULL;
+  check_environment(sidecore_global_comm_get(&comm));
+  return static_cast<int64_t>(MPI_Comm_c2f(comm));
+}
+
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;
@@ -767,5 +809,8 @@ NB_MODULE(_sidecore, m) {
         nb::arg("shape"));
   m.def("set_position", &set_position, nb::arg("variable"), nb::arg("block"), nb::arg("position"));
   m.def("client_comm", &client_comm);
+  m.def("environment", &environment);
+  m.def("server_comm", &server_comm);
+  m.def("global_comm", &global_comm);
   m.attr("OK") = static_cast<int>(DAMARIS_OK);
 }

@@ -308,9 +308,10 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   // released buffers up to what the XML lets this process hold.
   buffer_pool::set_capacity(m_model.arch.buffer_size + m_model.arch.server_memory);
   log::set_identity(m_topo.world_rank, m_topo.is_server ? "server" : "client");
+  // Always, not only for scripts: programs ask for it too (damaris4py.client); collective.
+  m_environment = script_environment_of(m_model, m_topo);
   if (!m_model.scripts.empty())
-    plugins::prepare_scripts(m_model, script_environment_of(m_model, m_topo),
-                             m_topo.world_rank == 0);
+    plugins::prepare_scripts(m_model, m_environment, m_topo.world_rank == 0);
   if (m_topo.world_rank == 0) {
     for (const std::string& w : m_model.warnings) log::warning(w);
     const bool active_buffering =

@@ -11,6 +11,7 @@
 #include "client/client.hpp"
 #include "config/model.hpp"
 #include "engines/engine.hpp"
+#include "plugins/python_scripts.hpp"
 #include "server/remote_server_loop.hpp"
 #include "server/server_loop.hpp"
 #include "topology/topology.hpp"
@@ -34,6 +35,13 @@ class runtime {
   // Throws error(DAMARIS_CORE_IS_SERVER) on a server.
   client::client& as_client(const char* call);
   MPI_Comm client_comm() const noexcept { return m_topo.clients.get(); }
+  // The servers' communicator (MPI_COMM_NULL on clients and without dedicated resources), and
+  // Sidecore's duplicate of the communicator given to damaris_initialize().
+  MPI_Comm server_comm() const noexcept { return m_topo.servers.get(); }
+  MPI_Comm world_comm() const noexcept { return m_topo.world.get(); }
+  // Where this process stands in the run (what Damaris's Environment and damaris4py answer),
+  // the same that scripts receive; computed once by the constructor.
+  const plugins::script_environment& environment() const noexcept { return m_environment; }
   // Parameters of this process: a server keeps its own copy, so that code calling
   // damaris_parameter_get/set on every rank works.
   client::parameters& parameter_table() noexcept {
@@ -59,6 +67,7 @@ class runtime {
 
   config::model m_model;
   topology::layout m_topo;
+  plugins::script_environment m_environment;
   std::optional<transport::channel> m_channel;
   // Dedicated core: reserves the rest of the shared heap after start-up (destroyed first).
   std::unique_ptr<transport::heap_reserver> m_heap_reserver;
