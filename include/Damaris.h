@@ -1,4 +1,6 @@
-/* Sidecore: the Damaris C API. Programs written for Damaris 1.7 compile and link unchanged.
+/* Sidecore: the Damaris C API of Damaris 1.9 and later (1.7's calls, plus damaris_get_type,
+ * damaris_has_plugin and damaris_error_string). Programs written for Damaris compile and link
+ * unchanged.
  *
  * Copyright (c) 2026, the Sidecore developers. SPDX-License-Identifier: BSD-3-Clause
  *
@@ -52,7 +54,8 @@
 extern "C" {
 #endif
 
-/* Error codes. The names and values are those of Damaris 1.7 and will never change. */
+/* Error codes: Damaris's names and values (those of every Damaris header we could read); they
+ * will never change. */
 enum {
   DAMARIS_OK = 0,                 /* success */
   DAMARIS_INIT_ERROR = 1,         /* initialization failed (see the message) */
