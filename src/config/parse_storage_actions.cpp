@@ -21,6 +21,10 @@ bool library_loads(const std::string& library, std::string& why) {
   return true;
 }
 
+// keep-workers: Damaris writes "yes" or "no"; true and false are accepted too.
+const std::vector<choice<bool>> keep_workers_choices = {
+    {"yes", true}, {"no", false}, {"true", true, false}, {"false", false, false}};
+
 }  // namespace
 
 void builder::read_storage(xml storage) {
@@ -273,19 +277,27 @@ void builder::read_script(xml n, const std::string& kind) {
   s.frequency = static_cast<int>(integer(n, "frequency", 1, 1, std::numeric_limits<int>::max()));
   flag(n, "external", false);
   if (kind == "pyscript") {
+    // Damaris's Dask attributes, with its defaults: no scheduler, 1 thread per worker
+    // ("openmp": as many as OpenMP would use), workers stopped at the end, 2 s to reach the
+    // scheduler. Damaris turns a bad value into its default with a line on stderr; here it is
+    // an error, since the run would not do what the file asks.
     s.scheduler_file = trim(attribute(n, "scheduler-file"));
-    s.nthreads = trim(attribute(n, "nthreads"));
-    s.keep_workers = flag(n, "keep-workers", false);
+    s.nthreads = lowercase(trim(attribute(n, "nthreads")));
+    if (s.nthreads != "" && s.nthreads != "openmp") {
+      s.nthreads = std::to_string(integer(n, "nthreads", 1, 1, 1 << 20));
+    }
+    s.keep_workers = pick(n, "keep-workers", keep_workers_choices, false);
     s.dask_keep =
         static_cast<int>(integer(n, "dask-keep", 4, 1, std::numeric_limits<int>::max()));
     if (has(n, "timeout")) {
       const std::optional<double> seconds = real(attribute(n, "timeout"));
-      if (seconds && *seconds > 0) {
-        s.timeout_seconds = *seconds;
-      } else {
-        warn(n, "invalid timeout=\"" + attribute(n, "timeout") + "\" on " + describe(n) +
-                    " (seconds to wait for the Dask scheduler, a number > 0); 2 is used");
+      if (!seconds || !(*seconds > 0)) {
+        fail(n,
+             "invalid value '" + attribute(n, "timeout") + "' for attribute 'timeout' of " +
+                 describe(n),
+             "expected the seconds to wait for the Dask scheduler, a number > 0 (default 2)");
       }
+      s.timeout_seconds = *seconds;
     }
   }
   m_script_nodes.push_back(n);

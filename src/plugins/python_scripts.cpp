@@ -85,6 +85,17 @@ std::string python_executable() {
   return exists(built_python) ? std::string(built_python) : std::string();
 }
 
+// DamarisData's "type_string" of a layout type as the XML names it, as Damaris's PyAction
+// spells it ("" for the types it makes no array of: string, label).
+std::string damaris_type_string(const std::string& type_name) {
+  if (type_name == "int" || type_name == "integer") return "_int";
+  if (type_name == "float" || type_name == "real") return "_float";
+  if (type_name == "char" || type_name == "character") return "_char";
+  if (type_name == "long") return "_longint";
+  if (type_name == "short" || type_name == "double") return "_" + type_name;
+  return "";
+}
+
 std::string joined(const std::vector<int>& values) {
   std::string text;
   for (int v : values) text += (text.empty() ? "" : ",") + std::to_string(v);
@@ -115,10 +126,16 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
   std::string searched;
   const std::string runner = find_runner(searched);
   const std::string python = python_executable();
-  std::string fortran_variables;
+  // Per variable, for DamarisData: Fortran order, time-invariant ones (Damaris hands them at
+  // iteration 0 only) and the type string (given even for a variable with no block).
+  std::string fortran_variables, constant_variables, type_strings;
   for (const config::variable& v : model.variables) {
-    if (model.layouts[v.layout_index].fortran_order)
-      fortran_variables += (fortran_variables.empty() ? "" : ",") + v.name;
+    const config::layout& l = model.layouts[v.layout_index];
+    if (l.fortran_order) fortran_variables += (fortran_variables.empty() ? "" : ",") + v.name;
+    if (!v.time_varying)
+      constant_variables += (constant_variables.empty() ? "" : ",") + v.name;
+    type_strings += (type_strings.empty() ? "" : ",") + v.name + "=" +
+                    damaris_type_string(l.type_name);
   }
   for (const config::script& s : model.scripts) {
     config::action_plugin& action = model.action_plugins.at(s.action);
@@ -137,6 +154,8 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
     o.emplace_back("keep-workers", s.keep_workers ? "yes" : "no");
     o.emplace_back("dask-keep", std::to_string(s.dask_keep));
     o.emplace_back("fortran-variables", fortran_variables);
+    o.emplace_back("constant-variables", constant_variables);
+    o.emplace_back("type-strings", type_strings);
     o.emplace_back("mode", env.mode);
     o.emplace_back("is_dedicated_core", env.is_dedicated_core ? "1" : "0");
     o.emplace_back("is_dedicated_node", env.is_dedicated_node ? "1" : "0");

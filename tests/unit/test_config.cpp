@@ -993,7 +993,7 @@ TEST(config, python_scripts_receive_the_variables_that_name_them) {
       "<variable name=\"e\" layout=\"l\" script=\"s2\" enabled=\"false\"/>\n</data>\n"
       "<actions>\n<plugin name=\"p\" library=\"libp.so\"/>\n"
       "<script name=\"s1\" file=\"a.py\" frequency=\"3\"/>\n</actions>\n"
-      "<scripts>\n<pyscript name=\"s2\" file=\"d.py\" timeout=\"soon\" keep-workers=\"yes\"/>\n"
+      "<scripts>\n<pyscript name=\"s2\" file=\"d.py\" keep-workers=\"yes\"/>\n"
       "</scripts>\n</simulation>",
       "py.xml");
   EXPECT_EQ(m.variables[1].scripts, (std::vector<std::string>{"s1", "s2"}));
@@ -1012,15 +1012,40 @@ TEST(config, python_scripts_receive_the_variables_that_name_them) {
   EXPECT_EQ(s2.variables, (std::vector<std::size_t>{1, 3}));  // e is disabled
   EXPECT_TRUE(m.scripts[1].keep_workers);
   EXPECT_DOUBLE_EQ(m.scripts[1].timeout_seconds, 2.0);
-  // A bad timeout changes nothing stored: a warning; so does an undeclared script.
-  ASSERT_EQ(m.warnings.size(), 2u);
-  EXPECT_TRUE(contains(m.warnings[0], "py.xml:15: invalid timeout=\"soon\""))
-      << m.warnings[0];
-  EXPECT_TRUE(contains(m.warnings[1],
+  EXPECT_EQ(m.scripts[1].nthreads, "");  // Damaris's default: one thread per worker
+  // An undeclared script is a warning.
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_TRUE(contains(m.warnings[0],
                        "py.xml:7: variable 'd' names undeclared script 's3'; it is ignored "
                        "(did you mean 's1'? valid scripts: s1, s2)") ||
-              contains(m.warnings[1], "py.xml:7: variable 'd' names undeclared script 's3'"))
-      << m.warnings[1];
+              contains(m.warnings[0], "py.xml:7: variable 'd' names undeclared script 's3'"))
+      << m.warnings[0];
+}
+
+TEST(config, dask_attributes_of_a_pyscript_are_checked) {
+  // Damaris's names and defaults; what Damaris would silently replace by its default is an
+  // error naming the line.
+  const auto script = [](const std::string& attributes) {
+    return "<simulation name=\"t\">\n<scripts>\n<pyscript name=\"s\" file=\"s.py\" " +
+           attributes + "/>\n</scripts>\n</simulation>\n";
+  };
+  const cfg::model m = cfg::parse_model(
+      script("scheduler-file=\" s.json \" nthreads=\"OpenMP\" keep-workers=\"No\" "
+             "timeout=\"4.5\""),
+      "py.xml");
+  EXPECT_EQ(m.scripts[0].scheduler_file, "s.json");
+  EXPECT_EQ(m.scripts[0].nthreads, "openmp");
+  EXPECT_FALSE(m.scripts[0].keep_workers);
+  EXPECT_DOUBLE_EQ(m.scripts[0].timeout_seconds, 4.5);
+  EXPECT_EQ(cfg::parse_model(script("nthreads=\" 3\" keep-workers=\"true\""), "py.xml")
+                .scripts[0]
+                .nthreads,
+            "3");
+  expect_error(script("nthreads=\"many\""), 3, {"'nthreads'", "'many'", "integer"});
+  expect_error(script("nthreads=\"0\""), 3, {"'nthreads'", "'0'"});
+  expect_error(script("keep-workers=\"maybe\""), 3, {"'keep-workers'", "yes", "no"});
+  expect_error(script("timeout=\"soon\""), 3, {"'timeout'", "'soon'", "a number > 0"});
+  expect_error(script("timeout=\"0\""), 3, {"'timeout'", "'0'"});
 }
 
 TEST(config, unsupported_sections_do_not_point_at_scripts) {

@@ -76,6 +76,9 @@ TEST(python_scripts, the_runtime_names_the_runner_and_passes_where_the_script_ru
   EXPECT_EQ(option(one, "magic"), "1234");
   EXPECT_EQ(option(one, "known_clients"), "3,4,5");
   EXPECT_EQ(option(one, "fortran-variables"), "b");
+  // DamarisData's type strings (Damaris's spelling) and its time-invariant variables.
+  EXPECT_EQ(option(one, "type-strings"), "a=_int,b=_float");
+  EXPECT_EQ(option(one, "constant-variables"), "");
   EXPECT_EQ(option(one, "scheduler-file"), "");
   EXPECT_EQ(option(two, "scheduler-file"), "dask.json");
   EXPECT_EQ(option(two, "dask-keep"), "7");

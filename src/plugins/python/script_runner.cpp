@@ -634,6 +634,13 @@ void script_destroy(void* handle) {
     return;
   }
   gil held;  // the reference is dropped with the GIL held
+  // What the script holds outside this process (its Dask worker) is let go, even when the
+  // run failed before finish().
+  py_ref closed(PyObject_CallMethod(s->host.get(), "close", nullptr));
+  if (!closed) {
+    const std::string why = take_python_error(true);
+    std::fprintf(stderr, "sidecore: warning: closing a Python script failed: %s\n", why.c_str());
+  }
   delete s;
 }
 

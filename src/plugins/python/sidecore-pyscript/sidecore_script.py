@@ -213,6 +213,11 @@ class Script:
         self.name = name
         self.variables = list(variables)
         self.fortran = set(v for v in options.get("fortran-variables", "").split(",") if v)
+        # Damaris hands a time-invariant variable at iteration 0 only, and every variable's
+        # type string, from its layout, even when it has no block.
+        self.constant = set(v for v in options.get("constant-variables", "").split(",") if v)
+        self.type_strings = dict(entry.split("=", 1) for entry in
+                                 options.get("type-strings", "").split(",") if "=" in entry)
         path = options.get("file", "")
         if not path:
             raise ConfigurationError("it names no file (file=\"...\")")
@@ -242,8 +247,10 @@ class Script:
                 "simulation_name": simulation,
                 "simulation_magic_number": environment.magic,
             },
-            "dask_env": _dask_env(options, simulation, environment),
         }
+        self.worker = None
+        self.damaris_data["dask_env"] = _dask_env(options, simulation, environment,
+                                                  self._start_dask(name, options, simulation))
         self.globals = {"__builtins__": builtins, "__file__": self.path,
                         "DamarisData": self.damaris_data}
         self._kept_warned = False
@@ -252,10 +259,6 @@ class Script:
         self.publisher = None
         scheduler_file = self.damaris_data["dask_env"]["dask_scheduler_file"]
         if self.sidecore_style and options.get("scheduler-file"):
-            if not scheduler_file and environment.server == 0:
-                print(f"sidecore: warning: script '{name}': the Dask scheduler file "
-                      f"'{options.get('scheduler-file')}' does not exist: iterations are not "
-                      "published", file=sys.stderr, flush=True)
             if scheduler_file:
                 import sidecore_dask
                 self.publisher = sidecore_dask.Publisher(
@@ -274,6 +277,42 @@ class Script:
         else:
             self.globals["__name__"] = "__main__"
 
+    def _start_dask(self, name, options, simulation):
+        """With scheduler-file="...": writer 0 checks that the scheduler answers (within
+        timeout), and tells the others; then, as Damaris does, every dedicated core or node
+        starts its Dask worker. Returns whether the scheduler answered."""
+        scheduler_file = options.get("scheduler-file", "")
+        if not scheduler_file:
+            return False
+        import sidecore_workers
+        timeout = float(options.get("timeout") or 2)
+        paths = sidecore_workers.module_paths([self.path])
+        comm = environment.comm
+        problem = None
+        if comm.Get_rank() == 0:
+            problem = sidecore_workers.check_scheduler(scheduler_file, timeout, paths)
+            if problem:
+                sidecore_workers.say(
+                    f"warning: script '{name}': the Dask scheduler of '{scheduler_file}' cannot "
+                    f"be used: {problem}; no Dask worker is started, iterations are not "
+                    "published and DamarisData['dask_env']['dask_scheduler_file'] is ''")
+        if comm.Get_size() > 1:
+            problem = comm.bcast(problem, root=0)
+        if problem:
+            return False
+        if environment.mode in ("dedicated cores", "dedicated nodes"):
+            self.worker, _ = sidecore_workers.acquire(
+                scheduler_file, _worker_name(simulation, environment),
+                _threads_per_worker(options), timeout, options.get("keep-workers") == "yes",
+                paths)
+        return True
+
+    def _release_worker(self):
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            import sidecore_workers
+            sidecore_workers.release(worker)
+
     # The runner's calls. blocks: tuples made by script_runner.cpp.
     def run(self, iteration, incomplete, blocks):
         if self.sidecore_style:
@@ -281,19 +320,26 @@ class Script:
             return
         # Damaris's view: the whole block (ghosts included), its dimensions and position in
         # the order the layout lists them (fastest first for a Fortran layout).
-        damaris = {v: _damaris_entry() for v in self.variables}
+        # Damaris leaves a time-invariant variable out after iteration 0, blocks or not.
+        left_out = self.constant if iteration > 0 else ()
+        damaris = {v: _damaris_entry(self.type_strings.get(v, "")) for v in self.variables
+                   if v not in left_out}
         for raw in blocks:
             variable, type_code, position, source, block_id = (raw[0], raw[1], raw[4], raw[7],
                                                                raw[8])
+            if variable in left_out:
+                continue
             full = _full_view(raw)
-            entry = damaris.setdefault(variable, _damaris_entry())
+            entry = damaris.get(variable)
+            if entry is None:
+                entry = damaris[variable] = _damaris_entry(
+                    self.type_strings.get(variable, _TYPE_STRINGS[type_code]))
             fortran = variable in self.fortran
             key = f"P{source}_B{block_id}"
             entry["numpy_data"][key] = full.T if fortran else full
             start = list(reversed(position)) if fortran else list(position)
             entry["sort_list"].append(
                 [f"S{environment.server}_I{iteration}_{environment.magic}", key, start])
-            entry["type_string"] = _TYPE_STRINGS[type_code]
             entry["block_source"].append(source)
             entry["block_domains"].append(block_id)
         data = {"iteration": iteration}
@@ -341,34 +387,54 @@ class Script:
             if handler is not None:
                 handler()
         finally:
-            if self.publisher is not None:
-                self.publisher.close()
+            try:
+                if self.publisher is not None:
+                    self.publisher.close()
+            finally:
+                self._release_worker()  # after the script's last use of the cluster
         sys.stdout.flush()
         sys.stderr.flush()
 
+    def close(self):
+        """The runner lets the script go (after finish(), or instead of it when the run
+        failed): its worker is stopped if finish() did not."""
+        if self.publisher is not None:
+            self.publisher.close()
+        self._release_worker()
 
-def _damaris_entry():
+
+def _damaris_entry(type_string):
     # block_source and block_domains: the form earlier Damaris releases gave (one entry per
     # block, in the order of sort_list), still read by some of its examples.
-    return {"numpy_data": {}, "sort_list": [], "type_string": "", "block_source": [],
+    return {"numpy_data": {}, "sort_list": [], "type_string": type_string, "block_source": [],
             "block_domains": []}
 
 
-def _dask_env(options, simulation, env):
-    scheduler_file = options.get("scheduler-file", "")
+def _worker_name(simulation, env):
+    """Damaris's name of a writer's Dask worker."""
+    return f"{simulation}_{env.magic}_{env.server}"
+
+
+def _threads_per_worker(options):
+    """nthreads="" is 1, "openmp" as many threads as OpenMP would use (OMP_NUM_THREADS, else
+    the cores this process may run on), else the number (checked by the configuration)."""
     threads = options.get("nthreads", "")
-    try:
-        threads = int(threads) if threads not in ("", "openmp") else (
-            int(os.environ.get("OMP_NUM_THREADS", "1")) if threads == "openmp" else 1)
-    except ValueError:
-        threads = 1
+    if threads == "openmp":
+        try:
+            return max(1, int(os.environ.get("OMP_NUM_THREADS", "").split(",")[0]))
+        except ValueError:
+            return max(1, len(os.sched_getaffinity(0)))
+    return max(1, int(threads)) if threads else 1
+
+
+def _dask_env(options, simulation, env, scheduler_answered):
     return {
-        # Damaris leaves it empty when the file is missing.
-        "dask_scheduler_file": scheduler_file if scheduler_file and os.path.exists(
-            scheduler_file) else "",
-        "dask_workers_name": f"{simulation}_{env.magic}_{env.server}",
+        # Damaris leaves it empty unless its writer 0 reached the scheduler.
+        "dask_scheduler_file": options.get("scheduler-file", "") if scheduler_answered else "",
+        "dask_workers_name": _worker_name(simulation, env),
         "dask_nworkers": env.servers_per_node,
-        "dask_threads_per_worker": max(1, threads),
+        "dask_threads_per_worker": _threads_per_worker(options),
+        # Sidecore's own.
         "dask_timeout": float(options.get("timeout") or 2),
         "dask_keep_workers": options.get("keep-workers") == "yes",
     }
