@@ -110,7 +110,7 @@ class builder {
   void check_references();
   void resolve_selections();
 
-  // parse_storage_actions.cpp: <storage>, <actions>, <scripts>, <log>.
+  // parse_storage_actions.cpp: <storage>, <actions>, <scripts>, <log>, <plugins>.
   void read_storage(xml storage);
   void read_store_type(xml n, store& s) const;
   void resolve_variable_stores();
