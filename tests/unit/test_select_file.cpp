@@ -3,11 +3,14 @@
 // every mistake names the file and line; select-mem and select-subset, which Sidecore does not
 // implement, are never ignored in silence.
 #include <gtest/gtest.h>
+#include <mpi.h>
 
+#include <filesystem>
 #include <string>
 
 #include "common/error.hpp"
 #include "config/model.hpp"
+#include "plugins/store.hpp"
 
 namespace {
 
@@ -180,6 +183,42 @@ TEST(select_file, select_mem_and_select_subset_warn_and_are_refused_when_strict)
     EXPECT_EQ(message.rfind("sel.xml:7: select-mem=\"idx\"", 0), 0u) << message;
     EXPECT_TRUE(contains(message, "strict checking is on")) << message;
   }
+}
+
+// A Collective file places select-file variables in a global dataset: a layout without global
+// dimensions cannot be stored so, and opening the store says which variable and layout.
+TEST(select_file, collective_store_needs_global_dimensions_of_selected_variables) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(nullptr, nullptr);
+  const std::string directory =
+      (std::filesystem::temp_directory_path() / "sidecore-select-file-unit").string();
+  const cfg::model m = cfg::parse_model(
+      "<simulation name=\"t\">\n<data>\n" + cells +
+          "<variable name=\"idx\" layout=\"ints\" store=\"s\"/>\n"
+          "<variable name=\"p\" layout=\"reals\" select-file=\"idx\" store=\"s\"/>\n"
+          "</data>\n<storage>\n"
+          "<store name=\"s\" type=\"HDF5\"><option key=\"FileMode\">Collective</option>"
+          "<option key=\"FilesPath\">" + directory + "/</option></store>\n"
+          "</storage>\n</simulation>\n",
+      "sel.xml");
+  sidecore::plugins::store_context context;
+  context.model = &m;
+  context.settings = &m.stores[0];
+  context.comm = MPI_COMM_SELF;
+  std::string message;
+  try {
+    sidecore::plugins::make_store(context);
+  } catch (const sidecore::config_error& e) {
+    message = e.what();
+  }
+  std::filesystem::remove_all(directory);
+  EXPECT_EQ(message.rfind("sel.xml:12: store \"s\": FileMode Collective: variable \"p\" (line 7) "
+                          "has select-file",
+                          0),
+            0u)
+      << message;
+  EXPECT_TRUE(contains(message, "layout \"reals\" (line 5) has no global dimensions")) << message;
 }
 
 }  // namespace
