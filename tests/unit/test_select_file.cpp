@@ -213,7 +213,7 @@ TEST(select_file, collective_store_needs_global_dimensions_of_selected_variables
     message = e.what();
   }
   std::filesystem::remove_all(directory);
-  EXPECT_EQ(message.rfind("sel.xml:12: store \"s\": FileMode Collective: variable \"p\" (line 7) "
+  EXPECT_EQ(message.rfind("sel.xml:10: store \"s\": FileMode Collective: variable \"p\" (line 7) "
                           "has select-file",
                           0),
             0u)
