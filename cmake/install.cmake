@@ -1,6 +1,6 @@
 # Installation: Damaris.h, libsidecore, the sidecore tool, a CMake package
-# (find_package(Sidecore)), sidecore.pc and, with SIDECORE_BUILD_FORTRAN, the damaris Fortran
-# module and sidecore-fortran.pc.
+# (find_package(Sidecore)), sidecore.pc, what Damaris programs look for (damaris_package.cmake)
+# and, with SIDECORE_BUILD_FORTRAN, the damaris Fortran module and sidecore-fortran.pc.
 include(CMakePackageConfigHelpers)
 
 install(TARGETS sidecore EXPORT SidecoreTargets
@@ -40,6 +40,9 @@ set(SIDECORE_PC_PREFIX "\${pcfiledir}/${_sidecore_pc_up}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/sidecore.pc.in ${PROJECT_BINARY_DIR}/sidecore.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/sidecore.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
+# The Damaris package, damaris.pc, libdamaris.so, sidecore/version.h and damaris/*.hpp.
+include(${PROJECT_SOURCE_DIR}/cmake/damaris_package.cmake)
+
 # Fortran: the damaris module (its .mod, usable by the compiler that built it), the interface
 # target sidecore::fortran and sidecore-fortran.pc:
 #   mpif90 sim.f90 $(pkg-config --cflags --libs sidecore-fortran)
@@ -48,6 +51,8 @@ if(SIDECORE_BUILD_FORTRAN)
   get_target_property(_sidecore_module_dir sidecore_fortran_module Fortran_MODULE_DIRECTORY)
   install(FILES ${_sidecore_module_dir}/damaris.mod
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sidecore/fortran)
+  # Also where Damaris puts it, so that `mpif90 -I<prefix>/include` finds `use damaris`.
+  install(FILES ${_sidecore_module_dir}/damaris.mod DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   configure_file(${PROJECT_SOURCE_DIR}/bindings/fortran/sidecore-fortran.pc.in
     ${PROJECT_BINARY_DIR}/sidecore-fortran.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/sidecore-fortran.pc

@@ -42,6 +42,8 @@ class runtime {
   // Where this process stands in the run (what Damaris's Environment and damaris4py answer),
   // the same that scripts receive; computed once by the constructor.
   const plugins::script_environment& environment() const noexcept { return m_environment; }
+  // Who this process is and whom it talks to (ranks, counts, communicators).
+  const topology::layout& topo() const noexcept { return m_topo; }
   // Parameters of this process: a server keeps its own copy, so that code calling
   // damaris_parameter_get/set on every rank works.
   client::parameters& parameter_table() noexcept {

@@ -5,6 +5,7 @@
 # With "fortran" as third argument the programs are Fortran: one written as for Damaris (no
 # module, sidecore.pc alone) and one using the damaris module (sidecore-fortran.pc, and
 # find_package(Sidecore COMPONENTS fortran)).
+# The module program is also built as a Damaris makefile builds it: -I<prefix>/include -ldamaris.
 # Usage: run_install_test.sh <source dir> <build dir> [c|fortran]
 set -euo pipefail
 source_dir=$1
@@ -29,10 +30,14 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/$(gcc -print-multiarch
 
 if [ "$language" = fortran ]; then
   test -f "$prefix/include/sidecore/fortran/damaris.mod"
+  # Also where Damaris installs it: a Damaris makefile's -I<prefix>/include finds `use damaris`.
+  test -f "$prefix/include/damaris.mod"
   cp "$source_dir/tests/install/consumer_implicit.f90" \
     "$source_dir/tests/install/consumer_module.f90" .
   "$mpif90" -o consumer_implicit_pc consumer_implicit.f90 $(pkg-config --cflags --libs sidecore)
   "$mpif90" -o consumer_module_pc consumer_module.f90 $(pkg-config --cflags --libs sidecore-fortran)
+  "$mpif90" -o consumer_module_damaris_flags consumer_module.f90 -I"$prefix/include" \
+    -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -ldamaris -Wl,--export-dynamic
   cat > CMakeLists.txt <<'CM'
 cmake_minimum_required(VERSION 3.25)
 project(consumer C Fortran)
@@ -41,7 +46,8 @@ find_package(Sidecore REQUIRED COMPONENTS fortran)
 add_executable(consumer_module_cmake consumer_module.f90)
 target_link_libraries(consumer_module_cmake PRIVATE sidecore::fortran MPI::MPI_Fortran)
 CM
-  executables=(./consumer_implicit_pc ./consumer_module_pc ./build/consumer_module_cmake)
+  executables=(./consumer_implicit_pc ./consumer_module_pc ./consumer_module_damaris_flags
+               ./build/consumer_module_cmake)
 else
   cp "$source_dir/tests/install/consumer.c" .
   "$mpicc" -o consumer_pc consumer.c $(pkg-config --cflags --libs sidecore)

@@ -1,0 +1,16 @@
+// sidecore_version_number() and sidecore_damaris_api_version_number() (sidecore/version.h).
+// The numbers are given to this file by CMake directly, not through the generated header, so
+// that a program comparing them with the header's macros finds out when the two disagree.
+#include "sidecore/version.h"
+
+#define SIDECORE_API extern "C" __attribute__((visibility("default")))
+
+#if !defined(SIDECORE_LIBRARY_VERSION_NUMBER) || !defined(SIDECORE_LIBRARY_DAMARIS_API_VERSION_NUMBER)
+#error "CMake gives this file the library's version numbers (bindings/c/CMakeLists.txt)"
+#endif
+
+SIDECORE_API unsigned sidecore_version_number(void) { return SIDECORE_LIBRARY_VERSION_NUMBER; }
+
+SIDECORE_API unsigned sidecore_damaris_api_version_number(void) {
+  return SIDECORE_LIBRARY_DAMARIS_API_VERSION_NUMBER;
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Installs Sidecore into a fresh prefix and builds from outside what a Damaris user builds:
+# - version_check.c (header and library agree, HAVE_*_ENABLED vs damaris_has_plugin) with
+#   pkg-config damaris and with a Damaris makefile's flags (-I<prefix>/include -ldamaris);
+# - damaris_cxx_consumer.cpp (ModifyModel and Environment as OPM Flow uses them) through CMake's
+#   find_package(Damaris 1.9 REQUIRED) + target damaris, and through pkg-config damaris;
+# - a CMake project checking the Damaris package's variables and version answers.
+# Each consumer runs on 4 ranks with one dedicated core per node, on one node of 4 and on two
+# (virtual) nodes of 2, and the Collective HDF5 files are read back value by value.
+# Usage: run_damaris_package_test.sh <source dir> <build dir>
+set -euo pipefail
+source_dir=$1
+build_dir=$2
+mpicc=${SIDECORE_TEST_MPICC:-mpicc}
+mpicxx=${SIDECORE_TEST_MPICXX:-mpicxx}
+launcher=${SIDECORE_TEST_MPIEXEC:-mpirun --oversubscribe}
+work=$(mktemp -d /tmp/sidecore-damaris-package-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+cmake --install "$build_dir" --prefix "$prefix" >/dev/null
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+fail() { echo "run_damaris_package_test: $*" >&2; exit 1; }
+
+# Where Damaris puts things.
+for f in include/Damaris.h include/sidecore/version.h include/damaris/model/ModifyModel.hpp \
+         include/damaris/env/Environment.hpp lib/cmake/Damaris/DamarisConfig.cmake \
+         lib/cmake/Damaris/DamarisConfigVersion.cmake lib/pkgconfig/damaris.pc; do
+  [ -f "$prefix/$f" ] || fail "$f is not installed"
+done
+[ -e "$prefix/lib/libdamaris.so" ] || fail "lib/libdamaris.so is not installed"
+
+cd "$work"
+cp "$source_dir/tests/install/version_check.c" "$source_dir/tests/install/damaris_cxx_consumer.cpp" .
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:${PKG_CONFIG_PATH:-}"
+pkg-config --exists 'damaris >= 1.9' || fail "pkg-config finds no damaris >= 1.9"
+
+# The version check, built two ways.
+"$mpicc" -std=c99 -Wall -Wextra -pedantic -Werror -o version_check_pc version_check.c \
+  $(pkg-config --cflags --libs damaris)
+"$mpicc" -std=c99 -o version_check_flags version_check.c -I"$prefix/include" -L"$prefix/lib" \
+  -Wl,-rpath,"$prefix/lib" -ldamaris
+./version_check_pc
+./version_check_flags
+
+# The C++ consumer through pkg-config.
+"$mpicxx" -std=c++17 -Wall -Wextra -Wno-cast-function-type -o consumer_pc damaris_cxx_consumer.cpp \
+  $(pkg-config --cflags --libs damaris)
+
+# The C++ consumer through CMake, as OPM Flow finds Damaris; and the package's answers.
+mkdir -p project
+cp damaris_cxx_consumer.cpp project/
+cat > project/CMakeLists.txt <<'CM'
+cmake_minimum_required(VERSION 3.25)
+project(damaris_consumer C CXX)
+set(CMAKE_CXX_STANDARD 17)
+find_package(MPI REQUIRED COMPONENTS C CXX)
+# OPM Flow's request (opm-simulators-prereqs.cmake), then the required form.
+find_package(Damaris 1.9)
+if(NOT Damaris_FOUND)
+  message(FATAL_ERROR "find_package(Damaris 1.9) failed")
+endif()
+find_package(Damaris 1.9 REQUIRED)
+# What OPM's UseDamaris.cmake and PDI read.
+if(NOT Damaris_VERSION VERSION_GREATER_EQUAL 1.9 OR NOT Damaris_HAS_HDF5 OR Damaris_HAS_VISIT
+   OR Damaris_HAS_CATALYST OR NOT TARGET damaris OR NOT EXISTS "${Damaris_INCLUDE_DIRS}/Damaris.h"
+   OR NOT EXISTS "${Damaris_LIBRARIES_PATH}/libdamaris.so" OR NOT Damaris_LIBRARIES STREQUAL "damaris")
+  message(FATAL_ERROR "Damaris package: version ${Damaris_VERSION}, HDF5 ${Damaris_HAS_HDF5}, "
+    "VisIt ${Damaris_HAS_VISIT}, Catalyst ${Damaris_HAS_CATALYST}, include ${Damaris_INCLUDE_DIRS}, "
+    "libraries ${Damaris_LIBRARIES} in ${Damaris_LIBRARIES_PATH}")
+endif()
+message(STATUS "DAMARIS_PACKAGE_VERSION=${Damaris_VERSION}")
+add_executable(consumer_cmake damaris_cxx_consumer.cpp)
+# OPM Flow: target_link_libraries(opmsimulators PUBLIC damaris)
+target_link_libraries(consumer_cmake PUBLIC damaris)
+CM
+cmake -S project -B project/build -DCMAKE_PREFIX_PATH="$prefix" \
+  -DMPI_CXX_COMPILER="$(command -v "$mpicxx")" -DMPI_C_COMPILER="$(command -v "$mpicc")" \
+  > project/configure.log || { cat project/configure.log; fail "the CMake consumer does not configure"; }
+grep -q "DAMARIS_PACKAGE_VERSION=1\.9" project/configure.log ||
+  fail "Damaris_VERSION is not 1.9.x: $(grep DAMARIS_PACKAGE_VERSION project/configure.log)"
+cmake --build project/build >/dev/null
+
+# A request newer than the API Sidecore matches is refused, not silently accepted.
+mkdir -p newer
+cat > newer/CMakeLists.txt <<'CM'
+cmake_minimum_required(VERSION 3.25)
+project(newer C CXX)
+find_package(Damaris 1.12 QUIET)
+if(Damaris_FOUND)
+  message(FATAL_ERROR "find_package(Damaris 1.12) accepted Damaris ${Damaris_VERSION}")
+endif()
+CM
+cmake -S newer -B newer/build -DCMAKE_PREFIX_PATH="$prefix" >/dev/null ||
+  fail "find_package(Damaris 1.12) was not refused"
+
+# The values of one Collective file as one line, "v0 v1 ...".
+values() {
+  h5dump -d "$2" -y -w 0 -o "$work/values.txt" "$1" >/dev/null || return 1
+  tr -s ', \n' '  ' < "$work/values.txt" | sed 's/^ *//; s/ *$//'
+}
+
+check_output() {  # <output dir> <client count>
+  local out=$1 clients=$2 iteration file expected_p expected_r c i n cell
+  for iteration in 0 1; do
+    file=$(ls "$out"/opm-like-*_It${iteration}.h5 2>/dev/null) ||
+      fail "no Collective file for iteration $iteration in $out: $(ls "$out")"
+    [ "$(echo "$file" | wc -l)" -eq 1 ] || fail "several files for iteration $iteration: $file"
+    expected_p=""
+    expected_r=""
+    cell=0
+    for ((c = 0; c < clients; ++c)); do
+      n=$((3 + 2 * c))
+      for ((i = 0; i < n; ++i)); do
+        expected_p+="$((1000 * iteration + cell)).5 "
+        expected_r+="$c "
+        cell=$((cell + 1))
+      done
+    done
+    [ "$(values "$file" /PRESSURE)" = "${expected_p% }" ] ||
+      fail "PRESSURE at iteration $iteration in $file: $(values "$file" /PRESSURE), expected ${expected_p% }"
+    [ "$(values "$file" /MPI_RANK)" = "${expected_r% }" ] ||
+      fail "MPI_RANK at iteration $iteration in $file: $(values "$file" /MPI_RANK), expected ${expected_r% }"
+  done
+}
+
+for exe in ./consumer_pc ./project/build/consumer_cmake; do
+  # One node of 4 ranks: 3 clients and a dedicated core.
+  out=$work/out-$(basename "$exe")-1node
+  mkdir -p "$out"
+  env -u SIDECORE_RANKS_PER_NODE $launcher -np 4 "$exe" "$out" 4 1
+  check_output "$out" 3
+  # Two nodes of 2 ranks: a client and a dedicated core on each.
+  out=$work/out-$(basename "$exe")-2nodes
+  mkdir -p "$out"
+  SIDECORE_RANKS_PER_NODE=2 $launcher -np 4 "$exe" "$out" 2 1
+  check_output "$out" 2
+  echo "$exe: OK"
+done
