@@ -211,8 +211,13 @@ def acquire(scheduler_file, name, threads, timeout, keep, paths):
     worker = _workers.get(scheduler_file)
     problem = ""
     if worker is None:
-        worker = _workers[scheduler_file] = Worker(scheduler_file, name, threads, timeout, keep,
-                                                   paths)
+        try:
+            worker = Worker(scheduler_file, name, threads, timeout, keep, paths)
+        except (OSError, RuntimeError) as e:  # no interpreter to run it: the run goes on
+            problem = f"it could not be started ({e})"
+            say(f"warning: Dask worker '{name}' is not serving: {problem}")
+            return None, problem
+        _workers[scheduler_file] = worker
         problem = worker.wait_registered()
         if problem:
             say(f"warning: Dask worker '{name}' is not serving: {problem}")
