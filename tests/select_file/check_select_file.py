@@ -58,6 +58,9 @@ def check_collective(outdir, it, total, numbers, index_stored):
             expect_array(f"{path}:{name}", h5[name][...], want)
             if text(h5[name].attrs["select_file"]) != "cell_index":
                 fail(f"{path}:{name}: select_file attribute {h5[name].attrs['select_file']!r}")
+        # Two dimensions (1, n): placed as points in C order.
+        expect_array(f"{path}:fields/pressure_2d", h5["fields/pressure_2d"][...],
+                     (1000.0 * it + g + 0.25).reshape(1, total))
         # Written once (time-varying="false"), linked from the later files.
         expect_array(f"{path}:fields/porosity", h5["fields/porosity"][...], 0.5 + g / 1024.0)
         # Rank order: the value of the k-th cell of the clients taken in turn.
@@ -93,6 +96,7 @@ def check_file_per_core(outdir, it, clients, numbers, index_stored):
         g = numbers[offset:offset + n]
         want = dict(fields(it, g))
         want["fields/pressure_plain"] = want["fields/pressure"]
+        want["fields/pressure_2d"] = want["fields/pressure"].reshape(1, n)
         if it == 0 and index_stored:
             want["cell_index"] = g.astype(np.int32)
             want["fields/porosity"] = 0.5 + g / 1024.0
@@ -114,8 +118,7 @@ def main():
     parser.add_argument("--filemode", default="Collective")
     parser.add_argument("--numbering", default="permuted", choices=["permuted", "contiguous"])
     parser.add_argument("--iterations", type=int, default=3)
-    # Larger blocks: a permuted numbering then has more runs than HDF5 hyperslabs are built
-    # for, and is written as points.
+    # Larger blocks: thousands of scattered positions exchanged among the writers.
     parser.add_argument("--scale", type=int, default=1)
     # A spoilt index (select_file_writer.c) and what the refusal must say.
     parser.add_argument("--fault", default="none")

@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
     const char* names[] = {"cell_index", "fields/pressure", "fields/saturation", "fields/region",
                            "fields/porosity", "fields/pressure_plain"};
     for (int v = 0; v < 6; ++v) check(damaris_set_position(names[v], position), "damaris_set_position");
+    const int64_t position_2d[2] = {0, offset};
+    check(damaris_set_position("fields/pressure_2d", position_2d), "damaris_set_position");
 
     int* index = malloc(sizeof(int) * n_local);
     double* pressure = malloc(sizeof(double) * n_local);
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
       check(damaris_write("fields/saturation", saturation), "damaris_write saturation");
       check(damaris_write("fields/region", region), "damaris_write region");
       check(damaris_write("fields/pressure_plain", pressure), "damaris_write pressure_plain");
+      check(damaris_write("fields/pressure_2d", pressure), "damaris_write pressure_2d");
       const int rc = damaris_end_iteration();
       if (strcmp(fault, "none") == 0) {
         check(rc, "damaris_end_iteration");

@@ -571,10 +571,20 @@ void hdf5_store::write_collective_file(const iteration_data& data,
                       table.origins.data(), path);
     }
 
+    // A 1-D dataset placed by select-file: every writer writes one share of it (a permuted
+    // numbering would otherwise scatter each block over the whole file).
+    if (mapped && ndims == 1) {
+      std::vector<mapped_block> blocks;
+      for (const prepared_block& p : prepared[i]) {
+        if (element_count(p.dims) > 0) blocks.push_back({p.data, positions_of(variable, *p.view)});
+      }
+      write_by_shares(dataset.get(), file_type.get(), global[0], blocks, stored_size(type),
+                      m_context.comm, dxpl.get(), site);
+    }
     // Writers with fewer blocks still take part, with empty selections; HDF5 wants a
     // non-null buffer even then.
     static const char no_data = 0;
-    for (std::int64_t k = 0; k < write_count; ++k) {
+    for (std::int64_t k = 0; k < (mapped && ndims == 1 ? 0 : write_count); ++k) {
       const prepared_block* block = k < static_cast<std::int64_t>(prepared[i].size())
                                         ? &prepared[i][static_cast<std::size_t>(k)]
                                         : nullptr;

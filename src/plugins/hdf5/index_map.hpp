@@ -3,6 +3,7 @@
 #pragma once
 
 #include <hdf5.h>
+#include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -20,10 +21,8 @@ namespace sidecore::plugins::hdf5 {
 // global position values[i] (C order over the dataset's extents).
 struct block_positions {
   std::vector<std::int64_t> values;
-  // Element indices by increasing position: blocks are written in file order, which MPI-IO
-  // and HDF5 handle far faster than scattered points.
+  // Element indices by increasing position: blocks are sent and written in file order.
   std::vector<std::size_t> order;
-  std::size_t runs = 0;  // runs of consecutive positions, in increasing order
   std::int64_t smallest = 0;
   std::int64_t largest = -1;
   std::int64_t duplicate = -1;  // a position given twice, or -1
@@ -51,12 +50,28 @@ class index_map {
 };
 
 // Selects, in file_space (the dataset's extents global), the positions of p in increasing
-// order: hyperslab runs when they are few (a contiguous-ish numbering), points otherwise.
+// order, as points unravelled in C order (datasets of more than one dimension, whose shares
+// would not be hyperslabs; 1-D datasets are written by write_by_shares).
 void select_positions(hid_t file_space, const block_positions& p,
                       const std::vector<hsize_t>& global, const call_site& site);
 
 // The block's elements (each element_bytes long) in the order select_positions lists them.
 std::vector<unsigned char> gather_in_position_order(const void* data, std::size_t element_bytes,
                                                     const block_positions& p);
+
+// One local block of a variable placed by select-file: its data (stored type) and positions.
+struct mapped_block {
+  const void* data = nullptr;
+  const block_positions* positions = nullptr;
+};
+
+// Writes a 1-D dataset placed by select-file, collectively over comm: each writer sends every
+// element to the writer whose share of the dataset (equal ranges, in writer order) holds its
+// position, then writes its share as one hyperslab, positions no block gives as zeros (the
+// fill value). MPI-IO then sees one contiguous piece per writer instead of scattered points,
+// which parallel HDF5 writes slowly. Positions must have been checked (in range, unique).
+void write_by_shares(hid_t dataset, hid_t file_type, hsize_t total,
+                     const std::vector<mapped_block>& blocks, std::size_t element_bytes,
+                     MPI_Comm comm, hid_t dxpl, const call_site& site);
 
 }  // namespace sidecore::plugins::hdf5
