@@ -4,6 +4,7 @@
 // stands and its answers are checked against the layout the test asks for; each client writes
 // a field of its own size at its global offset, as OPM Flow's DamarisWriter does.
 // Usage: damaris_cxx_consumer <output dir> <ranks per node> <dedicated cores per node>
+//        [<dedicated nodes>]   (with dedicated nodes, give 0 dedicated cores)
 // The stored values are checked by run_damaris_package_test.sh: PRESSURE[i] = 1000 * it + i + 0.5
 // over the whole field, MPI_RANK[i] = the client index owning cell i.
 #include <Damaris.h>
@@ -95,15 +96,17 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   int world_size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  if (argc != 4) {
+  if (argc != 4 && argc != 5) {
     if (world_rank == 0)
-      std::cerr << "usage: damaris_cxx_consumer <output dir> <ranks per node> <dedicated cores>\n";
+      std::cerr << "usage: damaris_cxx_consumer <output dir> <ranks per node> <dedicated cores> "
+                   "[<dedicated nodes>]\n";
     MPI_Finalize();
     return 2;
   }
   const std::string output_dir = argv[1];
   const int per_node = std::atoi(argv[2]);
   const int dedicated = std::atoi(argv[3]);
+  const int dedicated_nodes = argc == 5 ? std::atoi(argv[4]) : 0;
   using damaris::Environment;
 
   // Before damaris_initialize(): Damaris's answers for an uninitialized environment.
@@ -128,7 +131,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> find_replace_map = {
       {"_SHMEM_BUFFER_BYTES_REGEX_", "8388608"},
       {"_DC_REGEX_", std::to_string(dedicated)},
-      {"_DN_REGEX_", "0"},
+      {"_DN_REGEX_", std::to_string(dedicated_nodes)},
       {"_File_Mode", "Collective"},
       {"_MORE_VARIABLES_REGEX_",
        "<variable name=\"MPI_RANK\" layout=\"zonal_layout_usmesh_integer\" type=\"scalar\" "
@@ -159,40 +162,55 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  // Where each process stands: the last `dedicated` ranks of each node of `per_node` ranks are
-  // dedicated cores, the others clients.
+  // Where each process stands. With dedicated cores the last `dedicated` ranks of each node of
+  // `per_node` ranks are servers; with dedicated nodes every rank of the last nodes is.
   const int node = world_rank / per_node;
   const int in_node = world_rank % per_node;
-  const int clients_per_node = per_node - dedicated;
-  const bool client = in_node < clients_per_node;
   const int nodes = world_size / per_node;
+  const bool by_nodes = dedicated_nodes > 0;
+  const int client_nodes = nodes - dedicated_nodes;
+  // Without dedicated resources every process is a client and its own server (Damaris's
+  // standalone mode).
+  const bool standalone = dedicated == 0 && !by_nodes;
+  const bool client = by_nodes ? node < client_nodes : in_node < per_node - dedicated;
+  const int total_clients = by_nodes ? client_nodes * per_node : nodes * (per_node - dedicated);
+  const int total_servers = world_size - total_clients;
   EXPECT(Environment::Initialized());
   EXPECT_EQ(Environment::IsClient(), client);
-  EXPECT_EQ(Environment::IsServer(), !client);
-  EXPECT_EQ(Environment::IsDedicatedCore(), !client);
-  EXPECT(!Environment::IsDedicatedNode());
-  EXPECT(Environment::HasServer());
+  EXPECT_EQ(Environment::IsServer(), !client || standalone);
+  EXPECT_EQ(Environment::IsDedicatedCore(), !client && !by_nodes);
+  EXPECT_EQ(Environment::IsDedicatedNode(), !client && by_nodes);
+  EXPECT_EQ(Environment::HasServer(), !standalone);
   EXPECT_EQ(Environment::GetSimulationName(), sim_name);
   EXPECT_EQ(Environment::CoresPerNode(), per_node);
-  EXPECT_EQ(Environment::ClientsPerNode(), clients_per_node);
-  EXPECT_EQ(Environment::ServersPerNode(), dedicated);
-  EXPECT_EQ(Environment::CountTotalClients(), nodes * clients_per_node);
-  EXPECT_EQ(Environment::CountTotalServers(), nodes * dedicated);
+  // Damaris's answers with dedicated nodes: client nodes and dedicated nodes, not processes.
+  EXPECT_EQ(Environment::ClientsPerNode(), by_nodes ? client_nodes : per_node - dedicated);
+  EXPECT_EQ(Environment::ServersPerNode(), by_nodes ? dedicated_nodes : standalone ? 1 : dedicated);
+  EXPECT_EQ(Environment::CountTotalClients(), total_clients);
+  EXPECT_EQ(Environment::CountTotalServers(), total_servers);
   EXPECT_EQ(Environment::NumDomainsPerClient(), 1);
   EXPECT_EQ(Environment::GetGlobalProcessID(), world_rank);
-  const int entity_id = client ? node * clients_per_node + in_node
-                               : node * dedicated + (in_node - clients_per_node);
+  int entity_id = world_rank - total_clients;  // servers after every client (dedicated nodes)
+  if (client && !by_nodes) entity_id = node * (per_node - dedicated) + in_node;
+  if (client && by_nodes) entity_id = world_rank;
+  if (!client && !by_nodes) entity_id = node * dedicated + (in_node - (per_node - dedicated));
   EXPECT_EQ(Environment::GetEntityProcessID(), entity_id);
   int entity_size = 0;
   MPI_Comm_size(Environment::GetEntityComm(), &entity_size);
-  EXPECT_EQ(entity_size, client ? nodes * clients_per_node : nodes * dedicated);
+  EXPECT_EQ(entity_size, client ? total_clients : total_servers);
   int global_size = 0;
   MPI_Comm_size(Environment::GetGlobalComm(), &global_size);
   EXPECT_EQ(global_size, world_size);
-  // A dedicated core serves the clients of its node (an equal share of them).
+  // A server receives the blocks of an equal share of the clients (of its own node with
+  // dedicated cores).
   const std::list<int>& known = Environment::GetKnownLocalClients();
-  EXPECT_EQ(static_cast<int>(known.size()), client ? 0 : clients_per_node / dedicated);
-  for (int c : known) EXPECT_EQ(c / clients_per_node, node);
+  // Without dedicated resources each process receives its own.
+  if (standalone)
+    EXPECT(known.size() == 1 && known.front() == world_rank);
+  else
+    EXPECT_EQ(static_cast<int>(known.size()), client ? 0 : total_clients / total_servers);
+  if (!by_nodes)
+    for (int c : known) EXPECT_EQ(c / (per_node - dedicated), node);
   const std::string magic = Environment::GetMagicNumber();
   EXPECT(!magic.empty());
   EXPECT(same_on_every_rank(std::stoll(magic)));
@@ -200,7 +218,7 @@ int main(int argc, char** argv) {
 
   int is_client = -1;
   err = damaris_start(&is_client);
-  EXPECT(err == DAMARIS_OK);
+  EXPECT(err == (standalone ? DAMARIS_NO_SERVER : DAMARIS_OK));
   EXPECT_EQ(is_client, client ? 1 : 0);
   if (is_client == 1) {
     MPI_Comm clients = MPI_COMM_NULL;
@@ -240,7 +258,7 @@ int main(int argc, char** argv) {
       }
       EXPECT(damaris_end_iteration() == DAMARIS_OK);
     }
-    EXPECT(damaris_stop() == DAMARIS_OK);
+    EXPECT(damaris_stop() == (standalone ? DAMARIS_NO_SERVER : DAMARIS_OK));
   } else {
     EXPECT_EQ(Environment::GetLastIteration(), -1);
   }
@@ -255,7 +273,8 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (world_rank == 0)
     std::cout << "damaris_cxx_consumer (" << world_size << " ranks, " << per_node
-              << " per node, " << dedicated << " dedicated): "
+              << " per node, " << dedicated << " dedicated cores, " << dedicated_nodes
+              << " dedicated nodes): "
               << (all_failures == 0 ? "OK" : std::to_string(all_failures) + " failed checks")
               << std::endl;
   MPI_Finalize();

@@ -6,7 +6,8 @@
 #   find_package(Damaris 1.9 REQUIRED) + target damaris, and through pkg-config damaris;
 # - a CMake project checking the Damaris package's variables and version answers.
 # Each consumer runs on 4 ranks with one dedicated core per node, on one node of 4 and on two
-# (virtual) nodes of 2, and the Collective HDF5 files are read back value by value.
+# (virtual) nodes of 2, with one dedicated node of two, and without dedicated resources; the Collective HDF5 files are read
+# back value by value.
 # Usage: run_damaris_package_test.sh <source dir> <build dir>
 set -euo pipefail
 source_dir=$1
@@ -135,5 +136,15 @@ for exe in ./consumer_pc ./project/build/consumer_cmake; do
   mkdir -p "$out"
   SIDECORE_RANKS_PER_NODE=2 $launcher -np 4 "$exe" "$out" 2 1
   check_output "$out" 2
+  # Two nodes of 2 ranks, the second a dedicated node: Damaris's per-node answers count nodes.
+  out=$work/out-$(basename "$exe")-dedicated-node
+  mkdir -p "$out"
+  SIDECORE_RANKS_PER_NODE=2 $launcher -np 4 "$exe" "$out" 2 0 1
+  check_output "$out" 2
+  # No dedicated resource: four clients, each its own server.
+  out=$work/out-$(basename "$exe")-synchronous
+  mkdir -p "$out"
+  env -u SIDECORE_RANKS_PER_NODE $launcher -np 4 "$exe" "$out" 4 0
+  check_output "$out" 4
   echo "$exe: OK"
 done
