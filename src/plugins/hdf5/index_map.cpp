@@ -1,4 +1,5 @@
-// select-file positions: kept per index block, checked once, turned into HDF5 selections.
+// select-file positions: kept per index block, sorted once, and the two ways a placed block
+// is written (by shares over the writers for 1-D datasets, as points otherwise).
 #include "plugins/hdf5/index_map.hpp"
 
 #include <algorithm>
