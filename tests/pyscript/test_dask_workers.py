@@ -176,6 +176,49 @@ def test_kept_workers_outlive_the_run(tmp_path):
         scheduler.stop()
 
 
+def test_job_worker_keeps_what_the_run_computed(tmp_path):
+    """Damaris's statistics workflow: the job script starts a scheduler and a worker of its own
+    (no PYTHONPATH: damaris4py reaches it through the run), two simulations fold their fields
+    into one DaskStats; the run's workers hand their data over when they retire, so that the
+    job's worker serves the mean and variance of both runs afterwards."""
+    scheduler = Scheduler(tmp_path)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", scheduler.file,
+         "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", "job-worker"],
+        env=no_pythonpath(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: scheduler.worker_names() == ["job-worker"], "no job worker")
+        fields = []
+        for run in range(2):
+            out = run_workers_job(tmp_path / f"run{run}", scheduler, 2)
+            fields += [np.concatenate([field(it, c) for c in range(4)], axis=2)
+                       for it in range(2)]
+            record = load_json(f"{out}/dw_it1.json")
+            assert "job-worker" in record["workers"] and len(record["workers"]) == 3, record
+            wait_until(lambda: scheduler.worker_names() == ["job-worker"],
+                       "the run's workers stayed")
+        series = np.stack(fields)
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "plugins", "python",
+                                        "sidecore-pyscript"))
+        from damaris4py.dask.damaris_stats import DaskStats
+        with scheduler.client() as client:
+            # The run put damaris4py on the job worker's path (eval: nothing of this module
+            # is importable there).
+            importable = client.run(eval, "__import__('importlib.util').util.find_spec("
+                                    "'damaris4py') is not None")
+            assert list(importable.values()) == [True], importable
+            stats = DaskStats("dw_field_stats", "dw_field_lock")
+            assert stats.return_count(client) == 4
+            mean, variance = stats.return_mean_var_tuple(client)
+            expect_array("mean of both runs", mean.compute(), series.mean(axis=0))
+            assert np.allclose(variance.compute(), series.var(axis=0, ddof=1), rtol=1e-9,
+                               atol=1e-6)
+    finally:
+        worker.kill()
+        worker.wait()
+        scheduler.stop()
+
+
 def test_unreachable_scheduler_starts_no_worker(tmp_path):
     """A scheduler file naming a scheduler nobody answers at: a warning, no worker process,
     dask_scheduler_file '' in DamarisData, and the run ends normally."""

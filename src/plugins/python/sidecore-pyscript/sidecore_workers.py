@@ -7,10 +7,10 @@ the others), then every server runs
 and, at the end, unless keep-workers="yes", retires the workers of that name through the
 scheduler. Here the worker is started from this interpreter's executable (so it runs in the
 same environment), with the directories of damaris4py and of the scripts on its module path
-(they are also appended to the scheduler's, which unpickles the task graphs): neither needs
-PYTHONPATH. Every wait is bounded and a worker is always stopped, by the scheduler or by a
-signal, unless it is asked to outlive the run. One worker per writer process and scheduler,
-shared by the scripts that name it.
+(they are also appended to the scheduler's, which unpickles the task graphs, and to those of
+the workers already serving it): none needs PYTHONPATH. Every wait is bounded and a worker is
+always stopped, by the scheduler or by a signal, unless it is asked to outlive the run. One
+worker per writer process and scheduler, shared by the scripts that name it.
 
 Imported only when a script names a scheduler file: a run without Dask never imports dask."""
 import atexit
@@ -41,8 +41,8 @@ sys.argv[0] = "dask-worker"
 runpy.run_module("distributed.cli.dask_worker", run_name="__main__", alter_sys=True)
 """
 
-# Run on the scheduler (through exec, so that nothing of this module must be importable there):
-# appends the directories the task graphs' functions are imported from.
+# Run on the scheduler and its workers (through exec, so that nothing of this module must be
+# importable there): appends the directories the task graphs' functions are imported from.
 _SCHEDULER_PATHS = """
 import importlib, sys
 for path in paths:
@@ -95,10 +95,14 @@ def check_scheduler(scheduler_file, timeout, paths):
     except Exception as e:  # noqa: BLE001 (anything that stops a connection is the answer)
         return f"no scheduler answered within {timeout:g} s ({type(e).__name__}: {e})"
     try:
+        # The workers already there too (a job script's own, which keep what the run's
+        # workers hand over when they retire).
         client.run_on_scheduler(exec, _SCHEDULER_PATHS, {"paths": paths})
-    except Exception as e:  # noqa: BLE001 (a scheduler refusing code still runs graphs)
-        say(f"warning: could not add {os.pathsep.join(paths)} to the Dask scheduler's module "
-            f"path ({type(e).__name__}: {e}): start it where damaris4py is importable")
+        client.run(exec, _SCHEDULER_PATHS, {"paths": paths})
+    except Exception as e:  # noqa: BLE001 (a cluster refusing code still runs graphs)
+        say(f"warning: could not add {os.pathsep.join(paths)} to the module path of the Dask "
+            f"scheduler and its workers ({type(e).__name__}: {e}): start them where "
+            "damaris4py is importable")
     finally:
         client.close()
     return ""
