@@ -20,6 +20,7 @@ from mpi_job import expect_array, fail, job_segments, expect_no_leaked_segments,
 
 
 SCALE = 1
+DOMAINS = 1  # blocks per client
 
 
 def cells_of(rank):
@@ -79,6 +80,10 @@ def check_collective(outdir, it, total, numbers, index_stored):
                      h5["fields/pressure_plain"][...])
 
 
+def block_name(name, source, block):
+    return f"{name}/P{source}" + (f"/B{block}" if DOMAINS > 1 else "")
+
+
 def check_file_per_core(outdir, it, clients, numbers, index_stored):
     paths = sorted(glob.glob(os.path.join(outdir, f"sel_It{it}_Pr*.h5")))
     if not paths:
@@ -91,7 +96,7 @@ def check_file_per_core(outdir, it, clients, numbers, index_stored):
                     found[name] = obj[...]
             h5.visititems(visit)
     offset = 0
-    for source in range(clients):
+    for source, block in [(s, b) for s in range(clients) for b in range(DOMAINS)]:
         n = cells_of(source)
         g = numbers[offset:offset + n]
         want = dict(fields(it, g))
@@ -101,7 +106,7 @@ def check_file_per_core(outdir, it, clients, numbers, index_stored):
             want["cell_index"] = g.astype(np.int32)
             want["fields/porosity"] = 0.5 + g / 1024.0
         for name, values in want.items():
-            key = f"{name}/P{source}"
+            key = block_name(name, source, block)
             if key not in found:
                 fail(f"iteration {it}: no dataset {key}; found {sorted(found)}")
             # Blocks as written: select-file does not reorder file-per-core output.
@@ -125,12 +130,14 @@ def main():
     # "#": the index variable is not stored; the store still receives its blocks.
     parser.add_argument("--index-store", default="main")
     parser.add_argument("--expect", action="append", default=[])
+    parser.add_argument("--domains", type=int, default=1)
     args = parser.parse_args()
-    global SCALE
+    global SCALE, DOMAINS
     SCALE = args.scale
+    DOMAINS = args.domains
 
     clients = args.np - args.cores
-    total = sum(cells_of(r) for r in range(clients))
+    total = sum(args.domains * cells_of(r) for r in range(clients))
     numbers = global_numbers(total, args.numbering == "permuted")
     workdir = tempfile.mkdtemp(prefix="sidecore-select-file-")
     try:
@@ -138,13 +145,14 @@ def main():
         with open(args.xml) as f:
             xml = f.read()
         xml = (xml.replace("@CORES@", str(args.cores)).replace("@FILEMODE@", args.filemode)
-               .replace("@OUTDIR@", outdir).replace("@INDEXSTORE@", args.index_store))
+               .replace("@OUTDIR@", outdir).replace("@INDEXSTORE@", args.index_store)
+               .replace("@DOMAINS@", str(args.domains)))
         config = os.path.join(workdir, "select_file.xml")
         with open(config, "w") as f:
             f.write(xml)
         before = job_segments()
         status, output = run_job(args.np, [args.writer, config, str(args.iterations), args.numbering,
-                                          str(args.scale), args.fault],
+                                          str(args.scale), args.fault, str(args.domains)],
                             mpi_env(), timeout=240, cwd=workdir)
         if status != 0:
             fail(f"select_file_writer exited with status {status}")

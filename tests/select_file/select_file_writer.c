@@ -4,7 +4,8 @@
  * A fault (out_of_range, duplicate_in_block, duplicate_across_writers, no_index) spoils the
  * index: the store must then refuse the iteration with a message instead of writing a wrong
  * file, and the writer prints what damaris_end_iteration said and goes on.
- * Usage: select_file_writer <xml> <iterations> <permuted|contiguous> [scale [fault]] */
+ * Usage: select_file_writer <xml> <iterations> <permuted|contiguous> [scale [fault [domains]]]
+ * (domains: blocks per client, as <domains count> says). */
 #include <Damaris.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   const int permuted = strcmp(argv[3], "permuted") == 0;
   if (argc > 4) scale = atoi(argv[4]);
   const char* fault = argc > 5 ? argv[5] : "none";
+  const int domains = argc > 6 ? atoi(argv[6]) : 1;
   initialize_or_leave("select_file_writer", argv[1]);
   int is_client = -1;
   check(damaris_start(&is_client), "damaris_start");
@@ -56,51 +58,65 @@ int main(int argc, char** argv) {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    int n_local = cells_of(rank), n_total = 0, offset = 0;
+    /* Each client holds `domains` blocks of cells_of(rank) cells; cells are numbered in rank
+     * order, then block order. */
+    const int n_local = cells_of(rank);
+    int n_total = 0, offset = 0;
     for (int r = 0; r < size; ++r) {
-      if (r < rank) offset += cells_of(r);
-      n_total += cells_of(r);
+      if (r < rank) offset += domains * cells_of(r);
+      n_total += domains * cells_of(r);
     }
     check(damaris_parameter_set("n_local", &n_local, sizeof n_local), "damaris_parameter_set");
     check(damaris_parameter_set("n_total", &n_total, sizeof n_total), "damaris_parameter_set");
-    const int64_t position[1] = {offset};
     const char* names[] = {"cell_index", "fields/pressure", "fields/saturation", "fields/region",
                            "fields/porosity", "fields/pressure_plain"};
-    for (int v = 0; v < 6; ++v) check(damaris_set_position(names[v], position), "damaris_set_position");
-    const int64_t position_2d[2] = {0, offset};
-    check(damaris_set_position("fields/pressure_2d", position_2d), "damaris_set_position");
+    const int cells = domains * n_local;
+    for (int b = 0; b < domains; ++b) {
+      const int64_t position[1] = {offset + b * n_local};
+      for (int v = 0; v < 6; ++v)
+        check(damaris_set_block_position(names[v], b, position), "damaris_set_block_position");
+      const int64_t position_2d[2] = {0, offset + b * n_local};
+      check(damaris_set_block_position("fields/pressure_2d", b, position_2d),
+            "damaris_set_block_position");
+    }
 
-    int* index = malloc(sizeof(int) * n_local);
-    double* pressure = malloc(sizeof(double) * n_local);
-    float* saturation = malloc(sizeof(float) * n_local);
-    int* region = malloc(sizeof(int) * n_local);
-    for (int i = 0; i < n_local; ++i) index[i] = (int)global_number(offset + i, n_total, permuted);
+    int* index = malloc(sizeof(int) * cells);
+    double* pressure = malloc(sizeof(double) * cells);
+    float* saturation = malloc(sizeof(float) * cells);
+    int* region = malloc(sizeof(int) * cells);
+    double* porosity = malloc(sizeof(double) * cells);
+    for (int i = 0; i < cells; ++i) index[i] = (int)global_number(offset + i, n_total, permuted);
     if (strcmp(fault, "out_of_range") == 0 && rank == 0) index[0] = n_total;
     if (strcmp(fault, "duplicate_in_block") == 0 && rank == 0) index[1] = index[0];
     /* Client 1 takes the first cell of client 0 too. */
     if (strcmp(fault, "duplicate_across_writers") == 0 && rank == 1)
       index[0] = (int)global_number(0, n_total, permuted);
+    for (int i = 0; i < cells; ++i) porosity[i] = 0.5 + index[i] / 1024.0;
     for (int it = 0; it < iterations; ++it) {
       /* Values are functions of the cell's global number g. */
-      for (int i = 0; i < n_local; ++i) {
+      for (int i = 0; i < cells; ++i) {
         const int g = index[i];
         pressure[i] = 1000.0 * it + g + 0.25;
         saturation[i] = (float)(it + (g % 97) / 128.0);
         region[i] = 7 * g + it;
       }
-      if (it == 0 && strcmp(fault, "no_index") != 0)
-        check(damaris_write("cell_index", index), "damaris_write cell_index");
-      if (it == 0) {
-        double* porosity = malloc(sizeof(double) * n_local);
-        for (int i = 0; i < n_local; ++i) porosity[i] = 0.5 + index[i] / 1024.0;
-        check(damaris_write("fields/porosity", porosity), "damaris_write porosity");
-        free(porosity);
+      for (int b = 0; b < domains; ++b) {
+        const int first = b * n_local;
+        if (it == 0 && strcmp(fault, "no_index") != 0)
+          check(damaris_write_block("cell_index", b, index + first), "damaris_write cell_index");
+        if (it == 0)
+          check(damaris_write_block("fields/porosity", b, porosity + first),
+                "damaris_write porosity");
+        check(damaris_write_block("fields/pressure", b, pressure + first),
+              "damaris_write pressure");
+        check(damaris_write_block("fields/saturation", b, saturation + first),
+              "damaris_write saturation");
+        check(damaris_write_block("fields/region", b, region + first), "damaris_write region");
+        check(damaris_write_block("fields/pressure_plain", b, pressure + first),
+              "damaris_write pressure_plain");
+        check(damaris_write_block("fields/pressure_2d", b, pressure + first),
+              "damaris_write pressure_2d");
       }
-      check(damaris_write("fields/pressure", pressure), "damaris_write pressure");
-      check(damaris_write("fields/saturation", saturation), "damaris_write saturation");
-      check(damaris_write("fields/region", region), "damaris_write region");
-      check(damaris_write("fields/pressure_plain", pressure), "damaris_write pressure_plain");
-      check(damaris_write("fields/pressure_2d", pressure), "damaris_write pressure_2d");
       const int rc = damaris_end_iteration();
       if (strcmp(fault, "none") == 0) {
         check(rc, "damaris_end_iteration");
@@ -114,6 +130,7 @@ int main(int argc, char** argv) {
     free(pressure);
     free(saturation);
     free(region);
+    free(porosity);
     check(damaris_stop(), "damaris_stop");
   }
   check(damaris_finalize(), "damaris_finalize");
