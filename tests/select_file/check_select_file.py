@@ -131,6 +131,8 @@ def main():
     parser.add_argument("--index-store", default="main")
     parser.add_argument("--expect", action="append", default=[])
     parser.add_argument("--domains", type=int, default=1)
+    # Compression=deflate:4 on the store: placed blocks go through the filter too.
+    parser.add_argument("--deflate", action="store_true")
     args = parser.parse_args()
     global SCALE, DOMAINS
     SCALE = args.scale
@@ -147,6 +149,10 @@ def main():
         xml = (xml.replace("@CORES@", str(args.cores)).replace("@FILEMODE@", args.filemode)
                .replace("@OUTDIR@", outdir).replace("@INDEXSTORE@", args.index_store)
                .replace("@DOMAINS@", str(args.domains)))
+        if args.deflate:
+            xml = xml.replace('<option key="XDMFMode">NoIteration</option>',
+                              '<option key="XDMFMode">NoIteration</option>\n'
+                              '      <option key="Compression">deflate:4</option>')
         config = os.path.join(workdir, "select_file.xml")
         with open(config, "w") as f:
             f.write(xml)
@@ -169,6 +175,10 @@ def main():
         for it in range(args.iterations):
             if args.filemode == "Collective":
                 check_collective(outdir, it, total, numbers, args.index_store != "#")
+                if args.deflate:
+                    with h5py.File(os.path.join(outdir, f"sel_It{it}.h5"), "r") as h5:
+                        if h5["fields/pressure"].compression != "gzip":
+                            fail(f"iteration {it}: fields/pressure is not compressed")
             else:
                 check_file_per_core(outdir, it, clients, numbers, args.index_store != "#")
         print(f"PASS: {args.filemode}, {args.cores} dedicated core(s), {clients} clients, "
