@@ -270,7 +270,11 @@ class Script:
         self.direct = None
         if self.sidecore_style:
             self.globals["__name__"] = os.path.splitext(os.path.basename(self.path))[0]
-            exec(self.code, self.globals)  # defines the functions, runs the set-up once
+            try:
+                exec(self.code, self.globals)  # defines the functions, runs the set-up once
+            except BaseException:
+                self._release_worker()  # no Script: the runner will never close it
+                raise
             if self.publisher is None:
                 self.direct = (Block, Iteration, self.globals["on_iteration"],
                                tuple(self.variables))
