@@ -91,14 +91,15 @@ def wait_until(condition, what):
         time.sleep(0.2)
 
 
-def run_workers_job(tmp_path, scheduler, iterations, **attributes):
-    """4 clients and 2 dedicated cores (two virtual nodes of 3 ranks) running dd_workers.py;
-    no PYTHONPATH in the job. Returns the output directory."""
+def run_workers_job(tmp_path, scheduler, iterations, nodes=0, **attributes):
+    """4 clients and 2 dedicated cores (two virtual nodes of 3 ranks), or a dedicated node of 2
+    ranks (nodes=1), running dd_workers.py; no PYTHONPATH in the job. Returns the output
+    directory."""
     script = pyscript("dw", "dd_workers.py", scheduler_file=scheduler.file, timeout=60,
                       **attributes)
-    xml, out = configure(tmp_path, clients=4, cores=1, field_scripts="dw", other_scripts="#",
-                         scripts=[script])
-    run_c(xml, 6, out, iterations, ranks_per_node=3, PYTHONPATH="",
+    xml, out = configure(tmp_path, clients=4, cores=0 if nodes else 1, nodes=nodes,
+                         field_scripts="dw", other_scripts="#", scripts=[script])
+    run_c(xml, 6, out, iterations, ranks_per_node=2 if nodes else 3, PYTHONPATH="",
           DD_LAST_ITERATION=iterations - 1)
     return out
 
@@ -142,6 +143,25 @@ def test_workers_started_and_stopped(tmp_path):
         variance = np.load(f"{out}/dw_variance.npy")
         assert np.allclose(variance, series.var(axis=0, ddof=1), rtol=1e-9, atol=1e-6)
         # Stopped at the end of the run: retired from the scheduler, processes ended.
+        assert not any(alive(pid) for pid in pids), pids
+        wait_until(lambda: scheduler.worker_names() == [], "workers stayed on the scheduler")
+    finally:
+        scheduler.stop()
+
+
+def test_dedicated_nodes_start_workers(tmp_path):
+    """A dedicated node of 2 ranks: each of its servers starts and stops a worker too."""
+    scheduler = Scheduler(tmp_path)
+    try:
+        out = run_workers_job(tmp_path, scheduler, 2, nodes=1)
+        pids = set()
+        for it in range(2):
+            record = load_json(f"{out}/dw_it{it}.json")
+            assert sorted(record["workers"]) == [f"scripted_{record['magic']}_{s}"
+                                                 for s in range(2)], record["workers"]
+            assert np.isclose(record["sum"], sum(field(it, c).sum() for c in range(4)),
+                              rtol=1e-13, atol=0), record
+            pids |= {w["pid"] for w in record["workers"].values()}
         assert not any(alive(pid) for pid in pids), pids
         wait_until(lambda: scheduler.worker_names() == [], "workers stayed on the scheduler")
     finally:
