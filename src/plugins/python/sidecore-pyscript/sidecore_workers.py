@@ -25,6 +25,7 @@ import time
 # Bounds of the waits, in seconds. A worker imports dask and distributed before registering,
 # which on a loaded node takes tens of seconds; retiring moves its data to the other workers.
 START_SECONDS = 180
+PATHS_SECONDS = 30
 RETIRE_SECONDS = 60
 EXIT_SECONDS = 20
 
@@ -97,8 +98,9 @@ def check_scheduler(scheduler_file, timeout, paths):
     try:
         # The workers already there too (a job script's own, which keep what the run's
         # workers hand over when they retire).
-        client.run_on_scheduler(exec, _SCHEDULER_PATHS, {"paths": paths})
-        client.run(exec, _SCHEDULER_PATHS, {"paths": paths})
+        _bounded(lambda: (client.run_on_scheduler(exec, _SCHEDULER_PATHS, {"paths": paths}),
+                          client.run(exec, _SCHEDULER_PATHS, {"paths": paths})),
+                 max(PATHS_SECONDS, timeout))
     except Exception as e:  # noqa: BLE001 (a cluster refusing code still runs graphs)
         say(f"warning: could not add {os.pathsep.join(paths)} to the module path of the Dask "
             f"scheduler and its workers ({type(e).__name__}: {e}): start them where "
@@ -106,6 +108,29 @@ def check_scheduler(scheduler_file, timeout, paths):
     finally:
         client.close()
     return ""
+
+
+def _bounded(call, seconds):
+    """call() on a thread of its own, waited for at most `seconds` (a Client call has no
+    deadline of its own): returns its result, raises its exception, or TimeoutError when it is
+    late (the thread is left to finish or not)."""
+    outcome = []
+
+    def target():
+        try:
+            outcome.append((call(), None))
+        except BaseException as e:  # noqa: BLE001 (handed to the caller)
+            outcome.append((None, e))
+
+    thread = threading.Thread(target=target, name="sidecore-dask-call", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if not outcome:
+        raise TimeoutError(f"no answer within {seconds:g} s")
+    result, error = outcome[0]
+    if error is not None:
+        raise error
+    return result
 
 
 def _worker_environment(paths):
@@ -165,7 +190,8 @@ class Worker:
                 status = self.process.poll()
                 if status is not None:
                     return f"the worker process ended with status {status}"
-                workers = _scheduler_info(client).get("workers", {})
+                workers = _bounded(lambda: _scheduler_info(client),
+                                   max(1.0, deadline - time.monotonic())).get("workers", {})
                 for address, worker in workers.items():
                     if worker.get("name", worker.get("id")) == self.name:
                         self.address = address
