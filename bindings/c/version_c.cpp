@@ -5,7 +5,8 @@
 
 #define SIDECORE_API extern "C" __attribute__((visibility("default")))
 
-#if !defined(SIDECORE_LIBRARY_VERSION_NUMBER) || !defined(SIDECORE_LIBRARY_DAMARIS_API_VERSION_NUMBER)
+#if !defined(SIDECORE_LIBRARY_VERSION_NUMBER) || \
+    !defined(SIDECORE_LIBRARY_DAMARIS_API_VERSION_NUMBER)
 #error "CMake gives this file the library's version numbers (bindings/c/CMakeLists.txt)"
 #endif
 

@@ -4,10 +4,11 @@
 #   pkg-config damaris and with a Damaris makefile's flags (-I<prefix>/include -ldamaris);
 # - damaris_cxx_consumer.cpp (ModifyModel and Environment as OPM Flow uses them) through CMake's
 #   find_package(Damaris 1.9 REQUIRED) + target damaris, and through pkg-config damaris;
-# - a CMake project checking the Damaris package's variables and version answers.
+# - a CMake project checking the Damaris package's variables and version answers, and one that
+#   finds Damaris.h and a library named damaris by themselves, as PDI's plugin does.
 # Each consumer runs on 4 ranks with one dedicated core per node, on one node of 4 and on two
-# (virtual) nodes of 2, with one dedicated node of two, and without dedicated resources; the Collective HDF5 files are read
-# back value by value.
+# (virtual) nodes of 2, with one dedicated node of two, and without dedicated resources; the
+# Collective HDF5 files are read back value by value.
 # Usage: run_damaris_package_test.sh <source dir> <build dir>
 set -euo pipefail
 source_dir=$1
@@ -82,6 +83,36 @@ grep -q "DAMARIS_PACKAGE_VERSION=1\.9" project/configure.log ||
   fail "Damaris_VERSION is not 1.9.x: $(grep DAMARIS_PACKAGE_VERSION project/configure.log)"
 cmake --build project/build >/dev/null
 
+# As PDI's Damaris plugin finds Damaris, with a find module of its own: a header Damaris.h and a
+# library named damaris, linked by name from its directory.
+mkdir -p by_name
+cp version_check.c damaris_cxx_consumer.cpp by_name/
+cat > by_name/CMakeLists.txt <<'CM'
+cmake_minimum_required(VERSION 3.25)
+project(by_name C CXX)
+set(CMAKE_CXX_STANDARD 17)
+find_package(MPI REQUIRED COMPONENTS C CXX)
+find_path(Damaris_INCLUDE_DIRS Damaris.h HINTS ${Damaris_ROOT} PATH_SUFFIXES include
+  NO_DEFAULT_PATH)
+find_library(Damaris_LIBRARIES damaris HINTS ${Damaris_ROOT} PATH_SUFFIXES lib NO_DEFAULT_PATH)
+if(NOT Damaris_INCLUDE_DIRS OR NOT Damaris_LIBRARIES)
+  message(FATAL_ERROR "no Damaris.h or library damaris under ${Damaris_ROOT}")
+endif()
+get_filename_component(Damaris_LIBRARIES_PATH ${Damaris_LIBRARIES} DIRECTORY)
+include_directories(${Damaris_INCLUDE_DIRS} ${Damaris_INCLUDE_DIRS}/damaris)
+link_directories(${Damaris_LIBRARIES_PATH})
+set(CMAKE_BUILD_RPATH ${Damaris_LIBRARIES_PATH})
+add_executable(version_check_by_name version_check.c)
+target_link_libraries(version_check_by_name PUBLIC MPI::MPI_C damaris)
+add_executable(consumer_by_name damaris_cxx_consumer.cpp)
+target_link_libraries(consumer_by_name PUBLIC MPI::MPI_CXX damaris)
+CM
+cmake -S by_name -B by_name/build -DDamaris_ROOT="$prefix" \
+  -DMPI_CXX_COMPILER="$(command -v "$mpicxx")" -DMPI_C_COMPILER="$(command -v "$mpicc")" \
+  >/dev/null || fail "a project looking for a library named damaris does not configure"
+cmake --build by_name/build >/dev/null
+./by_name/build/version_check_by_name
+
 # A request newer than the API Sidecore matches is refused, not silently accepted.
 mkdir -p newer
 cat > newer/CMakeLists.txt <<'CM'
@@ -124,6 +155,12 @@ check_output() {  # <output dir> <client count>
       fail "MPI_RANK at iteration $iteration in $file: $(values "$file" /MPI_RANK), expected ${expected_r% }"
   done
 }
+
+# Linked by name (-ldamaris): one run with a dedicated core.
+out=$work/out-by-name
+mkdir -p "$out"
+env -u SIDECORE_RANKS_PER_NODE $launcher -np 4 ./by_name/build/consumer_by_name "$out" 4 1
+check_output "$out" 3
 
 for exe in ./consumer_pc ./project/build/consumer_cmake; do
   # One node of 4 ranks: 3 clients and a dedicated core.

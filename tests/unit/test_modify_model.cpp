@@ -59,7 +59,8 @@ TEST(modify_model, fills_in_opm_flow_placeholders) {
       "<simulation name=\"_SIM_NAME_\">\n"
       "  <dedicated cores=\"_DC_REGEX_\" nodes=\"_DN_REGEX_\"/>\n"
       "  <buffer name=\"_SHMEM_NAME_\" size=\"_SHMEM_BUFFER_BYTES_REGEX_\" />\n"
-      "  <variable name=\"PRESSURE\" unit=\"_PRESSURE_UNIT_\" store=\"_MYSTORE_OR_EMPTY_REGEX_\" />\n"
+      "  <variable name=\"PRESSURE\" unit=\"_PRESSURE_UNIT_\"\n"
+      "    store=\"_MYSTORE_OR_EMPTY_REGEX_\" />\n"
       "  <option key=\"FileMode\">_File_Mode</option>\n"
       "  <option key=\"FilesPath\">_PATH_REGEX_/</option>\n"
       "  <log FileName=\"_PATH_REGEX_/damaris_log/_SIM_NAME_\" LogLevel=\"_LOG_LEVEL_\" />\n"
@@ -79,7 +80,8 @@ TEST(modify_model, fills_in_opm_flow_placeholders) {
             "<simulation name=\"opm-flow-42\">\n"
             "  <dedicated cores=\"1\" nodes=\"0\"/>\n"
             "  <buffer name=\"opm-damaris-42\" size=\"536870912\" />\n"
-            "  <variable name=\"PRESSURE\" unit=\"Pa\" store=\"MyStore\" />\n"
+            "  <variable name=\"PRESSURE\" unit=\"Pa\"\n"
+            "    store=\"MyStore\" />\n"
             "  <option key=\"FileMode\">Collective</option>\n"
             "  <option key=\"FilesPath\">/scratch/run/</option>\n"
             "  <log FileName=\"/scratch/run/damaris_log/opm-flow-42\" LogLevel=\"info\" />\n"
@@ -111,10 +113,12 @@ TEST(modify_model, applies_keys_in_the_order_of_the_map) {
   EXPECT_EQ(replaced("_B_", {{"_B_", "_A_"}, {"_A_", "y"}}), "_A_");
   // PDI re-inserts the key after each group it adds, then removes it with a second call.
   ModifyModel pdi("<data>\n  _DATASET_ELEMENT_REGEX_\n</data>");
-  pdi.RepalceWithRegEx({{"_DATASET_ELEMENT_REGEX_", "<group name=\"g1\"/>\n_DATASET_ELEMENT_REGEX_"}});
-  pdi.RepalceWithRegEx({{"_DATASET_ELEMENT_REGEX_", "<group name=\"g2\"/>\n_DATASET_ELEMENT_REGEX_"}});
-  pdi.RepalceWithRegEx({{"_DATASET_ELEMENT_REGEX_", ""}});
-  EXPECT_EQ(pdi.GetConfigString(), "<data>\n  <group name=\"g1\"/>\n<group name=\"g2\"/>\n\n</data>");
+  const std::string key = "_DATASET_ELEMENT_REGEX_";
+  pdi.RepalceWithRegEx({{key, "<group name=\"g1\"/>\n" + key}});
+  pdi.RepalceWithRegEx({{key, "<group name=\"g2\"/>\n" + key}});
+  pdi.RepalceWithRegEx({{key, ""}});
+  EXPECT_EQ(pdi.GetConfigString(),
+            "<data>\n  <group name=\"g1\"/>\n<group name=\"g2\"/>\n\n</data>");
 }
 
 TEST(modify_model, keys_are_regular_expressions) {
