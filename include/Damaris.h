@@ -104,7 +104,10 @@ typedef void (*signal_t)(const char*, int32_t, int32_t, const char*);
 /* Reads the XML file (on the first rank of comm only, then broadcast: the other ranks never
  * open it, so rank 0 may write it just before the call), splits comm into clients
  * and servers and maps the shared memory. Collective over comm; MPI must be initialized.
- * configfile is only read during the call.
+ * configfile is only read during the call. It may also be the XML itself instead of a path, as
+ * Damaris 1.12 accepts it (PDI's Damaris plugin passes the text ModifyModel filled in): a string
+ * whose first non-blank character is '<' is taken as the configuration (first rank's copy);
+ * messages then name it "<configuration text>" with its line.
  * Returns DAMARIS_OK; DAMARIS_CONFIG_ERROR for a missing or invalid file (the same on every
  * rank); DAMARIS_ALLOCATION_ERROR when the shared memory cannot be created;
  * DAMARIS_ALREADY_INITIALIZED; DAMARIS_MPI_ERROR (MPI not initialized or an MPI call failed);

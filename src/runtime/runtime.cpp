@@ -259,17 +259,29 @@ plugins::script_environment script_environment_of(const config::model& model,
   return env;
 }
 
+// Damaris 1.12 also takes the configuration itself where a path is expected: PDI's Damaris
+// plugin hands damaris_initialize the text ModifyModel filled in. A path never starts with '<'.
+bool is_configuration_text(const std::string& file_or_text) {
+  const std::size_t first = file_or_text.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && file_or_text[first] == '<';
+}
+
 }  // namespace
 
-config::model runtime::load_everywhere(const std::string& file, MPI_Comm comm) {
+config::model runtime::load_everywhere(const std::string& file_or_text, MPI_Comm comm) {
   int rank = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  const bool given_text = is_configuration_text(file_or_text);
+  // What messages call the configuration.
+  const std::string file = given_text ? configuration_text_name : file_or_text;
   // Rank 0 reads the file for everyone, as Damaris does: the other ranks never open it, so a
   // program whose rank 0 writes the file just before damaris_initialize works, and so does a
-  // job whose other nodes cannot see the file at all.
+  // job whose other nodes cannot see the file at all. Text given in its place is rank 0's too.
   std::string text;
   std::string failure;
-  if (rank == 0) {
+  if (rank == 0 && given_text) {
+    text = file_or_text;
+  } else if (rank == 0) {
     failure = unreadable(file);
     if (failure.empty()) {
       try {
@@ -357,7 +369,7 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   // Every process leaves the agreement above together: the run report's times start here.
   run_clock::set_origin();
   if (m_topo.world_rank == 0)
-    log::info("initialized from ", config_file, ": ", m_topo.client_count, " clients, ",
+    log::info("initialized from ", m_model.file, ": ", m_topo.client_count, " clients, ",
               m_topo.server_count,
               m_topo.remote_servers         ? " servers on dedicated nodes"
               : m_topo.has_servers          ? " dedicated cores"

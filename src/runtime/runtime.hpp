@@ -23,7 +23,10 @@ namespace sidecore {
 class runtime {
  public:
   // Collective over comm. Throws config_error (the same on every rank) for a bad file.
+  // config_file may also be the configuration's text itself (it then starts with '<').
   runtime(const std::string& config_file, MPI_Comm comm);
+  // The name messages give a configuration passed as text.
+  static constexpr const char* configuration_text_name = "<configuration text>";
   ~runtime();
   runtime(const runtime&) = delete;
   runtime& operator=(const runtime&) = delete;
@@ -57,7 +60,8 @@ class runtime {
   void finalize();
 
  private:
-  static config::model load_everywhere(const std::string& file, MPI_Comm comm);
+  // file_or_text: a path, or the XML itself (first non-blank character '<').
+  static config::model load_everywhere(const std::string& file_or_text, MPI_Comm comm);
   void connect_channel();
   // The engine of this client: what its mode needs, built from the topology and the XML.
   std::unique_ptr<engines::engine> make_engine();

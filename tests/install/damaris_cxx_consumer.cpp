@@ -5,6 +5,8 @@
 // a field of its own size at its global offset, as OPM Flow's DamarisWriter does.
 // Usage: damaris_cxx_consumer <output dir> <ranks per node> <dedicated cores per node>
 //        [<dedicated nodes>]   (with dedicated nodes, give 0 dedicated cores)
+// With CONSUMER_CONFIGURATION_AS_TEXT set, damaris_initialize() gets the XML text itself, as
+// PDI's Damaris plugin gives it, and no file is written.
 // The stored values are checked by run_damaris_package_test.sh: PRESSURE[i] = 1000 * it + i + 0.5
 // over the whole field, MPI_RANK[i] = the client index owning cell i.
 #include <Damaris.h>
@@ -153,8 +155,11 @@ int main(int argc, char** argv) {
   EXPECT(myMod.GetConfigString().find("<!--pyscript") != std::string::npos);
   const std::string damaris_xml_filename_str = find_replace_map.at("_PATH_REGEX_") +
                                                "/damaris_config.xml";
-  if (world_rank == 0) myMod.SaveXMLStringToFile(damaris_xml_filename_str);
-  int err = damaris_initialize(damaris_xml_filename_str.c_str(), MPI_COMM_WORLD);
+  // PDI's Damaris plugin gives damaris_initialize the text itself instead (Damaris 1.12).
+  const bool as_text = std::getenv("CONSUMER_CONFIGURATION_AS_TEXT") != nullptr;
+  if (world_rank == 0 && !as_text) myMod.SaveXMLStringToFile(damaris_xml_filename_str);
+  const std::string& configuration = as_text ? myMod.GetConfigString() : damaris_xml_filename_str;
+  int err = damaris_initialize(configuration.c_str(), MPI_COMM_WORLD);
   if (err != DAMARIS_OK) {
     std::cerr << "rank " << world_rank << ": damaris_initialize: " << damaris_error_string(err)
               << ": " << damaris_last_error_message() << std::endl;

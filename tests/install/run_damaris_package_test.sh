@@ -156,10 +156,13 @@ check_output() {  # <output dir> <client count>
   done
 }
 
-# Linked by name (-ldamaris): one run with a dedicated core.
+# Linked by name (-ldamaris), the configuration given as text as PDI gives it: one run with a
+# dedicated core.
 out=$work/out-by-name
 mkdir -p "$out"
-env -u SIDECORE_RANKS_PER_NODE $launcher -np 4 ./by_name/build/consumer_by_name "$out" 4 1
+env -u SIDECORE_RANKS_PER_NODE CONSUMER_CONFIGURATION_AS_TEXT=1 \
+  $launcher -np 4 ./by_name/build/consumer_by_name "$out" 4 1
+[ ! -e "$out/damaris_config.xml" ] || fail "the configuration given as text was written to a file"
 check_output "$out" 3
 
 for exe in ./consumer_pc ./project/build/consumer_cmake; do
