@@ -284,7 +284,8 @@ void builder::read_script(xml n, const std::string& kind) {
     s.scheduler_file = trim(attribute(n, "scheduler-file"));
     s.nthreads = lowercase(trim(attribute(n, "nthreads")));
     if (s.nthreads != "" && s.nthreads != "openmp") {
-      s.nthreads = std::to_string(integer(n, "nthreads", 1, 1, 1 << 20));
+      // 0 is what OPM Flow's template gives: Dask then picks its own default (the cores).
+      s.nthreads = std::to_string(integer(n, "nthreads", 1, 0, 1 << 20));
     }
     s.keep_workers = pick(n, "keep-workers", keep_workers_choices, false);
     s.dask_keep =

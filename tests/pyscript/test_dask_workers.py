@@ -170,18 +170,22 @@ def test_dedicated_nodes_start_workers(tmp_path):
 
 def test_kept_workers_outlive_the_run(tmp_path):
     """keep-workers="yes": the workers still serve the scheduler after the run; the scheduler's
-    shutdown ends them, as Damaris's README stops a cluster."""
+    shutdown ends them, as Damaris's README stops a cluster. nthreads="0", as OPM Flow's
+    template says, is passed on to Dask, which gives each worker its own default."""
+    from dask.system import CPU_COUNT  # what dask-worker gives for nthreads 0
     scheduler = Scheduler(tmp_path)
     pids = set()
     try:
-        out = run_workers_job(tmp_path, scheduler, 2, keep_workers="yes")
+        out = run_workers_job(tmp_path, scheduler, 2, keep_workers="yes", nthreads=0)
         record = load_json(f"{out}/dw_it1.json")
         magic = record["magic"]
         names = [f"scripted_{magic}_{s}" for s in range(2)]
         assert sorted(record["workers"]) == names, record["workers"]
-        assert all(w["nthreads"] == 1 for w in record["workers"].values()), record
+        assert all(w["nthreads"] == CPU_COUNT for w in record["workers"].values()), record
         pids = {w["pid"] for w in record["workers"].values()}
-        assert load_json(f"{out}/dw_env_S0_it1.json")["dask_keep_workers"] is True
+        env = load_json(f"{out}/dw_env_S0_it1.json")
+        assert env["dask_keep_workers"] is True
+        assert env["dask_threads_per_worker"] == 0, env
         assert all(alive(pid) for pid in pids), "a kept worker ended with the run"
         assert scheduler.worker_names() == names
         with scheduler.client() as client:

@@ -1042,7 +1042,9 @@ TEST(config, dask_attributes_of_a_pyscript_are_checked) {
                 .nthreads,
             "3");
   expect_error(script("nthreads=\"many\""), 3, {"'nthreads'", "'many'", "integer"});
-  expect_error(script("nthreads=\"0\""), 3, {"'nthreads'", "'0'"});
+  expect_error(script("nthreads=\"-1\""), 3, {"'nthreads'", "'-1'"});
+  // OPM Flow's template says nthreads="0": Dask's own default, passed on as Damaris does.
+  EXPECT_EQ(cfg::parse_model(script("nthreads=\"0\""), "py.xml").scripts[0].nthreads, "0");
   expect_error(script("keep-workers=\"maybe\""), 3, {"'keep-workers'", "yes", "no"});
   expect_error(script("timeout=\"soon\""), 3, {"'timeout'", "'soon'", "a number > 0"});
   expect_error(script("timeout=\"0\""), 3, {"'timeout'", "'0'"});

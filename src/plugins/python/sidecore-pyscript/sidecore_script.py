@@ -421,14 +421,15 @@ def _worker_name(simulation, env):
 
 def _threads_per_worker(options):
     """nthreads="" is 1, "openmp" as many threads as OpenMP would use (OMP_NUM_THREADS, else
-    the cores this process may run on), else the number (checked by the configuration)."""
+    the cores this process may run on), else the number (checked by the configuration; 0, as
+    Damaris passes it on, lets Dask choose: the machine's cores)."""
     threads = options.get("nthreads", "")
     if threads == "openmp":
         try:
             return max(1, int(os.environ.get("OMP_NUM_THREADS", "").split(",")[0]))
         except ValueError:
             return max(1, len(os.sched_getaffinity(0)))
-    return max(1, int(threads)) if threads else 1
+    return int(threads) if threads else 1
 
 
 def _dask_env(options, simulation, env, scheduler_answered):
