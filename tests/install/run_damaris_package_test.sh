@@ -113,6 +113,22 @@ cmake -S by_name -B by_name/build -DDamaris_ROOT="$prefix" \
 cmake --build by_name/build >/dev/null
 ./by_name/build/version_check_by_name
 
+# A C++-only project (project(<name> CXX), no C): the package brings MPI through its C++ target.
+mkdir -p cxx_only
+cp damaris_cxx_consumer.cpp cxx_only/
+cat > cxx_only/CMakeLists.txt <<'CM'
+cmake_minimum_required(VERSION 3.25)
+project(cxx_only CXX)
+set(CMAKE_CXX_STANDARD 17)
+find_package(Damaris 1.9 REQUIRED)
+add_executable(consumer_cxx_only damaris_cxx_consumer.cpp)
+target_link_libraries(consumer_cxx_only PUBLIC damaris)
+CM
+cmake -S cxx_only -B cxx_only/build -DCMAKE_PREFIX_PATH="$prefix" \
+  -DMPI_CXX_COMPILER="$(command -v "$mpicxx")" > cxx_only/configure.log ||
+  { cat cxx_only/configure.log; fail "a C++-only project does not find Damaris"; }
+cmake --build cxx_only/build >/dev/null || fail "a C++-only project does not build against Damaris"
+
 # A request newer than the API Sidecore matches is refused, not silently accepted.
 mkdir -p newer
 cat > newer/CMakeLists.txt <<'CM'
@@ -163,6 +179,12 @@ mkdir -p "$out"
 env -u SIDECORE_RANKS_PER_NODE CONSUMER_CONFIGURATION_AS_TEXT=1 \
   $launcher -np 4 ./by_name/build/consumer_by_name "$out" 4 1
 [ ! -e "$out/damaris_config.xml" ] || fail "the configuration given as text was written to a file"
+check_output "$out" 3
+
+# Built by a C++-only project: one run with a dedicated core.
+out=$work/out-cxx-only
+mkdir -p "$out"
+env -u SIDECORE_RANKS_PER_NODE $launcher -np 4 ./cxx_only/build/consumer_cxx_only "$out" 4 1
 check_output "$out" 3
 
 for exe in ./consumer_pc ./project/build/consumer_cmake; do
