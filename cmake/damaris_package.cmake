@@ -10,6 +10,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/include/damaris/model/ModifyModel.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/damaris/model)
 install(FILES ${PROJECT_SOURCE_DIR}/include/damaris/env/Environment.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/damaris/env)
+install(FILES ${PROJECT_SOURCE_DIR}/include/damaris/util/DamarisVar.hpp
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/damaris/util)
 
 if(HAVE_PYTHON_ENABLED)
   set(Damaris_HAS_PYTHON TRUE)
