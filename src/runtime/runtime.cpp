@@ -634,9 +634,10 @@ void runtime::report() {
   if (m_server || m_remote_server) {
     const server::processor_counters& c =
         m_server ? m_server->counters() : m_remote_server->counters();
+    // The blocks of every variable, also those no store keeps (store="#"): what went through.
     log::info("server ", m_topo.server_index, ": ", c.iterations_stored, " iterations, ",
-              c.blocks_stored, " blocks, ", c.bytes_stored, " bytes stored in ",
-              c.seconds_in_stores, " s; buffer high water ",
+              c.blocks_stored, " blocks, ", c.bytes_stored, " bytes processed, ",
+              c.seconds_in_stores, " s in stores; buffer high water ",
               m_server ? m_server->heap_high_water() : m_remote_server->high_water(), " bytes");
     if (m_server) {
       const server::active_buffer_counters& b = m_server->buffer_counters();
