@@ -19,5 +19,5 @@ set(HAVE_PARAVIEW_ENABLED OFF)
 set(HAVE_VISIT_ENABLED OFF)
 
 set(SIDECORE_GENERATED_INCLUDE_DIR ${PROJECT_BINARY_DIR}/include)
-configure_file(${PROJECT_SOURCE_DIR}/include/sidecore/version.h.in
+configure_file(${CMAKE_CURRENT_LIST_DIR}/../include/sidecore/version.h.in
   ${SIDECORE_GENERATED_INCLUDE_DIR}/sidecore/version.h @ONLY)
