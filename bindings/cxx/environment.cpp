@@ -9,6 +9,7 @@
 
 #include "../c/current_runtime.hpp"
 #include "Damaris.h"
+#include "common/mpi_handles.hpp"
 #include "runtime/runtime.hpp"
 
 namespace damaris {
@@ -22,14 +23,6 @@ bool dedicated_nodes(const sidecore::runtime& rt) noexcept {
   return rt.topo().has_servers && rt.topo().remote_servers;
 }
 
-void check_mpi(int code, const char* call) {
-  if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  throw std::runtime_error(std::string("damaris::Environment::GetMagicNumber: ") + call +
-                           " failed: " + std::string(text, static_cast<std::size_t>(length)));
-}
 
 }  // namespace
 
@@ -151,7 +144,8 @@ const std::string& Environment::GetMagicNumber() {
 
 std::string Environment::GetMagicNumber(MPI_Comm comm) {
   int rank = 0;
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  sidecore::check_mpi(MPI_Comm_rank(comm, &rank),
+                      "damaris::Environment::GetMagicNumber: MPI_Comm_rank");
   long long value = 0;
   if (rank == 0) {
     const std::string& own = GetMagicNumber();
@@ -160,7 +154,8 @@ std::string Environment::GetMagicNumber(MPI_Comm comm) {
                               .count()
                         : std::stoll(own);
   }
-  check_mpi(MPI_Bcast(&value, 1, MPI_LONG_LONG, 0, comm), "MPI_Bcast");
+  sidecore::check_mpi(MPI_Bcast(&value, 1, MPI_LONG_LONG, 0, comm),
+                      "damaris::Environment::GetMagicNumber: MPI_Bcast");
   return std::to_string(value);
 }
 

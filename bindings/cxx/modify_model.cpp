@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/mpi_handles.hpp"
+
 namespace damaris {
 namespace model {
 
@@ -55,14 +57,6 @@ struct file_closer {
                               filename + "\" (" + step + ")");
 }
 
-void check_mpi(int code, const char* call) {
-  if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  throw std::runtime_error(std::string("ModifyModel::ReadAndBroadcastXMLFromFile: ") + call +
-                           " failed: " + std::string(text, static_cast<std::size_t>(length)));
-}
 
 }  // namespace
 
@@ -98,7 +92,8 @@ void ModifyModel::SaveXMLStringToFile(const std::string& filename) const {
 
 bool ModifyModel::ReadAndBroadcastXMLFromFile(const MPI_Comm& comm, const std::string& uri) {
   int rank = 0;
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  sidecore::check_mpi(MPI_Comm_rank(comm, &rank),
+                      "ModifyModel::ReadAndBroadcastXMLFromFile: MPI_Comm_rank");
   // Rank 0 sends the length, -1 when it could not read the file, so that every rank returns
   // the same answer.
   long long length = -1;
@@ -112,14 +107,16 @@ bool ModifyModel::ReadAndBroadcastXMLFromFile(const MPI_Comm& comm, const std::s
       if (!std::ferror(file.get())) length = static_cast<long long>(text.size());
     }
   }
-  check_mpi(MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm), "MPI_Bcast");
+  sidecore::check_mpi(MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm),
+                      "ModifyModel::ReadAndBroadcastXMLFromFile: MPI_Bcast");
   if (length < 0) return false;
   text.resize(static_cast<std::size_t>(length));
   // In pieces: an MPI count is an int.
   constexpr long long piece = 1 << 30;
   for (long long at = 0; at < length; at += piece) {
     const int count = static_cast<int>(std::min(piece, length - at));
-    check_mpi(MPI_Bcast(text.data() + at, count, MPI_CHAR, 0, comm), "MPI_Bcast");
+    sidecore::check_mpi(MPI_Bcast(text.data() + at, count, MPI_CHAR, 0, comm),
+                        "ModifyModel::ReadAndBroadcastXMLFromFile: MPI_Bcast");
   }
   m_text = std::move(text);
   return true;
