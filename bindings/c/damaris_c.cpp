@@ -16,6 +16,7 @@
 #include "sidecore/blocks.h"
 #include "sidecore/schedule.h"
 #include "common/error.hpp"
+#include "common/interrupt_notice.hpp"
 #include "common/log.hpp"
 #include "plugins/python_scripts.hpp"
 #include "runtime/runtime.hpp"
@@ -67,6 +68,11 @@ enum class failure_report {
 template <typename Body>
 int guarded(const char* function, Body&& body,
             failure_report report = failure_report::usual) noexcept {
+  // What SIGINT/SIGTERM's notice says this process was doing.
+  struct in_call {
+    explicit in_call(const char* f) noexcept { sidecore::interrupt_notice::note_call(f); }
+    ~in_call() { sidecore::interrupt_notice::note_call(nullptr); }
+  } marker(function);
   int code = DAMARIS_OK;
   try {
     if constexpr (std::is_same_v<decltype(body()), notice>) {

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "common/error.hpp"
+#include "common/interrupt_notice.hpp"
 #include "common/log.hpp"
 #include "common/run_clock.hpp"
 #include "server/actions.hpp"
@@ -375,6 +376,7 @@ void client::end_iteration() {
   m_engine->end_iteration(m_iteration, m_iteration_skipped, m_dropped_this_iteration);
   m_blocks.end_iteration();
   ++m_iteration;
+  interrupt_notice::note_iteration(m_iteration);
   m_iteration_skipped = false;
   m_dropped_this_iteration = 0;
   // A store failure reported here still ends the iteration's write time.

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/interrupt_notice.hpp"
 #include "common/log.hpp"
 #include "common/run_clock.hpp"
 #include "common/text.hpp"
@@ -266,6 +267,21 @@ bool is_configuration_text(const std::string& file_or_text) {
   return first != std::string::npos && file_or_text[first] == '<';
 }
 
+// The directories the HDF5 stores write to, absolute, for messages ("a/, b/").
+std::string output_directories(const config::model& model) {
+  std::string joined;
+  for (const config::store& store : model.stores) {
+    if (!equals_ignoring_case(store.type, "HDF5")) continue;
+    std::string path = trimmed(store.option("FilesPath"));
+    std::error_code ignored;
+    const std::filesystem::path absolute =
+        std::filesystem::absolute(path.empty() ? "." : path, ignored).lexically_normal();
+    if (!joined.empty()) joined += ", ";
+    joined += absolute.string();
+  }
+  return joined;
+}
+
 }  // namespace
 
 config::model runtime::load_everywhere(const std::string& file_or_text, MPI_Comm comm) {
@@ -368,6 +384,11 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   agree(m_topo.world.get(), code, message);
   // Every process leaves the agreement above together: the run report's times start here.
   run_clock::set_origin();
+  interrupt_notice::install(m_topo.world_rank == 0,
+                            "rank " + std::to_string(m_topo.world_rank) +
+                                (m_topo.is_server ? " server" : " client"),
+                            mode_name(), output_directories(m_model));
+  if (m_client) interrupt_notice::note_iteration(m_client->iteration());
   if (m_topo.world_rank == 0)
     log::info("initialized from ", m_model.file, ": ", m_topo.client_count, " clients, ",
               m_topo.server_count,
@@ -379,6 +400,7 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
 }
 
 runtime::~runtime() {
+  interrupt_notice::uninstall();
   m_heap_reserver.reset();
   m_client.reset();
   m_server.reset();
