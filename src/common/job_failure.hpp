@@ -1,0 +1,40 @@
+// When a process of the job has died, the job cannot complete: the process that learns it says
+// so once (who died, what this process was doing, what is stored) and ends the whole job, so
+// that no survivor waits for the dead one in an MPI call (with a launcher that keeps the job
+// alive, such as mpirun --enable-recovery, it would wait for ever).
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace sidecore::job_failure {
+
+// The exit code the job ends with (MPI_Abort's; some launchers report their own instead).
+inline constexpr int exit_code = 70;
+
+// What this process is doing in Sidecore, for the message (a literal: the call or the loop it
+// is in; nullptr: back in the simulation's own code). One relaxed atomic store.
+// Returns what was noted before.
+const char* note_doing(const char* what) noexcept;
+// Notes `what` for the lifetime of the object, then restores what was noted before.
+class doing {
+ public:
+  explicit doing(const char* what) noexcept : m_before(note_doing(what)) {}
+  ~doing() { note_doing(m_before); }
+  doing(const doing&) = delete;
+  doing& operator=(const doing&) = delete;
+
+ private:
+  const char* m_before;
+};
+// Sets what the message says about this process and its output (its role, what its writer has
+// stored, where); called from any thread when the job fails, so it must only read values that
+// are safe to read concurrently (live counters, the immutable model). Empty: nothing said.
+void describe_with(std::function<std::string()> describe);
+
+// Prints "<cause>", what this process was doing and what is stored, once per process, then
+// MPI_Abort(MPI_COMM_WORLD, exit_code). Never returns. A second caller (another thread) waits
+// for the first one's abort to end the process.
+[[noreturn]] void end_job(const std::string& cause) noexcept;
+
+}  // namespace sidecore::job_failure

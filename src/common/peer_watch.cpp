@@ -1,0 +1,184 @@
+// Liveness from the operating system: a peer is dead when its process id no longer exists, is
+// a zombie, or belongs to a process started at another time (reused). The watching thread
+// sleeps on a condition variable between checks, so that stop() ends it at once.
+#include "common/peer_watch.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "common/job_failure.hpp"
+#include "common/mpi_handles.hpp"
+
+namespace sidecore {
+namespace {
+
+std::atomic<peer_watch*> g_current{nullptr};
+
+std::uint64_t fnv1a(const std::string& text, std::uint64_t hash = 1469598103934665603ull) {
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+// This machine: its host name and the boot it runs (two containers of one host share a boot
+// id and a process table only when they share a host name too).
+std::uint64_t host_identity() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  return fnv1a(boot, fnv1a(name));
+}
+
+// Process pid's state letter and start time from /proc/<pid>/stat; false when it has none.
+bool process_status(std::int64_t pid, char& state, std::uint64_t& started) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(in, text)) return false;
+  // "pid (command) S f4 ... f22": the command may hold spaces and parentheses.
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream fields(text.substr(close + 1));
+  std::string field;
+  for (int n = 3; n <= 22 && fields >> field; ++n) {
+    if (n == 3) state = field.empty() ? '?' : field[0];
+    if (n == 22) {
+      started = std::strtoull(field.c_str(), nullptr, 10);
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* role_name(std::int32_t role) {
+  switch (role) {
+    case 1:
+      return "a dedicated core";
+    case 2:
+      return "a dedicated node's server";
+    default:
+      return "a client";
+  }
+}
+
+int stop_on_finalize(MPI_Comm, int, void* watch, void*) {
+  static_cast<peer_watch*>(watch)->stop();
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+peer_watch::peer_watch(MPI_Comm comm, role mine, double period_seconds)
+    : m_period(period_seconds) {
+  int size = 1;
+  MPI_Comm_rank(comm, &m_rank);
+  MPI_Comm_size(comm, &size);
+  peer self;
+  self.host = host_identity();
+  self.pid = ::getpid();
+  char state = '?';
+  process_status(self.pid, state, self.started);
+  self.role = static_cast<std::int32_t>(mine);
+  m_peers.resize(static_cast<std::size_t>(size));
+  check_mpi(MPI_Allgather(&self, sizeof self, MPI_BYTE, m_peers.data(), sizeof self, MPI_BYTE,
+                          comm),
+            "MPI_Allgather");
+  // Each process watches the next rank of its machine (round the machine): every rank is
+  // watched by exactly one other, so one death is noticed once, at little cost.
+  for (int step = 1; step < size; ++step) {
+    const int r = (m_rank + step) % size;
+    if (m_peers[r].host == self.host) {
+      m_watched = r;
+      break;
+    }
+  }
+  // A program that calls MPI_Finalize without damaris_finalize must not keep watching: the
+  // attribute's deletion (the start of MPI_Finalize) stops the thread.
+  if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, stop_on_finalize, &m_keyval, nullptr) ==
+      MPI_SUCCESS)
+    MPI_Comm_set_attr(MPI_COMM_SELF, m_keyval, this);
+  g_current.store(this);
+  if (m_watched >= 0 && m_period > 0) m_thread = std::thread([this] { run(); });
+}
+
+peer_watch::~peer_watch() {
+  stop();
+  peer_watch* self = this;
+  g_current.compare_exchange_strong(self, nullptr);
+  int finalized = 1;
+  MPI_Finalized(&finalized);
+  if (!finalized && m_keyval != MPI_KEYVAL_INVALID) {
+    MPI_Comm_delete_attr(MPI_COMM_SELF, m_keyval);
+    MPI_Comm_free_keyval(&m_keyval);
+  }
+}
+
+peer_watch* peer_watch::current() noexcept { return g_current.load(); }
+
+void peer_watch::stop() noexcept {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stopping = true;
+  }
+  m_wake.notify_all();
+  if (m_thread.joinable() && m_thread.get_id() != std::this_thread::get_id()) m_thread.join();
+}
+
+void peer_watch::run() {
+  const auto period = std::chrono::duration<double>(m_period);
+  std::unique_lock<std::mutex> lock(m_mutex);
+  while (!m_wake.wait_for(lock, period, [this] { return m_stopping; })) {
+    lock.unlock();
+    const bool dead = state_of(m_watched) == state::dead;
+    lock.lock();
+    // Stopped meanwhile: the peer may have left the job normally.
+    if (dead && !m_stopping) {
+      lock.unlock();
+      job_failure::end_job(death_of(m_watched));
+    }
+  }
+}
+
+peer_watch::state peer_watch::state_of(int rank) const noexcept {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= m_peers.size()) return state::elsewhere;
+  const peer& p = m_peers[rank];
+  if (p.host != m_peers[m_rank].host) return state::elsewhere;
+  if (::kill(static_cast<pid_t>(p.pid), 0) != 0 && errno == ESRCH) return state::dead;
+  char status = '?';
+  std::uint64_t started = 0;
+  try {
+    if (!process_status(p.pid, status, started)) return state::alive;  // no /proc: kill() said
+  } catch (...) {
+    return state::alive;
+  }
+  if (status == 'Z' || status == 'X') return state::dead;
+  if (p.started != 0 && started != p.started) return state::dead;  // the pid was reused
+  return state::alive;
+}
+
+bool peer_watch::gone(int rank) const noexcept {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= m_peers.size()) return false;
+  const peer& p = m_peers[rank];
+  if (p.host != m_peers[m_rank].host) return false;
+  return ::kill(static_cast<pid_t>(p.pid), 0) != 0 && errno == ESRCH;
+}
+
+std::string peer_watch::name_of(int rank) const {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= m_peers.size())
+    return "rank " + std::to_string(rank);
+  const peer& p = m_peers[rank];
+  return "rank " + std::to_string(rank) + " (pid " + std::to_string(p.pid) + ", " +
+         role_name(p.role) + ")";
+}
+
+std::string peer_watch::death_of(int rank) const {
+  return name_of(rank) + " has died (killed, crashed, or ended without damaris_finalize)";
+}
+
+}  // namespace sidecore

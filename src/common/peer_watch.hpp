@@ -1,0 +1,72 @@
+// Notices that a process of the job has died. Every process learns at start-up the process id
+// of every rank on its machine (one all-gather); a thread then checks, a few times per buffer
+// timeout, that the next rank on the machine is still there, and ends the job with one message
+// when it is not. Waits for a particular peer (a dedicated core, a dedicated node) ask here too
+// before they wait again. Peers on other machines cannot be checked this way: their waits
+// declare them dead when they owe a reply for longer than the timeout.
+#pragma once
+
+#include <mpi.h>
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace sidecore {
+
+class peer_watch {
+ public:
+  // What a process is, for messages.
+  enum class role : std::int32_t { client = 0, dedicated_core = 1, dedicated_node = 2 };
+  enum class state { alive, dead, elsewhere };
+
+  // Collective over comm (every rank of the job). period_seconds: how often the watching thread
+  // checks its neighbour (<= 0: no thread; checks on demand only).
+  peer_watch(MPI_Comm comm, role mine, double period_seconds);
+  ~peer_watch();
+  peer_watch(const peer_watch&) = delete;
+  peer_watch& operator=(const peer_watch&) = delete;
+
+  // Ends the watching thread (before the last collective of damaris_finalize: past it, peers
+  // leave the job normally). Idempotent; also run by MPI_Finalize.
+  void stop() noexcept;
+
+  // Whether rank (of comm) still runs: alive, dead, or on another machine (unknown). Reads
+  // /proc: a few microseconds.
+  state state_of(int rank) const noexcept;
+  // The cheap check for hot paths (one system call): true once rank's process is gone.
+  bool gone(int rank) const noexcept;
+  // "rank 2 (pid 1234, a dedicated core)" for messages.
+  std::string name_of(int rank) const;
+  // The cause end_job() is given when rank is dead.
+  std::string death_of(int rank) const;
+
+  // The watch of this process (nullptr outside damaris_initialize .. damaris_finalize).
+  static peer_watch* current() noexcept;
+
+ private:
+  struct peer {
+    std::uint64_t host = 0;       // machine identity (host name and boot)
+    std::int64_t pid = 0;
+    std::uint64_t started = 0;    // start time in clock ticks since boot: tells a reused pid
+    std::int32_t role = 0;
+    std::int32_t unused = 0;
+  };
+  void run();
+
+  std::vector<peer> m_peers;  // by rank
+  int m_rank = 0;
+  int m_watched = -1;  // the next rank on this machine, or -1 (alone here)
+  double m_period;
+  int m_keyval = MPI_KEYVAL_INVALID;
+  std::mutex m_mutex;
+  std::condition_variable m_wake;
+  bool m_stopping = false;
+  std::thread m_thread;
+};
+
+}  // namespace sidecore
