@@ -13,6 +13,7 @@
 #include "common/error.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "plugins/hdf5/packed_blocks.hpp"
+#include "reader/iteration_files.hpp"
 
 namespace sidecore::reader {
 namespace {
@@ -25,58 +26,6 @@ using plugins::hdf5::dataset_handle;
 using plugins::hdf5::dataspace_handle;
 using plugins::hdf5::datatype_handle;
 using plugins::hdf5::file_handle;
-
-// The parts of a file name under a prefix: <base>_It<iteration>[_Pr<writer>].h5.
-struct output_name {
-  std::int32_t iteration = -1;
-  std::int32_t writer = -1;  // -1: a collective or master file
-};
-
-bool parse_number(std::string_view& text, std::int32_t& value) {
-  const char* end = text.data() + text.size();
-  const auto [stop, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || stop == text.data() || value < 0) return false;
-  text.remove_prefix(static_cast<std::size_t>(stop - text.data()));
-  return true;
-}
-
-bool parse_output_name(std::string_view name, const std::string& base, output_name& out) {
-  const std::string lead = base + "_It";
-  if (name.substr(0, lead.size()) != lead) return false;
-  name.remove_prefix(lead.size());
-  if (!parse_number(name, out.iteration)) return false;
-  if (name.substr(0, 3) == "_Pr") {
-    name.remove_prefix(3);
-    if (!parse_number(name, out.writer)) return false;
-  }
-  return name == ".h5";
-}
-
-std::pair<std::filesystem::path, std::string> split_prefix(const std::string& prefix) {
-  if (prefix.empty()) throw argument_error("the output prefix is empty (give <FilesPath><simulation>, e.g. \"out/sim\")");
-  const std::filesystem::path p(prefix);
-  std::filesystem::path directory = p.parent_path();
-  if (directory.empty()) directory = ".";
-  return {directory, p.filename().string()};
-}
-
-// Every output file under prefix, by name.
-std::vector<std::pair<output_name, std::string>> list_outputs(const std::string& prefix) {
-  const auto [directory, base] = split_prefix(prefix);
-  std::vector<std::pair<output_name, std::string>> found;
-  std::error_code ec;
-  std::filesystem::directory_iterator it(directory, ec), end;
-  if (ec)
-    throw argument_error("cannot list \"" + directory.string() + "\" (from prefix \"" + prefix +
-                         "\"): " + ec.message());
-  for (; it != end; it.increment(ec)) {
-    if (ec) break;
-    output_name parsed;
-    const std::string name = it->path().filename().string();
-    if (parse_output_name(name, base, parsed)) found.emplace_back(parsed, (directory / name).string());
-  }
-  return found;
-}
 
 element element_of(hid_t type, const call_site& site) {
   const H5T_class_t kind = H5Tget_class(type);
@@ -246,18 +195,11 @@ struct run_reader::opened {
 };
 
 run_reader::run_reader(const std::string& prefix, std::int32_t iteration)
-    : m_iteration(iteration), m_files(std::make_unique<opened>()) {
+    : m_iteration(iteration), m_prefix(prefix), m_files(std::make_unique<opened>()) {
   const plugins::hdf5::error_print_guard quiet;  // failures are reported as exceptions
-  std::vector<std::pair<std::int32_t, std::string>> per_core;
-  std::string shared;
-  for (const auto& [name, path] : list_outputs(prefix)) {
-    if (name.iteration != iteration) continue;
-    if (name.writer >= 0)
-      per_core.emplace_back(name.writer, path);
-    else
-      shared = path;
-  }
-  if (per_core.empty() && shared.empty()) {
+  m_survey = survey_iteration(prefix, iteration);
+  const iteration_files& s = m_survey;
+  if (s.writer_files.empty() && s.shared.empty() && s.unreadable.empty() && s.other_run.empty()) {
     const std::vector<std::int32_t> stored = stored_iterations(prefix);
     std::string list;
     for (std::size_t i = 0; i < stored.size() && i < 20; ++i)
@@ -268,29 +210,31 @@ run_reader::run_reader(const std::string& prefix, std::int32_t iteration)
                          "_Pr<writer>.h5 nor " + prefix + "_It" + std::to_string(iteration) +
                          ".h5 exists (stored iterations: " + (list.empty() ? "none" : list) + ")");
   }
-  // File-per-core output is read from the writers' files (a master file, when there is one,
-  // only maps them); a collective file holds everything itself.
-  std::sort(per_core.begin(), per_core.end());
-  if (!per_core.empty()) {
-    for (std::size_t i = 0; i < per_core.size(); ++i)
-      if (per_core[i].first != static_cast<std::int32_t>(i)) m_complete = false;
-    for (auto& [writer, path] : per_core) m_files->paths.push_back(path);
-  } else {
-    m_files->paths.push_back(shared);
+  // File-per-core output is read from the writers' files of the run that wrote the iteration
+  // (a master file, when there is one, only maps them); a collective file holds everything.
+  const bool per_core = s.per_core;
+  if (per_core) {
+    for (const auto& [writer, path] : s.writer_files) {
+      m_files->paths.push_back(path);
+      m_files->writers.push_back(writer);
+    }
+  } else if (!s.shared.empty()) {
+    m_files->paths.push_back(s.shared);
+    m_files->writers.push_back(-1);
   }
+  if (m_files->paths.empty())
+    throw storage_error("iteration " + std::to_string(iteration) + " under \"" + prefix +
+                        "\" cannot be read: " + s.problems());
+  m_complete = s.complete();
   for (std::size_t f = 0; f < m_files->paths.size(); ++f) {
-    m_files->writers.push_back(per_core.empty() ? -1 : per_core[f].first);
     const call_site site{m_files->paths[f], {}};
     m_files->files.emplace_back(check_id(
         H5Fopen(m_files->paths[f].c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "H5Fopen", site));
-    const std::vector<std::int32_t> complete =
-        read_attribute<std::int32_t>(m_files->files.back().get(), "complete", site);
-    if (!complete.empty() && complete[0] == 0) m_complete = false;
-    scan_file(f, !per_core.empty(), nullptr);
+    scan_file(f, per_core, nullptr);
   }
   // Time-invariant variables stored in an earlier iteration: the master file names that
   // iteration (collective files link to the data instead, and were followed above).
-  if (!per_core.empty() && !shared.empty()) add_earlier_variables(prefix, shared);
+  if (per_core && !s.shared.empty()) add_earlier_variables(prefix, s.shared);
   for (std::size_t v = 0; v < m_variables.size(); ++v) {
     std::vector<std::size_t> order(m_variables[v].blocks.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -328,11 +272,11 @@ void run_reader::add_earlier_variables(const std::string& prefix, const std::str
     if (!stored.empty() && stored[0] != m_iteration) earlier[stored[0]].insert(name);
   }
   for (const auto& [stored, names] : earlier) {
-    std::vector<std::pair<std::int32_t, std::string>> files;
-    for (const auto& [name, path] : list_outputs(prefix))
-      if (name.iteration == stored && name.writer >= 0) files.emplace_back(name.writer, path);
-    std::sort(files.begin(), files.end());
-    for (const auto& [writer, path] : files) {
+    // The earlier iteration's files, when the same run wrote them.
+    const iteration_files earlier_files = survey_iteration(prefix, stored);
+    if (earlier_files.run_id != m_survey.run_id) continue;
+    if (!earlier_files.complete()) m_complete = false;
+    for (const auto& [writer, path] : earlier_files.writer_files) {
       const std::size_t f = m_files->paths.size();
       m_files->paths.push_back(path);
       m_files->writers.push_back(writer);
@@ -502,11 +446,14 @@ void run_reader::read_block(const std::string& name, std::int32_t source, std::i
                                    [](const block_info& b, const std::pair<std::int32_t, std::int32_t>& key) {
                                      return std::tie(b.source, b.block) < std::tie(key.first, key.second);
                                    });
-  if (it == v.blocks.end() || it->source != source || it->block != block)
-    throw error(DAMARIS_BLOCK_NOT_FOUND, "variable '" + name + "' has no block " +
-                                             std::to_string(block) + " of source " +
-                                             std::to_string(source) + " in iteration " +
-                                             std::to_string(m_iteration));
+  if (it == v.blocks.end() || it->source != source || it->block != block) {
+    // The block may lie in a writer's file that is missing or torn: say which.
+    const std::string gone = m_survey.missing_data_files(m_prefix);
+    throw error(DAMARIS_BLOCK_NOT_FOUND,
+                "variable '" + name + "' has no block " + std::to_string(block) + " of source " +
+                    std::to_string(source) + " in iteration " + std::to_string(m_iteration) +
+                    (gone.empty() ? std::string() : " (not stored, or in " + gone + ")"));
+  }
   if (!out) throw argument_error("the buffer is NULL");
   const std::uint64_t elements = product(it->extents);
   check_room(elements * element_bytes(type), bytes, "block " + std::to_string(block) + " of source " + std::to_string(source) + " of '" + name + "'");
@@ -547,6 +494,30 @@ void run_reader::read_region(const std::string& name, const std::vector<std::int
   const std::uint64_t elements = product(count);
   check_room(elements * element_bytes(type), bytes, "the region of '" + name + "'");
   if (elements == 0) return;
+  std::vector<std::int64_t> hi(n);
+  for (std::size_t d = 0; d < n; ++d) hi[d] = start[d] + count[d];
+  if (!m_survey.missing_writers.empty() && m_files->global.count(name) == 0) {
+    // A writer's file is missing or torn: elements no present block covers may be its data,
+    // which must not read as zeros. (Blocks do not overlap: their interiors tile the array.)
+    std::uint64_t covered = 0;
+    for (const block_info& block : v.blocks) {
+      if (block.extents.size() != n) continue;
+      std::uint64_t overlap = 1;
+      for (std::size_t d = 0; d < n && overlap > 0; ++d) {
+        const std::int64_t lo = std::max(start[d], block.position[d]);
+        const std::int64_t up = std::min(hi[d], block.position[d] + block.extents[d]);
+        overlap = lo < up ? overlap * static_cast<std::uint64_t>(up - lo) : 0;
+      }
+      covered += overlap;
+    }
+    if (covered < elements)
+      throw storage_error("variable '" + name + "', region start " + text_of(start) + " count " +
+                          text_of(count) + " of iteration " + std::to_string(m_iteration) +
+                          ": " + std::to_string(elements - covered) + " of its " +
+                          std::to_string(elements) + " elements are in no file that can be read; "
+                          "the data of " + m_survey.missing_data_files(m_prefix) +
+                          " is lost (" + m_survey.problems() + ")");
+  }
   std::memset(out, 0, elements * element_bytes(type));
   const std::vector<hsize_t> memory_extents(count.begin(), count.end());
 
@@ -609,8 +580,6 @@ void run_reader::read_region(const std::string& name, const std::vector<std::int
     check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(), H5P_DEFAULT, out), "H5Dread", site);
   };
 
-  std::vector<std::int64_t> hi(n);
-  for (std::size_t d = 0; d < n; ++d) hi[d] = start[d] + count[d];
   // A collective file holds the whole array in one dataset: one read.
   if (auto g = m_files->global.find(name); g != m_files->global.end()) {
     read_part(g->second, start, hi, std::vector<std::int64_t>(n, 0), v.global_extents);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "reader/iteration_files.hpp"
+
 namespace sidecore::reader {
 
 // Element types as the read calls name them: the values of Damaris.h's DAMARIS_TYPE_STR.
@@ -46,8 +48,11 @@ class run_reader {
   run_reader& operator=(const run_reader&) = delete;
 
   std::int32_t iteration() const noexcept { return m_iteration; }
-  // False when some writer's file says it misses data (complete = 0), or a file is missing.
+  // False when a writer's file of the run that wrote the iteration is missing or unreadable,
+  // or some file says it misses data (complete = 0).
   bool complete() const noexcept { return m_complete; }
+  // The iteration's files: missing, torn, or left by another run.
+  const iteration_files& files() const noexcept { return m_survey; }
   const std::vector<variable_info>& variables() const noexcept { return m_variables; }
   // Throws error(DAMARIS_UNDEFINED_VARIABLE) naming the stored variables when absent.
   const variable_info& variable(const std::string& name) const;
@@ -57,7 +62,8 @@ class run_reader {
   void read_block(const std::string& variable, std::int32_t source, std::int32_t block,
                   element type, void* out, std::uint64_t bytes);
   // Reads the region [start, start + count) of a variable's global array, in C order; elements
-  // no block covers read as 0.
+  // no block covers read as 0, unless a writer's file is missing or unreadable: then throws
+  // storage_error naming it (its blocks could have been there).
   void read_region(const std::string& variable, const std::vector<std::int64_t>& start,
                    const std::vector<std::int64_t>& count, element type, void* out,
                    std::uint64_t bytes);
@@ -77,6 +83,8 @@ class run_reader {
   const location& where(const std::string& variable, std::size_t block) const;
 
   std::int32_t m_iteration;
+  std::string m_prefix;
+  iteration_files m_survey;
   bool m_complete = true;
   std::vector<variable_info> m_variables;
   std::map<std::string, std::size_t> m_index;        // name -> m_variables

@@ -23,6 +23,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
+#include "reader/iteration_files.hpp"
 #include "reader/run_reader.hpp"
 #include "common/json_writer.hpp"
 
@@ -303,6 +304,8 @@ struct iteration_report {
   std::size_t files = 0;
   std::vector<std::int32_t> missing_writers;    // writer files not there
   std::vector<std::string> incomplete_files;    // files whose `complete` attribute is 0
+  std::vector<std::string> unreadable_files;    // under a final name, but HDF5 cannot open them
+  std::vector<std::string> other_run_files;     // left by another run under the same names
   bool bytes_known = false;                     // every data file has raw/stored_bytes
   std::uint64_t raw_bytes = 0, stored_bytes = 0;
   bool complete = true;
@@ -425,22 +428,36 @@ run_report inspect_run(const run& r, std::optional<std::int32_t> wanted) {
     iteration_report ir;
     ir.iteration = it;
     ir.files = files.writers.size() + (files.shared ? 1 : 0);
+    // The files of the run that wrote the iteration, the writers' files missing or torn, and
+    // those another run left (reader/iteration_files.hpp).
+    const reader::iteration_files survey = reader::survey_iteration(r.prefix, it);
     std::vector<std::string> data_files;
-    if (report.per_core) {
+    if (survey.run_id) {
+      ir.missing_writers = survey.missing_writers;
+      for (const auto& [w, path] : survey.writer_files) data_files.push_back(path);
+      if (!survey.per_core && !survey.shared.empty()) data_files.push_back(survey.shared);
+    } else if (report.per_core) {
+      // Files that do not carry their run's id (older output): as many writers per iteration
+      // as the run's highest.
       for (std::int32_t w = 0; w < report.writer_files; ++w) {
         const auto f = files.writers.find(w);
-        if (f == files.writers.end())
+        const bool readable = f != files.writers.end() &&
+                              std::find(survey.unreadable.begin(), survey.unreadable.end(),
+                                        f->second.path) == survey.unreadable.end();
+        if (!readable)
           ir.missing_writers.push_back(w);
         else
           data_files.push_back(f->second.path);
       }
-    } else {
-      data_files.push_back(files.shared->path);
+    } else if (!survey.shared.empty()) {
+      data_files.push_back(survey.shared);
     }
+    ir.incomplete_files = survey.incomplete;
+    ir.unreadable_files = survey.unreadable;
+    ir.other_run_files = survey.other_run;
     ir.bytes_known = !data_files.empty();
     for (const std::string& path : data_files) {
       const root_attributes a = read_root(path);
-      if (a.complete && *a.complete == 0) ir.incomplete_files.push_back(path);
       if (a.raw_bytes && a.stored_bytes) {
         ir.raw_bytes += static_cast<std::uint64_t>(*a.raw_bytes);
         ir.stored_bytes += static_cast<std::uint64_t>(*a.stored_bytes);
@@ -448,12 +465,7 @@ run_report inspect_run(const run& r, std::optional<std::int32_t> wanted) {
         ir.bytes_known = false;
       }
     }
-    // The master file says 0 when some writer failed to write its file.
-    if (report.per_core && files.shared) {
-      const root_attributes a = read_root(files.shared->path);
-      if (a.complete && *a.complete == 0) ir.incomplete_files.push_back(files.shared->path);
-    }
-    ir.complete = ir.missing_writers.empty() && ir.incomplete_files.empty();
+    ir.complete = ir.missing_writers.empty() && survey.complete();
     if (ir.bytes_known) {
       report.raw_bytes += ir.raw_bytes;
       report.stored_bytes += ir.stored_bytes;
@@ -484,13 +496,16 @@ run_report inspect_run(const run& r, std::optional<std::int32_t> wanted) {
   try {
     report.reader = std::make_unique<reader::run_reader>(r.prefix, report.iteration);
   } catch (const std::exception& e) {
-    throw inspect_error{e.what()};
+    // That iteration only (a torn collective file, say): the run's summary still stands.
+    report.error = e.what();
+    report.iteration_complete = false;
+    return report;
   }
   report.iteration_complete = chosen_report.complete && report.reader->complete();
 
   std::map<std::string, std::int32_t> references;
-  if (chosen->second.shared)
-    references = time_invariant_references(chosen->second.shared->path, report.iteration,
+  if (!report.reader->files().shared.empty())
+    references = time_invariant_references(report.reader->files().shared, report.iteration,
                                            report.per_core);
   std::set<std::string> listed;
   const auto add = [&report, &r](const reader::variable_info& v, std::optional<std::int32_t> stored) {
@@ -645,6 +660,11 @@ std::string why_incomplete(const run_report& report, const iteration_report& ir)
             std::to_string(w) + ".h5)";
   for (const std::string& f : ir.incomplete_files)
     text += std::string(text.empty() ? "" : "; ") + f + " says complete = 0";
+  for (const std::string& f : ir.unreadable_files)
+    text += std::string(text.empty() ? "" : "; ") + f + " is unreadable (torn, or not HDF5)";
+  if (text.empty() && !ir.complete) text = "no file of its run holds its data";
+  for (const std::string& f : ir.other_run_files)
+    text += std::string(text.empty() ? "" : "; ") + f + " is from another run (not read)";
   return text;
 }
 
@@ -781,6 +801,8 @@ void print_json(json_writer& j, const run_report& report, bool blocks) {
     j.key("complete").value(ir.complete);
     j.key("missing_writer_files").array(ir.missing_writers);
     j.key("incomplete_files").array(ir.incomplete_files);
+    j.key("unreadable_files").array(ir.unreadable_files);
+    j.key("other_run_files").array(ir.other_run_files);
     print_ratio(j, ir.bytes_known, ir.raw_bytes, ir.stored_bytes);
     j.end_object();
   }

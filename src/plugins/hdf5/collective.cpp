@@ -497,6 +497,7 @@ void hdf5_store::write_collective_file(const iteration_data& data,
   }
   write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
   write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
+  write_run_marker(file.get(), m_run, false, path);
   write_mesh_description(file.get(), *m_context.model, path);
   const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);
   property_list_handle dxpl(check_id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", file_site));

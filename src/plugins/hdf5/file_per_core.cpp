@@ -186,6 +186,7 @@ byte_counts hdf5_store::write_contents(file_handle& file, const iteration_data& 
   const call_site file_site{path, {}};
   write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
   write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
+  write_run_marker(file.get(), m_run, true, path);
   write_mesh_description(file.get(), *m_context.model, path);
   const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);
   byte_counts counts;
@@ -276,7 +277,7 @@ void hdf5_store::publish_file_per_core(std::int32_t iteration, std::vector<varia
   const bool written = write_master(
       master, model, iteration, records,
       [this](std::int32_t stored, std::int32_t writer) { return per_core_name(stored, writer); },
-      complete);
+      complete, m_run);
   if (!written) return;
   if (m_options.durable) {
     sync_file(master);

@@ -19,6 +19,7 @@
 #include "plugins/hdf5/block_data.hpp"
 #include "plugins/hdf5/hdf5_store.hpp"
 #include "plugins/hdf5/index_map.hpp"
+#include "plugins/hdf5/run_marker.hpp"
 #include "plugins/hdf5/virtual_view.hpp"
 #include "plugins/hdf5/xdmf.hpp"
 
@@ -83,6 +84,10 @@ class hdf5_store final : public store {
         m_options(std::move(options)),
         m_ghosts(evaluate_ghosts(*context.model)) {
     find_mappings();
+    // Every file of this run carries its id (over finish_comm when comm joins no other writer).
+    m_run = choose_run_marker(
+        context.finish_comm != MPI_COMM_NULL ? context.finish_comm : context.comm,
+        context.writer_count);
     // Writers that cannot talk to each other (background threads without
     // MPI_THREAD_MULTIPLE) cannot build a view of the whole run: say so instead of writing a
     // master file or an XDMF that would only show one writer's blocks.
@@ -233,6 +238,7 @@ class hdf5_store final : public store {
 
   store_context m_context;
   store_options m_options;
+  run_marker m_run;
   bool m_deferred_view = false;
   std::vector<deferred_step> m_deferred;
   bool m_xdmf_held = false;  // finish(): the XDMF file is written once, after the last step

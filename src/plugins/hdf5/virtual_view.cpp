@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -128,10 +129,17 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
   return records;
 }
 
+namespace {
+void write_master_contents(file_handle& file, const config::model& model, std::int32_t iteration,
+                           const std::vector<variable_record>& records,
+                           const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
+                           bool complete, const run_marker& run, const std::string& path);
+}  // namespace
+
 bool write_master(const std::string& path, const config::model& model, std::int32_t iteration,
                   const std::vector<variable_record>& records,
                   const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
-                  bool complete) {
+                  bool complete, const run_marker& run) {
   const bool any = std::any_of(records.begin(), records.end(), [](const variable_record& r) {
     return !r.global_dims.empty();
   });
@@ -143,10 +151,39 @@ bool write_master(const std::string& path, const config::model& model, std::int3
   property_list_handle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file_site));
   check_status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST),
                "H5Pset_libver_bounds", file_site);
-  file_handle file(check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+  const std::string temporary = path + ".part";
+  file_handle file(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                             "H5Fcreate", file_site));
+  try {
+    write_master_contents(file, model, iteration, records, source_file, complete, run, path);
+  } catch (...) {
+    abandon_file(file);
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw;
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw storage_error("HDF5 store: cannot rename \"" + temporary + "\" to \"" + path +
+                        "\": " + error.message());
+  }
+  return true;
+}
+
+namespace {
+
+// The master file's attributes and virtual datasets, into the open (temporary) file; closes it.
+void write_master_contents(file_handle& file, const config::model& model, std::int32_t iteration,
+                           const std::vector<variable_record>& records,
+                           const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
+                           bool complete, const run_marker& run, const std::string& path) {
+  const call_site file_site{path, {}};
   write_int_attribute(file.get(), "/", "iteration", iteration, path);
   write_int_attribute(file.get(), "/", "complete", complete ? 1 : 0, path);
+  write_run_marker(file.get(), run, true, path);
   write_mesh_description(file.get(), model, path);
   const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);
 
@@ -276,8 +313,10 @@ bool write_master(const std::string& path, const config::model& model, std::int3
     }
     check_status(dataset.close(), "H5Dclose", site);
   }
+  check_status(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "H5Fflush", file_site);
   check_status(file.close(), "H5Fclose", file_site);
-  return true;
 }
+
+}  // namespace
 
 }  // namespace sidecore::plugins::hdf5

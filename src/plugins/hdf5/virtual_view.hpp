@@ -11,6 +11,7 @@
 
 #include "config/model.hpp"
 #include "plugins/hdf5/block_data.hpp"
+#include "plugins/hdf5/run_marker.hpp"
 
 namespace sidecore::plugins::hdf5 {
 
@@ -53,13 +54,15 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
                                            std::int32_t iteration, bool failed_here,
                                            MPI_Comm comm, bool& failed);
 
-// Writes the master file at path (replacing it). Records without global dimensions are
+// Writes the master file at path (replacing it), marked with the run's id and writer count;
+// written under a temporary name and renamed, so that a writer killed meanwhile leaves no torn
+// master file. Records without global dimensions are
 // skipped. source_file(iteration, writer) names the file-per-core file of a block, relative
 // to the master's directory. Returns false when no record had global dimensions (no file).
 bool write_master(const std::string& path, const config::model& model, std::int32_t iteration,
                   const std::vector<variable_record>& records,
                   const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
-                  bool complete);
+                  bool complete, const run_marker& run);
 
 // The dataset of a block in a file-per-core file, named as Damaris names it:
 // "<variable>/P<source>/B<block>" with a block level, "<variable>/P<source>" without.
