@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -739,6 +740,20 @@ std::vector<int32_t> stored_iterations(const std::string& prefix) {
   return out;
 }
 
+// Ends the whole job (MPI_Abort on MPI_COMM_WORLD): what leaving `with sidecore.initialize()`
+// by an exception does by default, once the traceback is printed, because finalizing there is
+// collective and the other ranks may be waiting for this one elsewhere (a halo exchange).
+// Returns false, without ending anything, only when MPI cannot abort (not initialized, or
+// finalized already); never throws.
+bool abort_job(int code) noexcept {
+  int initialized = 0, finalized = 0;
+  if (MPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) return false;
+  if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return false;
+  std::fflush(nullptr);  // the log lines of the C library, before the process goes
+  MPI_Abort(MPI_COMM_WORLD, code);
+  return false;
+}
+
 }  // namespace
 
 NB_MODULE(_sidecore, m) {
@@ -752,6 +767,7 @@ NB_MODULE(_sidecore, m) {
   m.def("initialized", [] { return g_description != nullptr; });
   m.def("initialize", &initialize, nb::arg("config"), nb::arg("fortran_comm"));
   m.def("finalize", &finalize);
+  m.def("abort_job", &abort_job, nb::arg("code"), nb::call_guard<nb::gil_scoped_release>());
   m.def("start", &start);
   m.def("stop", &stop);
   m.def("write", &write_block, nb::arg("variable"), nb::arg("block"), nb::arg("array").noconvert());

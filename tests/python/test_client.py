@@ -153,7 +153,8 @@ def test_errors_parameters_positions(tmp_path):
 
 
 def test_context_manager_on_exception(tmp_path):
-    """An exception inside `with` stops and finalizes (the dedicated core returns), the data of
+    """With on_exception="finalize" (tests/python/test_faults.py checks the default, which ends
+    the job), an exception inside `with` stops and finalizes (the dedicated core returns), the data of
     the iteration ended before it is stored, and Sidecore can be initialized again."""
     first, out1 = configure(tmp_path, "first", cores=1)
     second, out2 = configure(tmp_path, "second", cores=1)

@@ -14,10 +14,18 @@ thread, described once in the XML configuration (docs/python.md).
 Every call maps to one call of the C API (Damaris.h). A failing call raises sidecore.Error with
 the DAMARIS_* code; an array that does not match its variable's layout raises DtypeError (a
 TypeError) or ShapeError (a ValueError), both sidecore.Error too.
+
+An exception that leaves the `with` block ends the whole job by default: the traceback is
+printed, then MPI_Abort, because finalizing is collective and the other ranks may be waiting for
+this one elsewhere. initialize(..., on_exception="finalize") (or SIDECORE_PYTHON_ON_EXCEPTION=
+finalize) finalizes instead, for codes that raise on every rank together.
 """
 import contextlib
 import numbers
 import os
+import socket
+import sys
+import traceback
 
 import numpy as np
 
@@ -46,18 +54,94 @@ def hdf5_version():
     return _ext.hdf5_version()
 
 
-def initialize(config, comm=None):
+# What leaving the `with` block by an exception does (docs/python.md, "When a rank fails"):
+# the keyword of initialize(), overridden by this environment variable when it is set.
+ON_EXCEPTION_VARIABLE = "SIDECORE_PYTHON_ON_EXCEPTION"
+_ON_EXCEPTION_CHOICES = ("abort", "finalize")
+
+
+def _on_exception_policy(keyword):
+    """The policy in force: the environment variable when set (not empty), else the keyword,
+    else "abort". Raises Error (ARGUMENT_ERROR) naming the valid values."""
+    from_environment = os.environ.get(ON_EXCEPTION_VARIABLE, "")
+    value, origin = ((from_environment, f"{ON_EXCEPTION_VARIABLE}={from_environment!r}")
+                     if from_environment else
+                     (keyword, f"initialize(on_exception={keyword!r})"))
+    if value is None:
+        return "abort"
+    if value not in _ON_EXCEPTION_CHOICES:
+        raise Error(_errors.ARGUMENT_ERROR,
+                    f"{origin}: valid values are 'abort' (the default: print the traceback and "
+                    f"end the job) and 'finalize' (stop and finalize collectively)")
+    return value
+
+
+def initialize(config, comm=None, on_exception=None):
     """Reads the XML configuration (on the first rank of comm only), splits comm into clients
     and servers and maps the shared memory: damaris_initialize(). Collective over comm, an
     mpi4py communicator (MPI.COMM_WORLD by default; MPI is initialized by importing mpi4py).
     Returns the Session, which is also a context manager that stops and finalizes.
-    Raises Error (CONFIG_ERROR for a bad file, the same on every rank; ALREADY_INITIALIZED)."""
+    on_exception says what an exception leaving its `with` block does: "abort" (the default)
+    prints the traceback and ends the job with MPI_Abort, "finalize" stops and finalizes, which
+    is collective; SIDECORE_PYTHON_ON_EXCEPTION overrides it. Raises Error (CONFIG_ERROR for a
+    bad file, the same on every rank; ALREADY_INITIALIZED; ARGUMENT_ERROR for an on_exception
+    that is neither, before anything collective)."""
+    policy = _on_exception_policy(on_exception)
     from mpi4py import MPI  # imported here so that `python -m sidecore` never starts MPI
 
     if comm is None:
         comm = MPI.COMM_WORLD
     _ext.initialize(os.fspath(config), comm.py2f())
-    return Session()
+    return Session(on_exception=policy)
+
+
+def _is_failure(exc):
+    """Whether an exception leaving the `with` block is a failure: anything but a normal exit
+    (SystemExit with no code or code 0)."""
+    if isinstance(exc, SystemExit):
+        return not (exc.code is None or exc.code == 0)
+    return True
+
+
+def _abort_code(exc):
+    """MPI_Abort's error code: a SystemExit's own integer status, else 1."""
+    if isinstance(exc, SystemExit) and isinstance(exc.code, int) and 0 < exc.code < 256:
+        return exc.code
+    return 1
+
+
+def _end_job(session, exc_type, exc, tb):
+    """Prints the traceback, with a line before and after it naming this rank, to stderr in one
+    write, then ends the whole job with MPI_Abort. Calls nothing collective: the other ranks
+    may be waiting for this one in their own communication. Returns only if MPI cannot abort."""
+    from mpi4py import MPI
+
+    code = _abort_code(exc)
+    where = (f"sidecore: rank {MPI.COMM_WORLD.Get_rank()} of {MPI.COMM_WORLD.Get_size()} "
+             f"(pid {os.getpid()} on {socket.gethostname()})")
+    state = ""
+    if session._is_client and not session._stopped:
+        try:
+            state = (f"; this client was in iteration {_ext.iteration()}: the iterations "
+                     f"before it were handed over, and those whose files reached their final "
+                     f"names are complete")
+        except Error:
+            pass
+    text = (f"{where}: {exc_type.__name__} left `with sidecore.initialize(...)`; its "
+            f"traceback:\n"
+            + "".join(traceback.format_exception(exc_type, exc, tb))
+            + f"{where}: ending the job with MPI_Abort(MPI_COMM_WORLD, {code}) instead of "
+              f"finalizing, which would wait for the other ranks{state}. "
+              f"initialize(on_exception=\"finalize\") or {ON_EXCEPTION_VARIABLE}=finalize "
+              f"finalizes instead, when every rank raises together.\n")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is sys.stderr:
+                stream.write(text)
+            stream.flush()
+        except Exception:  # a closed or broken stream must not keep the job alive
+            pass
+    _ext.abort_job(code)
 
 
 _INTEGER_RANGES = {name: np.iinfo(name) for name in ("int8", "int16", "int32", "int64")}
@@ -68,7 +152,8 @@ class Session:
     process at a time (the C API has one runtime per process); calls must come from the thread
     that called initialize(), as in C."""
 
-    def __init__(self):
+    def __init__(self, on_exception=None):
+        self._on_exception = _on_exception_policy(on_exception)
         self._started = False
         self._stopped = False
         self._is_client = None
@@ -80,9 +165,15 @@ class Session:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        """Stops a client that started and did not stop, then finalizes; on an exception too.
-        An error while finishing is raised, unless an exception is already on its way: that
-        one propagates, with the finishing error added as a note."""
+        """Stops a client that started and did not stop, then finalizes. An exception (other
+        than SystemExit(0)) ends the whole job instead, once its traceback is printed, unless
+        on_exception is "finalize": then it finishes too, and an error while finishing is
+        raised, unless an exception is already on its way: that one propagates, with the
+        finishing error added as a note."""
+        if (exc_type is not None and self._on_exception == "abort" and _is_failure(exc)
+                and _ext.initialized()):
+            _end_job(self, exc_type, exc, tb)  # returns only when MPI cannot abort
+            return False
         try:
             self.close()
         except Error as finishing:

@@ -1,6 +1,6 @@
-"""The context manager stops and finalizes on an exception: every client raises during
-iteration 1 after storing iteration 0; the dedicated core returns from start, everyone is
-finalized, and a second run (second XML) works in the same processes.
+"""With on_exception="finalize", the context manager stops and finalizes on an exception:
+every client raises during iteration 1 after storing iteration 0; the dedicated core returns
+from start, everyone is finalized, and a second run (second XML) works in the same processes.
 Usage: exception.py <xml> <second xml>"""
 import os
 import sys
@@ -19,7 +19,7 @@ class Boom(Exception):
 first, second = sys.argv[1], sys.argv[2]
 caught = False
 try:
-    with sidecore.initialize(first) as sc:
+    with sidecore.initialize(first, on_exception="finalize") as sc:
         if sc.start():
             source = sc.client_comm.Get_rank()
             sc.write("field", values.field(source, 0, 0))

@@ -1,0 +1,160 @@
+"""When a rank of a Python simulation fails: an exception (or a KeyboardInterrupt) leaving
+`with sidecore.initialize(...)` on one rank, while the others wait for it in their halo exchange,
+ends the whole job within a bound, with the traceback and the rank named, a non-zero exit, the
+iterations stored before it intact and no shared memory left. on_exception="finalize" (or
+SIDECORE_PYTHON_ON_EXCEPTION) keeps the collective finish for exceptions on every rank."""
+import glob
+import os
+import re
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+from mpi_job import expect_array, expect_no_leaked_segments, job_segments, mpi_env, run_job  # noqa: E402
+from test_client import configure, stored_blocks  # noqa: E402
+import values  # noqa: E402
+
+FAIL_AT = 10  # the iteration at which a client fails (halo.py)
+SYNCED = 5  # the iteration after which every client synced (halo.py)
+BOUND = 60  # seconds the job may take, however it ends: a hang fails the test
+
+
+def halo_job(tmp_path, name, np_, how, *options, ranks_per_node=0, env=None, **mode):
+    """Runs programs/halo.py with a 5 s buffer timeout; returns (status, output, out dir,
+    seconds)."""
+    xml, out = configure(tmp_path, name, **mode)
+    with open(xml) as f:
+        text = f.read()
+    with open(xml, "w") as f:
+        f.write(text.replace('timeout="60"', 'timeout="5"'))
+    before = job_segments()
+    argv = [sys.executable, os.path.join(HERE, "programs", "halo.py"), xml, 30, FAIL_AT, how]
+    began = time.monotonic()
+    status, output = run_job(np_, [str(a) for a in argv + list(options)],
+                             mpi_env(ranks_per_node, **(env or {})), BOUND)
+    seconds = time.monotonic() - began
+    expect_no_leaked_segments(before)
+    return status, output, out, seconds
+
+
+def stored_iterations(out):
+    """The iterations with a file under its final name."""
+    names = glob.glob(os.path.join(out, "py_It*_Pr*.h5"))
+    return sorted({int(re.search(r"_It(\d+)_", os.path.basename(n)).group(1)) for n in names})
+
+
+def check_stored(out, clients, at_least, below, failed=None):
+    """Iterations 0..at_least are stored whole, none from `below` on (client `failed`: none from
+    FAIL_AT on), and every block stored holds exactly what its client wrote. Between them a file per writer may be missing (each
+    client's own in thread and synchronous modes): the job ended while they were stored."""
+    stored = stored_iterations(out)
+    missing = [it for it in range(at_least + 1) if it not in stored]
+    assert not missing, f"iterations {missing} not stored (stored: {stored})"
+    assert all(it < below for it in stored), f"stored beyond iteration {below - 1}: {stored}"
+    for it in stored:
+        blocks = stored_blocks(out, it)
+        expected = {("field", s, b) for s in range(clients) for b in range(2)}
+        assert set(blocks) <= expected, f"iteration {it}: {sorted(set(blocks) - expected)}"
+        if it >= FAIL_AT:
+            assert not any(s == failed for _, s, _ in blocks), f"client {failed} at it{it}"
+        if it <= at_least:
+            assert set(blocks) == expected, f"iteration {it}: {sorted(expected - set(blocks))}"
+        for (_, source, block), got in blocks.items():
+            expect_array(f"field P{source} B{block} it{it}", got,
+                         values.field(source, it, block))
+    return stored
+
+
+def failing_world_rank(output):
+    """The MPI_COMM_WORLD rank of client 1, as halo.py printed it."""
+    m = re.search(r"rank (\d+): client 1(?!\d)", output)  # lines of ranks may run together
+    assert m, "client 1 did not say its rank"
+    return int(m.group(1))
+
+
+def expect_aborted(status, output, np_, exception_line):
+    """A non-zero exit, the traceback of client 1 with its exception, the rank named before
+    and after it, and no rank finished."""
+    assert status != 0, "the job exited with 0"
+    rank = failing_world_rank(output)
+    where = f"sidecore: rank {rank} of {np_} (pid "
+    assert where in output, f"the rank is not named ({where!r})"
+    head = output.index(where)
+    assert "left `with sidecore.initialize(...)`; its traceback:" in output[head:]
+    assert "Traceback (most recent call last):" in output[head:]
+    assert 'halo.py", line' in output[head:], "the traceback does not reach the program"
+    assert exception_line in output[head:], f"{exception_line!r} not printed"
+    assert re.search(rf"sidecore: rank {rank} of {np_} .*: ending the job with "
+                     r"MPI_Abort\(MPI_COMM_WORLD, 1\) instead of finalizing", output)
+    assert f"this client was in iteration {FAIL_AT}" in output
+    assert ": done" not in output, "a rank finished although the job was ended"
+
+
+@pytest.mark.parametrize("mode", ["cores", "nodes", "thread", "sync"])
+def test_one_rank_raises(tmp_path, mode):
+    """One client of three raises at iteration 10 while the others wait for its halo: in every
+    mode, the job ends with its traceback and rank, exit != 0, iterations 0..5 (synced) and
+    any later one stored read back exact."""
+    layout = {"cores": dict(np_=4, cores=1), "nodes": dict(np_=4, nodes=1, ranks_per_node=1),
+              "thread": dict(np_=3, threads=1), "sync": dict(np_=3)}[mode]
+    status, output, out, seconds = halo_job(tmp_path, mode, how="raise", **layout)
+    expect_aborted(status, output, layout["np_"],
+                   f"RuntimeError: client 1 diverged at iteration {FAIL_AT}")
+    # The neighbours of client 1 may finish iteration 10 (their halos from it were sent).
+    stored = check_stored(out, 3, SYNCED, FAIL_AT + 1, failed=1)
+    print(f"ended after {seconds:.1f} s; stored {stored}")
+
+
+@pytest.mark.parametrize("mode", ["cores", "nodes", "thread"])
+def test_one_rank_interrupted(tmp_path, mode):
+    """A real SIGINT to one client (KeyboardInterrupt inside `with`): as an exception."""
+    layout = {"cores": dict(np_=4, cores=1), "nodes": dict(np_=4, nodes=1, ranks_per_node=1),
+              "thread": dict(np_=3, threads=1)}[mode]
+    status, output, out, _ = halo_job(tmp_path, "int_" + mode, how="interrupt", **layout)
+    expect_aborted(status, output, layout["np_"], "KeyboardInterrupt")
+    check_stored(out, 3, SYNCED, FAIL_AT + 1, failed=1)
+
+
+@pytest.mark.parametrize("how_chosen", ["keyword", "environment"])
+def test_every_rank_raises_and_finalizes(tmp_path, how_chosen):
+    """on_exception="finalize" (or SIDECORE_PYTHON_ON_EXCEPTION=finalize, which overrides the
+    keyword): every client raises at iteration 10; they stop and finalize together, the
+    dedicated core stores everything, and each rank's exception ends it with Python's exit
+    code 1 (no MPI_Abort)."""
+    options, env = ((["finalize"], None) if how_chosen == "keyword" else
+                    (["abort"], {"SIDECORE_PYTHON_ON_EXCEPTION": "finalize"}))
+    status, output, out, _ = halo_job(tmp_path, "fin_" + how_chosen, 4, "everywhere", *options,
+                                      env=env, cores=1)
+    assert status != 0, "the job exited with 0"
+    assert output.count("RuntimeError: every client diverged") == 3, "a traceback is missing"
+    assert "MPI_Abort" not in output and "MPI_ABORT" not in output, "the job was aborted"
+    stored = check_stored(out, 3, FAIL_AT - 1, FAIL_AT)
+    assert stored == list(range(FAIL_AT)), stored
+
+
+def test_normal_exit_inside_with_finalizes(tmp_path):
+    """sys.exit(0) inside `with` on every client is a normal end: finalized, exit 0, stored."""
+    status, output, out, _ = halo_job(tmp_path, "exit0", 4, "exit0", cores=1)
+    assert status == 0, f"exit status {status}"
+    assert "MPI_Abort" not in output and "MPI_ABORT" not in output
+    assert check_stored(out, 3, FAIL_AT - 1, FAIL_AT) == list(range(FAIL_AT))
+
+
+def test_invalid_policy_is_refused_before_mpi(monkeypatch):
+    """A value that is neither "abort" nor "finalize" is refused, naming where it came from and
+    what is valid, before anything collective (no MPI needed)."""
+    import sidecore
+
+    monkeypatch.delenv("SIDECORE_PYTHON_ON_EXCEPTION", raising=False)
+    with pytest.raises(sidecore.Error) as error:
+        sidecore.initialize("unused.xml", on_exception="ignore")
+    assert "initialize(on_exception='ignore'): valid values are 'abort'" in str(error.value)
+    assert "'finalize'" in str(error.value)
+    monkeypatch.setenv("SIDECORE_PYTHON_ON_EXCEPTION", "Abort")
+    with pytest.raises(sidecore.Error) as error:
+        sidecore.initialize("unused.xml", on_exception="finalize")
+    assert "SIDECORE_PYTHON_ON_EXCEPTION='Abort': valid values" in str(error.value)
