@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -79,6 +80,9 @@ found_file look_at(std::int32_t writer, const std::string& path) {
   return f;
 }
 
+// How much later than a run's newest readable file a torn file must be to be another run's.
+constexpr auto later_run_gap = std::chrono::seconds(10);
+
 std::string joined(const std::vector<std::string>& items) {
   std::string text;
   for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
@@ -127,9 +131,16 @@ iteration_files survey_iteration(const std::string& prefix, std::int32_t iterati
   for (const found_file& f : files)
     if (f.readable && f.run && (newest == nullptr || f.modified > newest->modified)) newest = &f;
   if (newest != nullptr) result.run_id = newest->run;
+  // A torn file written well after the newest readable one belongs to a later run (a run
+  // writes its master file right after its writer files): the readable files are then another
+  // run's leftovers, and none of them is read as the iteration's.
+  bool later_run_torn = false;
+  for (const found_file& f : files)
+    if (!f.readable && newest != nullptr && f.modified > newest->modified + later_run_gap)
+      later_run_torn = true;
 
   const auto ours = [&](const found_file& f) {
-    return f.readable && (!result.run_id || f.run == result.run_id);
+    return f.readable && !later_run_torn && (!result.run_id || f.run == result.run_id);
   };
   const found_file* shared = nullptr;
   std::set<std::int32_t> present, torn;
@@ -155,6 +166,7 @@ iteration_files survey_iteration(const std::string& prefix, std::int32_t iterati
       result.writer_files.emplace_back(f.writer, f.path);
     }
   }
+  if (later_run_torn) result.run_id.reset();
   result.per_core = !present.empty() || (shared != nullptr && shared->writers) ||
                     (shared == nullptr && any_writer_name);
   if (shared != nullptr) result.shared = shared->path;

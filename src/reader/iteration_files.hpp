@@ -24,7 +24,9 @@ std::vector<std::pair<output_name, std::string>> list_outputs(const std::string&
 struct iteration_files {
   std::int32_t iteration = 0;
   // The id of the run that wrote the iteration (from its newest file that has one); none for
-  // output written before files carried it: every file is then taken as this run's.
+  // output written before files carried it: every file is then taken as this run's. A torn
+  // file more than 10 s newer than every readable one is a later run's: the readable ones are
+  // then listed in other_run, none is read, and the iteration is incomplete.
   std::optional<std::int64_t> run_id;
   bool per_core = false;     // file-per-core output (else one collective file)
   std::int32_t writers = 0;  // per_core: the writer files the run wrote for the iteration

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Runs that share a directory, writers that die, files that are torn: what the read API
+(sidecore/read.h, called through ctypes) and `sidecore inspect` say about them.
+
+    run_marker.py runs   <libsidecore> <runs_writer> <sidecore cli> <runs.xml.in>
+    run_marker.py killed <libsidecore> <runs_writer> <sidecore cli> <runs.xml.in>
+
+runs: three runs into one directory (3 FilePerCore writers, then 2, then 2 Collective ones): each
+iteration reads back the values of the run that wrote it last, never the leftovers of another;
+a torn master file leaves its iteration readable; a deleted writer file makes its iteration
+incomplete and a region read over its data an error naming it; a torn collective file fails
+only its own iteration.
+killed: kill -9 of one of two dedicated cores: every iteration the read API calls complete
+reads back exact; every other one refuses to read what the dead core did not store.
+"""
+import ctypes
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from mpi_job import fail, mpi_env, mpiexec, run_job  # noqa: E402
+
+N = 16
+DOUBLE = 5  # DAMARIS_TYPE_DOUBLE
+
+
+def expected(base, iteration, clients):
+    """runs_writer's field: block c at columns [16c, 16c + 16)."""
+    blocks = [base + iteration * 1e4 + c * 1e3 + np.arange(N * N, dtype=np.float64).reshape(N, N)
+              for c in range(clients)]
+    return np.concatenate(blocks, axis=1)
+
+
+class reader_api:
+    """The C read API of libsidecore, as a test calls it."""
+
+    def __init__(self, library):
+        self.lib = ctypes.CDLL(library)
+        self.lib.sidecore_read_last_error.restype = ctypes.c_char_p
+
+    def error(self):
+        return self.lib.sidecore_read_last_error().decode()
+
+    def iterations(self, prefix):
+        count = ctypes.c_int32(0)
+        buffer = (ctypes.c_int32 * 1000)()
+        rc = self.lib.sidecore_read_iterations(prefix.encode(), buffer, 1000, ctypes.byref(count))
+        if rc != 0:
+            fail(f"sidecore_read_iterations({prefix}) returned {rc}: {self.error()}")
+        return list(buffer[:count.value])
+
+    def open(self, prefix, iteration):
+        """(reader, None) or (None, error message)."""
+        handle = ctypes.c_void_p()
+        rc = self.lib.sidecore_read_open(prefix.encode(), iteration, ctypes.byref(handle))
+        return (handle, None) if rc == 0 else (None, self.error())
+
+    def close(self, handle):
+        self.lib.sidecore_read_close(handle)
+
+    def complete(self, handle):
+        value = ctypes.c_int32(-1)
+        rc = self.lib.sidecore_read_complete(handle, ctypes.byref(value))
+        if rc != 0:
+            fail(f"sidecore_read_complete returned {rc}: {self.error()}")
+        return value.value
+
+    def region(self, handle, start, shape):
+        """(array, None) or (None, (code, message))."""
+        out = np.full(shape, -1.0)
+        s = (ctypes.c_int64 * 2)(*start)
+        c = (ctypes.c_int64 * 2)(*shape)
+        rc = self.lib.sidecore_read_region(handle, b"field", s, c, DOUBLE,
+                                           out.ctypes.data_as(ctypes.c_void_p),
+                                           ctypes.c_uint64(out.nbytes))
+        return (out, None) if rc == 0 else (None, (rc, self.error()))
+
+
+def write_xml(template, out, cores, filemode):
+    text = open(template).read()
+    text = text.replace("@CORES@", str(cores)).replace("@OUT@", out).replace("@FILEMODE@", filemode)
+    path = os.path.join(out, f"runs-{filemode}-{cores}.xml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def run(writer, xml, ranks, iterations, base):
+    status, _ = run_job(ranks, [writer, xml, str(iterations), str(base)], mpi_env(), 120)
+    if status != 0:
+        fail(f"runs_writer ended with status {status}")
+
+
+def inspect(cli, out):
+    proc = subprocess.run([cli, "inspect", "--json", out], capture_output=True, text=True,
+                          timeout=60)
+    if proc.returncode != 0:
+        fail(f"sidecore inspect {out} ended with {proc.returncode}: {proc.stderr.strip()}")
+    return json.loads(proc.stdout)["runs"][0]
+
+
+def per_iteration(report):
+    return {entry["iteration"]: entry for entry in report["per_iteration"]}
+
+
+def expect_read(api, prefix, iteration, base, clients, what):
+    handle, error = api.open(prefix, iteration)
+    if handle is None:
+        fail(f"{what}: iteration {iteration} cannot be opened: {error}")
+    try:
+        if api.complete(handle) != 1:
+            fail(f"{what}: iteration {iteration} is called incomplete")
+        got, error = api.region(handle, (0, 0), (N, N * clients))
+        if got is None:
+            fail(f"{what}: iteration {iteration}: read_region failed: {error}")
+        if not np.array_equal(got, expected(base, iteration, clients)):
+            fail(f"{what}: iteration {iteration} does not read back the values of its run")
+        # Nothing beyond this run's array: the global extents are this run's.
+        _, error = api.region(handle, (0, 0), (N, N * clients + N))
+        if error is None:
+            fail(f"{what}: iteration {iteration} has columns beyond {N * clients} (another run's)")
+    finally:
+        api.close(handle)
+
+
+def truncate(path, size=200):
+    with open(path, "r+b") as f:
+        f.truncate(size)
+
+
+def runs(library, writer, cli, template):
+    api = reader_api(library)
+    with tempfile.TemporaryDirectory(prefix="sidecore-runs-") as out:
+        prefix = os.path.join(out, "runs")
+        # Run A: three writers (synchronous: each client writes its own file).
+        run(writer, write_xml(template, out, 0, "FilePerCore"), 3, 3, 0)
+        # Run B, into the same directory: two writers. run A's _Pr2 files stay behind.
+        run(writer, write_xml(template, out, 0, "FilePerCore"), 2, 3, 5e5)
+        if not glob.glob(prefix + "_It0_Pr2.h5"):
+            fail("run A's third writer file is not there: the test would prove nothing")
+        for it in range(3):
+            expect_read(api, prefix, it, 5e5, 2, "second run, fewer writers")
+        report = per_iteration(inspect(cli, out))
+        for it in range(3):
+            entry = report[it]
+            if not entry["complete"] or not any(f.endswith(f"_It{it}_Pr2.h5")
+                                                for f in entry["other_run_files"]):
+                fail(f"inspect, iteration {it}: {entry} (want complete, _Pr2 from another run)")
+        print("second run with fewer writers: its values only; inspect names run A's files")
+
+        # A torn master file: the iteration still reads from its writers' files.
+        truncate(prefix + "_It1.h5")
+        expect_read(api, prefix, 1, 5e5, 2, "torn master file")
+        entry = per_iteration(inspect(cli, out))[1]
+        if not any(f.endswith("_It1.h5") for f in entry["unreadable_files"]):
+            fail(f"inspect does not name the torn master file: {entry}")
+        print("torn master file: iteration 1 read from its writer files, inspect names it")
+
+        # A writer file lost: incomplete, and no zeros passed off as its data.
+        os.remove(prefix + "_It2_Pr1.h5")
+        handle, error = api.open(prefix, 2)
+        if handle is None:
+            fail(f"iteration 2 with a lost writer file cannot be opened at all: {error}")
+        try:
+            if api.complete(handle) != 0:
+                fail("iteration 2 lost writer 1's file but the read API calls it complete")
+            got, error = api.region(handle, (0, 0), (N, 2 * N))
+            if got is not None:
+                fail("read_region over a lost writer file's data returned DAMARIS_OK")
+            if "runs_It2_Pr1.h5" not in error[1]:
+                fail(f"the error does not name the lost file: {error}")
+            print(f"lost writer file: read_region refused ({error[0]}): {error[1]}")
+            got, error = api.region(handle, (0, 0), (N, N))
+            if got is None or not np.array_equal(got, expected(5e5, 2, 2)[:, :N]):
+                fail(f"writer 0's block of iteration 2 does not read back: {error}")
+        finally:
+            api.close(handle)
+        entry = per_iteration(inspect(cli, out))[2]
+        if entry["complete"] or entry["missing_writer_files"] != [1]:
+            fail(f"inspect, iteration 2: {entry} (want incomplete, writer 1 missing)")
+
+        # Run C: Collective, two writers, over run B's FilePerCore files, an hour later.
+        hour_ago = time.time() - 3600
+        for name in glob.glob(prefix + "_It*.h5"):
+            os.utime(name, (hour_ago, hour_ago))
+        run(writer, write_xml(template, out, 0, "Collective"), 2, 2, 9e5)
+        for it in range(2):
+            expect_read(api, prefix, it, 9e5, 2, "Collective run after a FilePerCore one")
+        report = inspect(cli, out)
+        if report["complete_iterations"][:2] != [0, 1]:
+            fail(f"inspect after the Collective run: complete {report['complete_iterations']}")
+        print("Collective run after FilePerCore ones: its values only")
+
+        # A torn collective file: that iteration fails, alone, naming the file.
+        truncate(prefix + "_It1.h5")
+        handle, error = api.open(prefix, 1)
+        if handle is not None:
+            api.close(handle)
+            fail("a torn collective file opened as if whole")
+        if "runs_It1.h5" not in error:
+            fail(f"the error does not name the torn file: {error}")
+        expect_read(api, prefix, 0, 9e5, 2, "iteration beside a torn one")
+        entry = per_iteration(inspect(cli, out))[1]
+        if entry["complete"]:
+            fail(f"inspect calls the torn collective iteration complete: {entry}")
+        print("torn collective file: only its iteration fails:", error)
+
+
+def killed(library, writer, cli, template):
+    api = reader_api(library)
+    with tempfile.TemporaryDirectory(prefix="sidecore-killed-core-") as out:
+        prefix = os.path.join(out, "runs")
+        xml = write_xml(template, out, 1, "FilePerCore")
+        # Two virtual nodes of two ranks: a client and a dedicated core each, writers 0 and 1.
+        env = mpi_env(ranks_per_node=2)
+        proc = subprocess.Popen(mpiexec(4) + [writer, xml, "400", "0", "20"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+        deadline = time.time() + 60
+        while time.time() < deadline and not glob.glob(prefix + "_It5_Pr1.h5"):
+            time.sleep(0.02)
+        victim = None
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    environ = f.read().split(b"\0")
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    argv0 = f.read().split(b"\0", 1)[0].decode(errors="replace")
+            except OSError:
+                continue
+            if argv0 == writer and b"OMPI_COMM_WORLD_RANK=3" in environ:
+                victim = int(entry)
+        if victim is None or not glob.glob(prefix + "_It5_Pr1.h5"):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            fail("the job stored nothing within 60 s, or its rank 3 was not found")
+        os.kill(victim, signal.SIGKILL)  # rank 3: the dedicated core of the second node
+        try:
+            output, _ = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            output, _ = proc.communicate()
+        print(output[-2000:])
+        complete = incomplete = 0
+        for it in api.iterations(prefix):
+            handle, error = api.open(prefix, it)
+            if handle is None:
+                fail(f"iteration {it} cannot be opened: {error}")
+            try:
+                whole, error = api.region(handle, (0, 0), (N, 2 * N))
+                if api.complete(handle) == 1:
+                    complete += 1
+                    if whole is None or not np.array_equal(whole, expected(0, it, 2)):
+                        fail(f"iteration {it} is called complete but does not read back: {error}")
+                    continue
+                incomplete += 1
+                if whole is not None:
+                    fail(f"iteration {it} is incomplete, yet read_region returned DAMARIS_OK")
+                if "_Pr" not in error[1]:
+                    fail(f"iteration {it}: the error does not name the missing file: {error}")
+                if glob.glob(prefix + f"_It{it}_Pr0.h5"):
+                    part, error = api.region(handle, (0, 0), (N, N))
+                    if part is None or not np.array_equal(part, expected(0, it, 2)[:, :N]):
+                        fail(f"iteration {it}: the surviving writer's block is wrong: {error}")
+            finally:
+                api.close(handle)
+        if complete == 0:
+            fail("no complete iteration before the kill")
+        print(f"{complete} complete iterations read back exact; {incomplete} incomplete ones "
+              "refused the data of the dead dedicated core")
+
+
+def main():
+    mode, library, writer, cli, template = sys.argv[1:6]
+    {"runs": runs, "killed": killed}[mode](library, writer, cli, template)
+
+
+if __name__ == "__main__":
+    main()
