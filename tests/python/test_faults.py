@@ -158,3 +158,52 @@ def test_invalid_policy_is_refused_before_mpi(monkeypatch):
     with pytest.raises(sidecore.Error) as error:
         sidecore.initialize("unused.xml", on_exception="finalize")
     assert "SIDECORE_PYTHON_ON_EXCEPTION='Abort': valid values" in str(error.value)
+
+
+def scripted_job(tmp_path, name, script):
+    """halo.py on 2 virtual nodes of 2 ranks (1 client, 1 dedicated core each: 2 writers), no
+    client failing, with the <pyscript> `script` of scripts/ on the field."""
+    xml, out = configure(tmp_path, name, cores=1)
+    with open(xml) as f:
+        text = f.read()
+    path = os.path.join(HERE, "scripts", script)
+    text = text.replace('timeout="60"', 'timeout="5"')
+    text = text.replace('<variable name="field" layout="plane" store="out"/>',
+                        '<variable name="field" layout="plane" store="out" script="s"/>')
+    text = text.replace("</storage>", f'</storage><scripts><pyscript name="s" file="{path}" '
+                                      'language="python"/></scripts>')
+    with open(xml, "w") as f:
+        f.write(text)
+    before = job_segments()
+    argv = [sys.executable, os.path.join(HERE, "programs", "halo.py"), xml, 30, FAIL_AT, "none"]
+    status, output = run_job(4, [str(a) for a in argv], mpi_env(2), BOUND)
+    expect_no_leaked_segments(before)
+    return status, output, out
+
+
+def test_script_raising_between_collectives_ends_the_job(tmp_path):
+    """A <pyscript> that uses the writers' communicator raises on one of two writers at
+    iteration 3, before the allreduce the other waits in: the job ends with the traceback and
+    the writer named (not a hang), exit != 0, iterations 0..2 stored exact."""
+    status, output, out = scripted_job(tmp_path, "collective", "sums_then_raises.py")
+    assert status != 0, "the job exited with 0"
+    m = re.search(r"sidecore: writer 0 of 2 \(rank (\d+) of MPI_COMM_WORLD, pid \d+\): script 's' "
+                  r"\(.*sums_then_raises\.py\) raised at iteration 3 after using the writers' "
+                  r"communicator; its traceback:", output)
+    assert m, "the failing writer is not named"
+    tail = output[m.start():]
+    assert 'sums_then_raises.py", line' in tail
+    assert "ValueError: writer 0 cannot sum iteration 3" in tail
+    assert "so the job is ended (MPI_Abort(MPI_COMM_WORLD, 1))" in tail
+    check_stored(out, 2, 2, 30)
+
+
+def test_script_raising_alone_lets_the_run_go_on(tmp_path):
+    """A <pyscript> that uses no communicator raises on one writer: logged with its traceback,
+    counted, and the run goes on to the end (exit 0, every iteration stored exact)."""
+    status, output, out = scripted_job(tmp_path, "alone", "raises_alone.py")
+    assert status == 0, f"exit status {status}"
+    assert "raised at iteration 3; the run goes on" in output
+    assert "ValueError: writer 0 cannot analyse iteration 3" in output
+    assert "MPI_Abort" not in output and "MPI_ABORT" not in output
+    assert check_stored(out, 2, 29, 30) == list(range(30))

@@ -609,7 +609,14 @@ int script_on_iteration(void* handle, const sidecore_iteration* iteration, char*
       if (error.empty()) error = why;
     }
   }
-  if (!error.empty()) return fail(message, message_size, error, SIDECORE_PLUGIN_ERROR);
+  if (!error.empty()) {
+    // A script that holds the writers' communicator may have left the other writers in one of
+    // its collectives: the host ends the job then (MPI_Abort) rather than let it hang.
+    py_ref ended(PyObject_CallMethod(s->host.get(), "end_job_if_others_may_wait", "is",
+                                     iteration->iteration, error.c_str()));
+    if (!ended) PyErr_Clear();
+    return fail(message, message_size, error, SIDECORE_PLUGIN_ERROR);
+  }
   return SIDECORE_PLUGIN_OK;
 }
 

@@ -7,6 +7,7 @@ Usage: halo.py <xml> <iterations> <fail at> <how> [on_exception]
        interrupt    client 1 receives SIGINT (a real one: KeyboardInterrupt)
        everywhere   every client raises RuntimeError
        exit0        every client calls sys.exit(0) (a normal end)
+       none         no client fails, nor syncs (the writers' scripts may fail)
   on_exception: given to initialize() when present"""
 import os
 import signal
@@ -49,6 +50,6 @@ with sidecore.initialize(xml, MPI.COMM_WORLD, **options) as sc:
             sc.write("field", field)
             sc.write("field", values.field(source, it, 1), block=1)
             sc.end_iteration()
-            if it == synced:
+            if it == synced and how != "none":
                 sc.sync()
 print(f"rank {world}: done", flush=True)

@@ -52,6 +52,7 @@ class Environment:
         self._comm_handle = comm
         self._finish_comm_handle = finish_comm
         self._comm = None
+        self.comm_lent = False  # whether a script was given the writers' communicator
 
     @property
     def comm(self):
@@ -63,6 +64,12 @@ class Environment:
             from mpi4py import MPI
             self._comm = MPI.Comm.f2py(self._comm_handle)
         return self._comm
+
+    def lend_comm(self):
+        """comm, for a script: once a script holds it, an exception on one writer may leave the
+        others waiting for it in a collective (Script.end_job_if_others_may_wait)."""
+        self.comm_lent = True
+        return self.comm
 
     def finish_comm(self):
         """The writers' communicator usable in on_finish() (see comm)."""
@@ -176,7 +183,7 @@ class Iteration:
 
     @property
     def comm(self):
-        return environment.comm
+        return environment.lend_comm()
 
     @property
     def server(self):
@@ -194,6 +201,18 @@ class Iteration:
 def _defines(tree, name):
     return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
                for node in tree.body)
+
+
+# How a script reaches the writers' communicator: it.comm, environment.comm, damaris4py.server.
+_COMM_NAMES = {"comm", "lend_comm", "getservercomm", "getdamariscomm", "getclientcomm"}
+
+
+def _mentions_comm(tree):
+    """Whether the script's source names the writers' communicator (then an exception on one
+    writer may leave the others in one of its collectives)."""
+    return any((isinstance(node, ast.Attribute) and node.attr in _COMM_NAMES) or
+               (isinstance(node, ast.Name) and node.id in _COMM_NAMES)
+               for node in ast.walk(tree))
 
 
 class ConfigurationError(ValueError):
@@ -231,6 +250,7 @@ class Script:
         tree = ast.parse(source, self.path)  # SyntaxError names the file and line
         self.code = compile(tree, self.path, "exec")
         self.sidecore_style = _defines(tree, "on_iteration")
+        self.mentions_comm = _mentions_comm(tree)
         # Imports next to the script work as when it runs alone.
         directory = os.path.dirname(self.path)
         if directory not in sys.path:
@@ -373,6 +393,31 @@ class Script:
         # array.compute() and dask.compute() inside the call go to the cluster.
         with dask.config.set(scheduler=self.publisher.client):
             self.globals["on_iteration"](it)
+
+    def end_job_if_others_may_wait(self, iteration, error):
+        """After this script raised (error: its traceback): when the script uses the writers'
+        communicator (its source names it, or a script was handed it, maybe through a module
+        of its own) and there are other writers, they may be waiting for this one in a
+        collective that it will never enter, and the job could never end; so it is ended here,
+        with the traceback and this writer named, by MPI_Abort. Otherwise returns (the run goes
+        on, the failure logged by the server)."""
+        if not (self.mentions_comm or environment.comm_lent):
+            return
+        comm = environment.comm
+        if comm.Get_size() < 2:
+            return
+        from mpi4py import MPI
+
+        world = MPI.COMM_WORLD
+        where = (f"sidecore: writer {comm.Get_rank()} of {comm.Get_size()} (rank "
+                 f"{world.Get_rank()} of MPI_COMM_WORLD, pid {os.getpid()})")
+        print(f"{where}: script '{self.name}' ({self.path}) raised at iteration {iteration} after "
+              f"using the writers' communicator; its traceback:\n{error}\n{where}: the other "
+              f"writers may be waiting for this one in a collective of the script, so the job is "
+              f"ended (MPI_Abort(MPI_COMM_WORLD, 1)); stored iterations are complete in their "
+              f"files", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        world.Abort(1)
 
     def kept_views(self, iteration, kept):
         """The runner found `kept` blocks of this iteration still viewed after run() returned:

@@ -27,12 +27,12 @@ def _has_servers():
 def getservercomm():
     """The mpi4py communicator of the processes running scripts (the dedicated cores or nodes;
     every simulation process without them)."""
-    return _env().comm
+    return _env().lend_comm()
 
 
 def getdamariscomm():
     """The communicator of this process's kind: the servers' here."""
-    return _env().comm
+    return _env().lend_comm()
 
 
 def getclientcomm():
@@ -41,7 +41,7 @@ def getclientcomm():
     if _has_servers():
         raise RuntimeError("getclientcomm(): scripts run on dedicated servers here, which are "
                            "not clients; use getservercomm()")
-    return _env().comm
+    return _env().lend_comm()
 
 
 def getglobalcomm():
