@@ -119,6 +119,28 @@ def test_one_rank_interrupted(tmp_path, mode):
     check_stored(out, 3, SYNCED, FAIL_AT + 1, failed=1)
 
 
+def test_one_rank_write_fails(tmp_path):
+    """A misspelt variable name in one client's write (sidecore.Error inside `with`), the
+    others in their halo exchange: the job ends with the C API's message and the rank."""
+    status, output, out, _ = halo_job(tmp_path, "badwrite", 4, "badwrite", cores=1)
+    expect_aborted(status, output, 4, "sidecore._errors.Error: DAMARIS_UNDEFINED_VARIABLE")
+    assert "'feild'" in output, "the message does not name the variable"
+    check_stored(out, 3, SYNCED, FAIL_AT + 1, failed=1)
+
+
+def test_dedicated_core_raising_after_serving_finalizes(tmp_path):
+    """A dedicated core that raises after start() returned (every client stopped, as when it
+    reports a store failure) finalizes with the others instead of ending the job: the clients
+    finish, everything is stored, the exit status is the exception's (1)."""
+    status, output, out, _ = halo_job(tmp_path, "server", 4, "server", cores=1)
+    assert status != 0, "the job exited with 0"
+    assert "RuntimeError: rank 3: the analysis after serving failed" in output
+    assert "MPI_Abort" not in output and "MPI_ABORT" not in output, "the job was aborted"
+    for rank in range(3):
+        assert f"rank {rank}: done" in output, f"rank {rank} did not finish"
+    assert check_stored(out, 3, 29, 30) == list(range(30))
+
+
 @pytest.mark.parametrize("how_chosen", ["keyword", "environment"])
 def test_every_rank_raises_and_finalizes(tmp_path, how_chosen):
     """on_exception="finalize" (or SIDECORE_PYTHON_ON_EXCEPTION=finalize, which overrides the

@@ -158,6 +158,7 @@ class Session:
         self._stopped = False
         self._is_client = None
         self._has_servers = None
+        self._served = False  # a dedicated core or node that returned from start()
 
     # Life cycle.
 
@@ -170,8 +171,10 @@ class Session:
         on_exception is "finalize": then it finishes too, and an error while finishing is
         raised, unless an exception is already on its way: that one propagates, with the
         finishing error added as a note."""
+        # A dedicated core or node that served returns from start() only once every client
+        # has stopped: everyone is on the way to finalize, which is then safe.
         if (exc_type is not None and self._on_exception == "abort" and _is_failure(exc)
-                and _ext.initialized()):
+                and not self._served and _ext.initialized()):
             _end_job(self, exc_type, exc, tb)  # returns only when MPI cannot abort
             return False
         try:
@@ -198,7 +201,16 @@ class Session:
         """damaris_start(): True on a client (at once). On a dedicated core or node, serves until
         every client has stopped (the GIL is released meanwhile), then returns False. Without
         dedicated resources every process is a client (True)."""
-        self._is_client, self._has_servers = _ext.start()
+        try:
+            self._is_client, self._has_servers = _ext.start()
+        except Error:
+            # A server's start() fails after serving (a store failure): like a return.
+            try:
+                self._served = not _ext.environment()["is_client"]
+            except Error:
+                pass
+            raise
+        self._served = not self._is_client
         self._started = True
         self._stopped = False
         return self._is_client

@@ -8,6 +8,8 @@ Usage: halo.py <xml> <iterations> <fail at> <how> [on_exception]
        everywhere   every client raises RuntimeError
        exit0        every client calls sys.exit(0) (a normal end)
        none         no client fails, nor syncs (the writers' scripts may fail)
+       server       the dedicated cores raise once they served (every client stopped)
+       badwrite     client 1 writes a variable the XML does not define (sidecore.Error)
   on_exception: given to initialize() when present"""
 import os
 import signal
@@ -42,6 +44,8 @@ with sidecore.initialize(xml, MPI.COMM_WORLD, **options) as sc:
                     raise RuntimeError(f"every client diverged, {source} at iteration {it}")
                 if how == "exit0":
                     sys.exit(0)
+                if how == "badwrite" and source == 1:
+                    sc.write("feild", values.field(source, it, 0))
             field = values.field(source, it, 0)
             # The halo exchange: this client's last row to the right, the left one's into halo.
             comm.Sendrecv(np.ascontiguousarray(field[-1]), dest=right, recvbuf=halo, source=left)
@@ -52,4 +56,6 @@ with sidecore.initialize(xml, MPI.COMM_WORLD, **options) as sc:
             sc.end_iteration()
             if it == synced and how != "none":
                 sc.sync()
+    elif how == "server":
+        raise RuntimeError(f"rank {world}: the analysis after serving failed")
 print(f"rank {world}: done", flush=True)
