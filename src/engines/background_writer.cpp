@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/mpi_handles.hpp"
 #include "common/units.hpp"
 #include "server/actions.hpp"
 
@@ -15,9 +17,11 @@ namespace sidecore::engines {
 background_writer::background_writer(const config::model& model, MPI_Comm writers,
                                      MPI_Comm finish_comm, int writer_index, int writer_count)
     : m_model(model),
+      m_writers(writers),
       m_processor(std::make_unique<server::iteration_processor>(
           model, writers, 1, nullptr, writer_index, writer_count, finish_comm)),
-      m_budget(model.arch.buffer_size) {
+      m_budget(model.arch.buffer_size),
+      m_together(m_processor->stores_together()) {
   m_processor->watch_phases({&m_phase});
   // On the I/O thread, without the lock held there.
   m_processor->watch_buffer([this] {
@@ -93,6 +97,7 @@ void background_writer::submit_block(server::stored_block block) {
 
 void background_writer::submit_end_iteration(int source, int iteration, bool skipped,
                                              std::uint64_t dropped_bytes) {
+  m_client_iteration = iteration + 1;
   task t;
   t.what = task::kind::end_iteration;
   t.source = source;
@@ -126,9 +131,23 @@ void background_writer::run() noexcept {
         case task::kind::block:
           m_processor->add_block(std::move(t.block));
           break;
-        case task::kind::end_iteration:
-          m_processor->end_iteration(t.source, t.iteration, t.skipped, t.dropped_bytes);
+        case task::kind::end_iteration: {
+          bool skipped = t.skipped;
+          if (m_together) {
+            const step agreed = agree(t.iteration, false, skipped);
+            if (!agreed.in_step)
+              throw error(DAMARIS_CHANNEL_ERROR,
+                          "the clients ended different iterations together (" +
+                              std::to_string(t.iteration) + " here, up to " +
+                              std::to_string(agreed.iteration) +
+                              " elsewhere): with a store that writes collectively, every client "
+                              "must end every iteration; iteration " +
+                              std::to_string(t.iteration) + " is not stored");
+            skipped = agreed.any_incomplete;
+          }
+          m_processor->end_iteration(t.source, t.iteration, skipped, t.dropped_bytes);
           break;
+        }
         case task::kind::signal:
           server::action_registry::instance().run(*t.event, m_model.file, t.source, t.iteration);
           break;
@@ -143,6 +162,37 @@ void background_writer::run() noexcept {
     ++m_handled;
     if (!failure.empty() && m_failure.empty()) m_failure = failure;
     m_progress.notify_all();
+  }
+}
+
+background_writer::step background_writer::agree(int iteration, bool stopped, bool incomplete) {
+  // All maxima; a stopped writer's iterations are INT_MIN, which neither bound can pick.
+  int values[4] = {stopped ? 0 : 1, stopped ? INT_MIN : iteration, stopped ? INT_MIN : -iteration,
+                   incomplete || stopped ? 1 : 0};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 4, MPI_INT, MPI_MAX, m_writers), "MPI_Allreduce");
+  step agreed;
+  agreed.all_stopped = values[0] == 0;
+  agreed.in_step = agreed.all_stopped || values[1] == -values[2];
+  agreed.iteration = values[1];
+  agreed.any_incomplete = values[3] != 0;
+  return agreed;
+}
+
+// On the client's thread, once the I/O thread has ended: the writers' communicator is then
+// this thread's alone.
+void background_writer::take_part_until_all_stopped() {
+  int next = m_client_iteration;
+  for (;;) {
+    const step agreed = agree(next - 1, true, true);
+    if (agreed.all_stopped) return;
+    if (!agreed.in_step || agreed.iteration < next) continue;
+    // Blocks the client committed for this iteration before it stopped are stored with it.
+    m_processor->end_iteration(0, agreed.iteration, true);
+    next = agreed.iteration + 1;
+    if (std::string failure = m_processor->take_failure(); !failure.empty()) {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      if (m_failure.empty()) m_failure = std::move(failure);
+    }
   }
 }
 
@@ -190,6 +240,7 @@ void background_writer::finish() {
   }
   m_work.notify_all();
   if (m_thread.joinable()) m_thread.join();
+  if (m_together) take_part_until_all_stopped();
   m_processor->finish();
   rethrow_failure();
   if (std::string failure = m_processor->take_failure(); !failure.empty())

@@ -72,6 +72,20 @@ class background_writer {
     const config::event* event = nullptr;  // signal
   };
 
+  // Writers that store together (iteration_processor::stores_together) agree on each
+  // iteration before storing it, as synchronous clients do: "some writer's client still
+  // runs", the iteration (its largest and smallest among the running ones), "some client
+  // dropped data or stopped". Collective over the writers.
+  struct step {
+    bool all_stopped = false;
+    bool in_step = true;
+    int iteration = 0;
+    bool any_incomplete = false;
+  };
+  step agree(int iteration, bool stopped, bool incomplete);
+  // The client stopped: until every writer's client has, this one stores, without data, each
+  // iteration the others store, so that their collective stores are not left waiting for it.
+  void take_part_until_all_stopped();
   void run() noexcept;
   // wake: whether the I/O thread must look now. Blocks do not wake it (one futex call per block
   // would cost more than a small copy): it takes them with the iteration's end.
@@ -79,6 +93,7 @@ class background_writer {
   void rethrow_failure();
 
   const config::model& m_model;
+  MPI_Comm m_writers;
   transport::client_phase m_phase;
   transport::live_stats m_stats;  // before m_processor, which publishes into it
   std::unique_ptr<server::iteration_processor> m_processor;
@@ -92,6 +107,8 @@ class background_writer {
   std::uint64_t m_submitted = 0;
   std::uint64_t m_handled = 0;
   bool m_stopping = false;
+  bool m_together = false;     // the writers store each iteration together
+  int m_client_iteration = 0;  // the first iteration the client has not ended (its thread's)
   std::string m_failure;
   std::thread m_thread;
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -65,10 +66,14 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
                                          int sources, release_function release,
                                          int writer_index, int writer_count,
                                          MPI_Comm finish_comm)
-    : m_model(model), m_sources(sources), m_release(std::move(release)) {
+    : m_model(model),
+      m_sources(sources),
+      m_release(std::move(release)),
+      m_stopped_from(static_cast<std::size_t>(std::max(sources, 0)), INT_MAX) {
   int rank = 0, size = 1;
   MPI_Comm_rank(writers, &rank);
   MPI_Comm_size(writers, &size);
+  const int writers_size = size;  // those the stores can call (writer_count may say more)
   if (writer_index >= 0) rank = writer_index;
   if (writer_count > 0) size = writer_count;
   // A schedule that has the writers take turns (rate writers=K, slots, self) or follow an
@@ -128,6 +133,7 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
     for (const config::variable& v : model.variables)
       if (v.store_index == s && v.enabled && !v.time_varying) independent = false;
   }
+  m_together = writers_size > 1 && (!independent || !m_actions.empty());
   m_scheduler = std::make_unique<scheduler>(model, writers, rank, size, independent);
   m_live.buffer_capacity = model.arch.buffer_size;
   m_log_interval = stats_interval();
@@ -178,7 +184,7 @@ void iteration_processor::end_iteration(int source, int iteration, bool skipped,
   // Before this end may store: what the iteration held at its most (synchronous mode).
   m_peak_held = std::max(m_peak_held, m_held_bytes);
   pending_iteration& pending = m_pending[iteration];
-  if (pending.ended.empty()) pending.ended.assign(static_cast<std::size_t>(m_sources), 0);
+  open_ends(iteration, pending);
   if (source < 0 || source >= m_sources || pending.ended[source]) {
     log::error("unexpected end of iteration ", iteration, " from source ", source, " (ignored)");
     return;
@@ -186,6 +192,27 @@ void iteration_processor::end_iteration(int source, int iteration, bool skipped,
   pending.ended[source] = 1;
   ++pending.ended_count;
   pending.skipped = pending.skipped || skipped;
+  const bool completed = complete_in_order();
+  bool stored = false;
+  if (!m_defer)
+    while (store_next()) stored = true;
+  // Published when an iteration completes (and after each store, which did it already), not
+  // at every client's end.
+  if (!stored && (completed || dropped_bytes)) refresh_live();
+}
+
+void iteration_processor::open_ends(int iteration, pending_iteration& pending) {
+  if (!pending.ended.empty()) return;
+  pending.ended.assign(static_cast<std::size_t>(m_sources), 0);
+  for (int s = 0; s < m_sources; ++s) {
+    if (m_stopped_from[static_cast<std::size_t>(s)] > iteration) continue;
+    pending.ended[static_cast<std::size_t>(s)] = 1;
+    ++pending.ended_count;
+    pending.skipped = true;
+  }
+}
+
+bool iteration_processor::complete_in_order() {
   bool completed = false;
   // Iterations complete in order: each source ends its iterations in order.
   for (;;) {
@@ -198,12 +225,30 @@ void iteration_processor::end_iteration(int source, int iteration, bool skipped,
     ++m_live.iterations_complete;
     completed = true;
   }
+  return completed;
+}
+
+void iteration_processor::source_stopped(int source, int iteration) {
+  if (source < 0 || source >= m_sources) return;
+  int& from = m_stopped_from[static_cast<std::size_t>(source)];
+  if (from <= iteration) return;
+  from = iteration;
+  for (auto& [number, pending] : m_pending) {
+    if (number < iteration) continue;
+    if (pending.ended.empty()) {
+      open_ends(number, pending);  // marks this source too
+      continue;
+    }
+    if (pending.ended[static_cast<std::size_t>(source)]) continue;
+    pending.ended[static_cast<std::size_t>(source)] = 1;
+    ++pending.ended_count;
+    pending.skipped = true;
+  }
+  const bool completed = complete_in_order();
   bool stored = false;
   if (!m_defer)
     while (store_next()) stored = true;
-  // Published when an iteration completes (and after each store, which did it already), not
-  // at every client's end.
-  if (!stored && (completed || dropped_bytes)) refresh_live();
+  if (completed && !stored) refresh_live();
 }
 
 void iteration_processor::refresh_live(std::chrono::steady_clock::time_point now) {
@@ -303,6 +348,8 @@ void iteration_processor::finish() {
     m_stored_iterations = m_next_iteration;
     m_pending.erase(it);
   }
+  // The run is over: a next one (damaris_start again) begins with every source running.
+  std::fill(m_stopped_from.begin(), m_stopped_from.end(), INT_MAX);
   refresh_live();
   m_scheduler->finish();
   for (std::size_t s = 0; s < m_stores.size(); ++s) {

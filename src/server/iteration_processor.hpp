@@ -100,6 +100,11 @@ class iteration_processor {
   // unless storing is deferred (then they wait for store_next()).
   // dropped_bytes: what the source dropped of it (policy="skip"), counted in the live values.
   void end_iteration(int source, int iteration, bool skipped, std::uint64_t dropped_bytes = 0);
+  // A source stopped (damaris_stop) before ending `iteration`: it ends nothing more in this
+  // run, so that iteration and every later one complete without it, marked incomplete, as
+  // soon as the other sources end them; complete iterations are stored as by end_iteration.
+  // Until finish(), which makes every source a running one again (a next run).
+  void source_stopped(int source, int iteration);
   // Dedicated cores defer storing, to drain their clients and move data out of the shared
   // buffer between two stores.
   void defer_storing(bool defer) noexcept { m_defer = defer; }
@@ -144,11 +149,16 @@ class iteration_processor {
   static constexpr std::size_t run_record_limit = 1000000;
   // When the stores of each iteration may run (<architecture><schedule>).
   const scheduler& store_scheduler() const noexcept { return *m_scheduler; }
-  // The phases of this processor's clients, for <schedule policy="phase"> (see
-  // scheduler::watch_phases).
-  void watch_phases(std::vector<const transport::client_phase*> phases) {
-    m_scheduler->watch_phases(std::move(phases));
+  // The phases of this processor's clients, for <schedule policy="phase">, and how to bring
+  // them up to date while a store waits (see scheduler::watch_phases).
+  void watch_phases(std::vector<const transport::client_phase*> phases,
+                    std::function<void()> refresh = {}) {
+    m_scheduler->watch_phases(std::move(phases), std::move(refresh));
   }
+  // True when the writers call each other at every iteration (a collective store, block
+  // metadata exchanged, time-invariant variables agreed, action plugins): they must then
+  // store the same iterations, each one together, a writer whose clients stopped included.
+  bool stores_together() const noexcept { return m_together; }
   // Iterations stored so far (they are stored in order, from 0).
   int stored_iterations() const noexcept { return m_stored_iterations; }
   // The oldest iteration not yet complete.
@@ -167,6 +177,10 @@ class iteration_processor {
     std::chrono::steady_clock::time_point completed{};  // when the last source ended it
   };
   void store_iteration(int iteration, pending_iteration& pending);
+  // Gives `pending` (of `iteration`) its per-source ends, the stopped sources' already there.
+  void open_ends(int iteration, pending_iteration& pending);
+  // Moves the iterations that every source ended, in order, to m_ready; true if any.
+  bool complete_in_order();
   void log_live() const;
   // The blocks of the given variables (model indices, in model order) in an iteration.
   plugins::iteration_data select(int iteration, const pending_iteration& pending,
@@ -196,6 +210,9 @@ class iteration_processor {
   std::map<int, pending_iteration> m_pending;
   std::deque<std::pair<int, pending_iteration>> m_ready;  // complete, not yet stored
   std::uint64_t m_held_bytes = 0;  // of the blocks received and not yet stored
+  // Per source: the iteration before which it stopped (INT_MAX while it runs).
+  std::vector<int> m_stopped_from;
+  bool m_together = false;  // see stores_together()
   int m_next_iteration = 0;
   int m_stored_iterations = 0;
   bool m_defer = false;

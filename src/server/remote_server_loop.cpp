@@ -44,7 +44,10 @@ remote_server_loop::remote_server_loop(const config::model& model, const topolog
     m_pull_by_phase = true;
     std::vector<const transport::client_phase*> phases;
     for (std::size_t slot = 0; slot < m_clients.size(); ++slot) phases.push_back(&m_phases[slot]);
-    m_processor.watch_phases(std::move(phases));
+    // A store that waits for the clients to compute runs inside this loop: the marks, syncs
+    // and stops they send meanwhile are read as it waits (only read and queued: blocks are
+    // pulled and iterations ended once the store has run).
+    m_processor.watch_phases(std::move(phases), [this] { receive_announcements(); });
   }
   if (!schedule.trace.empty()) {
     int writer = 0;
@@ -256,9 +259,17 @@ void remote_server_loop::handle_control(std::uint32_t slot, const transport::mes
     case transport::message_kind::signal:
       m_events.signal(m.variable, m.source, m.iteration);
       break;
-    case transport::message_kind::stop:
-      m_clients[slot].stopped = true;
+    case transport::message_kind::stop: {
+      // It ends nothing more: the others' iterations are stored without waiting for it
+      // (those it left out marked incomplete), and their syncs are answered.
+      client_state& c = m_clients[slot];
+      c.stopped = true;
+      std::uint64_t before = m_processor.counters().bytes_stored;
+      m_processor.source_stopped(static_cast<int>(slot), static_cast<int>(c.ended));
+      account_stored(before);
+      answer_syncs();
       break;
+    }
     default:
       log::error("unexpected message kind ", static_cast<unsigned>(m.kind), " (ignored)");
   }

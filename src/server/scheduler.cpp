@@ -391,6 +391,7 @@ void scheduler::wait_for_phase(std::uint64_t bytes) {
   // The moments around the look that let the store begin, for the trace: every client was in
   // the state it reported at some instant between the two.
   auto look = [&] {
+    if (m_refresh_phases) m_refresh_phases();
     const auto from = clock::now();
     const bool ok = clients_compute(expected, why);
     if (ok) {

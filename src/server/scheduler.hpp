@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,10 +73,15 @@ class scheduler {
   void finish() noexcept;
 
   // The clients whose phases policy="phase" follows (each written by its client; they must
-  // outlive the scheduler). Without them (synchronous mode, dedicated nodes) the policy is
-  // not applied, with a warning.
-  void watch_phases(std::vector<const transport::client_phase*> phases) {
+  // outlive the scheduler). Without them (synchronous mode) the policy is not applied, with a
+  // warning. refresh, when given, brings the phases up to date: a wait for the clients to
+  // compute calls it before each look (a dedicated node learns its clients' phases from their
+  // messages, which nothing else reads while a store waits; shared or process memory needs
+  // none). It runs on the thread that calls before_store, and may throw.
+  void watch_phases(std::vector<const transport::client_phase*> phases,
+                    std::function<void()> refresh = {}) {
     m_phases = std::move(phases);
+    m_refresh_phases = std::move(refresh);
   }
 
   const scheduler_counters& counters() const noexcept { return m_counters; }
@@ -138,6 +144,7 @@ class scheduler {
   clock::time_point m_slot_begin{}, m_slot_end{};
   // phase: the clients watched, the seconds a byte took to store (0 until measured).
   std::vector<const transport::client_phase*> m_phases;
+  std::function<void()> m_refresh_phases;
   double m_seconds_per_byte = 0.0;
   double m_store_seconds = 0.0;  // what a store takes, smoothed
   bool m_marks_seen = false;     // a client has marked a phase

@@ -316,6 +316,12 @@ void server_loop::handle(std::uint32_t slot, const transport::message& m) {
         m_stopped[slot] = 1;
         ++m_stopped_count;
         log::debug("client ", m.source, " stopped at iteration ", m.iteration);
+        // It ends nothing more: the others' iterations complete without it (those it left
+        // out marked incomplete), so that their data and syncs do not wait for it.
+        m_processor.source_stopped(static_cast<int>(slot), static_cast<int>(m_ended[slot]));
+        m_announced.erase(m_announced.begin(),
+                          m_announced.lower_bound(
+                              {m_processor.open_iteration(), INT32_MIN, INT32_MIN, 0u}));
       }
       break;
     default:

@@ -1,22 +1,50 @@
-/* Clients out of step: client 0 stops right after damaris_start while the others write
- * `iterations` iterations. Nothing may hang, whatever the mode, and every block the others
- * wrote must be stored (checked by run_c_test.py --check out_of_step); iterations client 0
- * left out are marked incomplete.
- * Usage: out_of_step <xml> <iterations> */
+/* Clients out of step: client 0 stops after `stop_at` iterations (0: right after damaris_start)
+ * while the others write `iterations` iterations. Nothing may hang, whatever the mode, and every
+ * block written must be stored (checked by run_c_test.py --check out_of_step); iterations client
+ * 0 left out are marked incomplete.
+ * With --sync the others call damaris_sync after every iteration: a client that stopped must not
+ * hold their data back, so each sync returns DAMARIS_OK, and sooner than the buffer's timeout
+ * (--sync-bound seconds). With --thread-multiple MPI is initialized with MPI_THREAD_MULTIPLE (the
+ * background I/O threads then store together, as mpi4py programs run them).
+ * Usage: out_of_step <xml> <iterations> [--stop-at N] [--sync] [--sync-bound S]
+ *                    [--thread-multiple] */
 #include <Damaris.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "values.h"
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int stop_at = 0, sync = 0, thread_multiple = 0;
+  double sync_bound = 2.0;
+  for (int a = 3; a < argc; ++a) {
+    if (strcmp(argv[a], "--stop-at") == 0 && a + 1 < argc) stop_at = atoi(argv[++a]);
+    else if (strcmp(argv[a], "--sync") == 0) sync = 1;
+    else if (strcmp(argv[a], "--sync-bound") == 0 && a + 1 < argc) sync_bound = atof(argv[++a]);
+    else if (strcmp(argv[a], "--thread-multiple") == 0) thread_multiple = 1;
+    else {
+      fprintf(stderr, "out_of_step: unknown argument %s\n", argv[a]);
+      return 2;
+    }
+  }
+  if (thread_multiple) {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided != MPI_THREAD_MULTIPLE) {
+      fprintf(stderr, "out_of_step: MPI does not provide MPI_THREAD_MULTIPLE\n");
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   check_begin();
   if (argc < 3) {
-    fprintf(stderr, "usage: out_of_step <xml> <iterations>\n");
+    fprintf(stderr, "usage: out_of_step <xml> <iterations> [--stop-at N] [--sync] "
+                    "[--sync-bound S] [--thread-multiple]\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   const int iterations = atoi(argv[2]);
@@ -28,16 +56,30 @@ int main(int argc, char** argv) {
     int source = -1;
     EXPECT_OK(damaris_client_comm_get(&comm));
     MPI_Comm_rank(comm, &source);
-    if (source != 0) {
-      double field[VALUES_NX * VALUES_NY];
-      const int64_t position[2] = {0, (int64_t)source * VALUES_NX};
-      for (int it = 0; it < iterations; ++it) {
-        values_field(field, it, source, 0);
-        EXPECT_OK(damaris_set_position("field", position));
-        EXPECT_OK(damaris_write("field", field));
-        EXPECT_OK(damaris_end_iteration());
+    const int last = source == 0 ? stop_at : iterations;
+    double field[VALUES_NX * VALUES_NY];
+    const int64_t position[2] = {0, (int64_t)source * VALUES_NX};
+    double slowest = 0.0;
+    int syncing = sync && source != 0;
+    for (int it = 0; it < last; ++it) {
+      values_field(field, it, source, 0);
+      EXPECT_OK(damaris_set_position("field", position));
+      EXPECT_OK(damaris_write("field", field));
+      EXPECT_OK(damaris_end_iteration());
+      if (!syncing) continue;
+      const double begin = check_now();
+      const int rc = damaris_sync();
+      const double took = check_now() - begin;
+      if (took > slowest) slowest = took;
+      /* One late or failed sync is enough to tell: the next would wait as long. */
+      if (!EXPECT_OK(rc) || !EXPECT(took < sync_bound)) {
+        fprintf(stderr, "[rank %d] damaris_sync after iteration %d took %.3f s (bound %.3f s)\n",
+                check_rank, it, took, sync_bound);
+        syncing = 0;
       }
     }
+    if (sync && source != 0)
+      printf("[rank %d] slowest damaris_sync: %.3f s\n", check_rank, slowest);
     EXPECT_STARTED(damaris_stop());
   }
   EXPECT_OK(damaris_finalize());

@@ -30,18 +30,23 @@ DATA_N = 8192
 class Topology:
     """Who is client and who is server, computed like src/topology does it."""
 
-    def __init__(self, np_, cores, ranks_per_node):
+    def __init__(self, np_, cores, ranks_per_node, nodes=0):
         per_node = ranks_per_node or np_
         self.roles = {}           # world rank -> "client" | "server"
         self.client_index = {}    # world rank -> client index
         self.server_of = {}       # client index -> world rank of its server
         self.servers = []         # world ranks of servers, in server index order
         clients = []
+        node_count = (np_ + per_node - 1) // per_node
         for rank in range(np_):
             node, node_rank = divmod(rank, per_node)
             node_size = min(per_node, np_ - node * per_node)
             on_node = node_size - cores
-            if cores and node_rank >= on_node:
+            if nodes and node >= node_count - nodes:
+                # Dedicated nodes: the last `nodes` nodes hold only servers.
+                self.roles[rank] = "server"
+                self.servers.append(rank)
+            elif cores and node_rank >= on_node:
                 self.roles[rank] = "server"
                 self.servers.append(rank)
             else:
@@ -261,10 +266,12 @@ def check_events(out, topo, iterations):
     print(f"{len(lines) - len(pid_of)} action runs checked over {len(pid_of)} processes")
 
 
-def check_out_of_step(out, topo, iterations, filemode):
-    """Client 0 wrote nothing; every other client's blocks of every iteration are stored, and
-    the files say the iterations are incomplete."""
+def check_out_of_step(out, topo, iterations, filemode, stop_at=0):
+    """Client 0 wrote its first stop_at iterations, then stopped; every client's blocks of
+    every iteration it wrote are stored, and the files say the iterations client 0 left out
+    are incomplete (and those every client wrote, complete)."""
     for it in range(iterations):
+        writers = range(topo.clients) if it < stop_at else range(1, topo.clients)
         if filemode == "Collective":
             name = os.path.join(out, f"steps_It{it}.h5")
             if not os.path.exists(name):
@@ -272,28 +279,32 @@ def check_out_of_step(out, topo, iterations, filemode):
             with h5py.File(name, "r") as h5:
                 got = h5["field"][...]
                 complete = int(h5.attrs["complete"])
-            for src in range(1, topo.clients):
+            for src in writers:
                 part = got[:, src * NX:(src + 1) * NX]
                 expect_array(f"It{it} field of client {src}", part, field_values(it, src, 0))
-            expect_array(f"It{it} field of client 0 (never written)", got[:, :NX],
-                         np.zeros((NY, NX)))
+            if it >= stop_at:
+                expect_array(f"It{it} field of client 0 (never written)", got[:, :NX],
+                             np.zeros((NY, NX)))
         else:
             found = stored_blocks(out, "steps", it)
-            for src in range(1, topo.clients):
+            for src in writers:
                 path = f"field/P{src}"
                 if path not in found:
                     fail(f"iteration {it}: {path} missing; have {sorted(found)}")
                 expect_array(f"It{it} {path}", read(found[path], path), field_values(it, src, 0))
-            if "field/P0" in found:
+            if it >= stop_at and "field/P0" in found:
                 fail(f"iteration {it}: client 0 wrote nothing, yet field/P0 is stored")
             master = os.path.join(out, f"steps_It{it}.h5")
             if not os.path.exists(master):
                 continue  # no master file in this mode
             with h5py.File(master, "r") as h5:
                 complete = int(h5.attrs["complete"])
-        if complete != 0:
-            fail(f"iteration {it}: complete={complete}, but client 0 left it out")
-    print(f"{iterations} iterations of {topo.clients - 1} clients stored beside a stopped client")
+        want = 1 if it < stop_at else 0
+        if complete != want:
+            fail(f"iteration {it}: complete={complete}, expected {want} (client 0 wrote "
+                 f"iterations 0 to {stop_at - 1})")
+    print(f"{iterations} iterations of {topo.clients - 1} clients stored beside a client that "
+          f"stopped after {stop_at}")
 
 
 def check_one_error(output, np_, needle):
@@ -323,6 +334,7 @@ def main():
     ap.add_argument("--np", type=int, required=True)
     ap.add_argument("--ranks-per-node", type=int, default=0)
     ap.add_argument("--cores", type=int, default=0, help="dedicated cores per node")
+    ap.add_argument("--nodes", type=int, default=0, help="dedicated nodes")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--xml", help="template; @KEY@ replaced by --define values and @OUT@")
     ap.add_argument("--define", action="append", default=[], metavar="KEY=VALUE")
@@ -335,10 +347,10 @@ def main():
     if not command:
         fail("no program given")
 
-    topo = Topology(args.np, args.cores, args.ranks_per_node)
+    topo = Topology(args.np, args.cores, args.ranks_per_node, args.nodes)
     shm_before = job_segments()
     with tempfile.TemporaryDirectory(prefix="sidecore-ctest-") as out:
-        values = {"OUT": out, "CORES": str(args.cores)}
+        values = {"OUT": out, "CORES": str(args.cores), "NODES": str(args.nodes)}
         for d in args.define:
             key, _, value = d.partition("=")
             values[key] = value
@@ -373,7 +385,10 @@ def main():
         elif args.check == "events":
             check_events(out, topo, args.iterations)
         elif args.check.startswith("out_of_step:"):
-            check_out_of_step(out, topo, args.iterations, args.check.split(":", 1)[1])
+            # out_of_step:<file mode>[:<iterations client 0 wrote>]
+            fields = args.check.split(":")
+            check_out_of_step(out, topo, args.iterations, fields[1],
+                              int(fields[2]) if len(fields) > 2 else 0)
         elif args.check.startswith("one_error:"):
             check_one_error(output, args.np, args.check.split(":", 1)[1])
         elif args.check != "none":

@@ -26,6 +26,7 @@ import glob
 import os
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -165,10 +166,13 @@ def read_phases(out):
     return phases
 
 
-def check_phase(traces, out, group_of, require_wait=True):
+def check_phase(traces, out, group_of, require_wait=True, lag=0.0):
     """require_wait: some store must have been ready outside a compute phase (not on dedicated
-    nodes, where the pulls already wait for the phase, so iterations complete inside one)."""
+    nodes, where the pulls already wait for the phase, so iterations complete inside one).
+    lag: how late the writer may learn that a phase ended (dedicated nodes learn it from a
+    message); the latest it learned one is printed."""
     phases = read_phases(out)
+    latest = 0.0
     clients_of = {}
     for rank in phases:
         clients_of.setdefault(group_of(rank), []).append(rank)
@@ -192,10 +196,16 @@ def check_phase(traces, out, group_of, require_wait=True):
                 fail(f"writer {w}, iteration {it}: saw the phases at {seen}, after it began "
                      f"({r['begin']:.6f})")
             for c in clients:
-                if not any(b - 2e-6 <= seen[1] and seen[0] <= e + 2e-6 for b, e in phases[c]):
+                if any(b - 2e-6 <= seen[1] and seen[0] <= e + 2e-6 for b, e in phases[c]):
+                    continue
+                late = min((seen[0] - e for b, e in phases[c] if b - 2e-6 <= seen[1]),
+                           default=float("inf"))
+                if late > lag:
                     fail(f"writer {w}, iteration {it}: let the store begin on phases seen at "
                          f"[{seen[0]:.6f}, {seen[1]:.6f}], outside every compute phase of "
-                         f"client {c}")
+                         f"client {c}" + (f" ({late * 1e3:.3f} ms after one ended)"
+                                          if late < float("inf") else ""))
+                latest = max(latest, late)
             if not any(b <= r["ready"] <= e for c in clients for b, e in phases[c]):
                 waited += 1
     if inside < len(traces):
@@ -203,7 +213,8 @@ def check_phase(traces, out, group_of, require_wait=True):
     if waited == 0 and require_wait:
         fail("no store was ready outside a compute phase: the test shows nothing")
     print(f"phase: {inside} stores began inside every client's compute phase, "
-          f"{waited} of them after waiting for one")
+          f"{waited} of them after waiting for one"
+          + (f"; the latest learned a phase's end {latest * 1e3:.3f} ms after it" if lag else ""))
 
 
 def group_of(args):
@@ -314,6 +325,16 @@ def main():
                     help="VirtualView on: the writers exchange block metadata at the end of the "
                          "run instead of at every iteration, and the master files read back "
                          "every value")
+    ap.add_argument("--timeout", type=float, default=60,
+                    help="the buffer's timeout: how long a store waits at most for its turn, "
+                         "slot, order or the clients' compute phases")
+    ap.add_argument("--phase-lag", type=float, default=0.0,
+                    help="phase on dedicated nodes: seconds a writer may take to learn that a "
+                         "compute phase ended (the client's message is on its way meanwhile)")
+    ap.add_argument("--max-seconds", type=float, default=0,
+                    help="the job must end within this many seconds (0: no bound but the "
+                         "driver's); with a short --timeout and many iterations, a bound below "
+                         "timeout x iterations shows that no store waited for its deadline")
     ap.add_argument("--expect-not-applied", default="",
                     help="the policy is not applied in this mode: this warning must be logged, "
                          "and its check is skipped")
@@ -343,7 +364,8 @@ def main():
                            "@POLICY@": "wait", "@DELAY@": args.store_delay,
                            "@SCHEDULE@": args.policy,
                            "@LIMITS@": " ".join(limits),
-                           "@VIEW@": "true" if args.master_file else "false"}.items():
+                           "@VIEW@": "true" if args.master_file else "false",
+                           "@TIMEOUT@": f"{args.timeout:g}"}.items():
             xml = xml.replace(key, str(value))
         xml_path = os.path.join(out, "schedule.xml")
         with open(xml_path, "w") as f:
@@ -363,10 +385,18 @@ def main():
             extra["E2E_LAG_MS"] = str(args.lag_ms)
             extra["E2E_NO_SYNC"] = "1"
         env = mpi_env(args.ranks_per_node, **extra)
+        began = time.monotonic()
         returncode, output = run_job(args.np, [args.writer, xml_path, str(args.iterations)], env,
                                      timeout=300, cwd=out)
+        took = time.monotonic() - began
         if returncode != 0:
             fail(f"{args.writer} exited with {returncode}")
+        if args.max_seconds:
+            if took > args.max_seconds:
+                fail(f"the job took {took:.1f} s, more than {args.max_seconds:g} s (a store that "
+                     f"waits for its {args.timeout:g} s deadline takes that long)")
+            print(f"the job took {took:.1f} s (bound {args.max_seconds:g} s, "
+                  f"{args.iterations} iterations, timeout {args.timeout:g} s)")
         if args.master_file:
             # The writers exchange block metadata for the master files at the end instead.
             if "is not applied" in output:
@@ -413,14 +443,15 @@ def main():
                         fail("self chose no slots and did not say why")
                     print("self: no slots (the stores take too much of the period), as it said")
                 if args.expect_self == "phase":
-                    check_phase(traces, out,
-                                group_of(args))
+                    check_phase(traces, out, group_of(args), require_wait=not args.nodes,
+                                lag=args.phase_lag)
         if ("ordered" in policies or args.check_order) and not args.expect_not_applied:
             check_order(traces, args.order == "writer")
         if "phase" in policies and args.nodes and not args.expect_not_applied:
             check_pulls(out, writers)
         if "phase" in policies and not args.expect_not_applied:
-            check_phase(traces, out, group_of(args), require_wait=not args.nodes)
+            check_phase(traces, out, group_of(args), require_wait=not args.nodes,
+                        lag=args.phase_lag)
         check_values(out, clients, writers, args.iterations)
     expect_no_leaked_segments(shm_before)
     print("OK")
