@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "common/log.hpp"
@@ -52,6 +53,13 @@ void end_job(const std::string& cause) noexcept {
                stderr);
   }
   std::fflush(stderr);
+  // Open MPI's MPI_Abort ends the process with exit(): the destructors of Sidecore's objects
+  // would then wait for the dead peer (and the launcher, killing the process meanwhile, would
+  // lose the status). Registered last, this handler runs first and leaves at once.
+  std::atexit([] {
+    std::fflush(nullptr);
+    ::_exit(exit_code);
+  });
   MPI_Abort(MPI_COMM_WORLD, exit_code);
   // MPI_Abort does not return; should an MPI ignore it, the process must not go on.
   ::_exit(exit_code);

@@ -1,6 +1,8 @@
 // Dedicated nodes: every call becomes a message (and, for a block, a pull-driven send).
 #include "engines/mpi_engine.hpp"
 
+#include "common/error.hpp"
+#include "common/job_failure.hpp"
 #include "engines/messages.hpp"
 
 namespace sidecore::engines {
@@ -8,6 +10,7 @@ namespace sidecore::engines {
 mpi_engine::mpi_engine(const config::model& model, MPI_Comm link, int server_rank, int source)
     : m_model(model),
       m_source(source),
+      m_server_rank(server_rank),
       m_sender(link, server_rank, model.arch),
       m_phases_wanted(model.arch.schedule.uses(config::schedule_policy::phase) ||
                       model.arch.schedule.uses(config::schedule_policy::self)) {}
@@ -42,7 +45,18 @@ void mpi_engine::signal(const config::event& event, std::size_t index, int itera
   m_sender.send(signal_message(event, index, iteration, m_source), nullptr);
 }
 
+void mpi_engine::report_store_failures() {
+  const std::string failures = m_sender.take_store_failures();
+  if (!failures.empty())
+    throw storage_error("the dedicated node (rank " + std::to_string(m_server_rank) + "): " +
+                        failures);
+}
+
+void mpi_engine::iteration_started(int) { report_store_failures(); }
+
 void mpi_engine::end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) {
+  const job_failure::doing in("in damaris_end_iteration");
+  m_sender.end_job_if_server_died(false, "damaris_end_iteration");
   transport::message m = control_message(transport::message_kind::end_iteration, iteration,
                                          m_source, skipped ? transport::iteration_skipped : 0);
   m.bytes = dropped_bytes;  // no data travels with an end of iteration
@@ -52,11 +66,16 @@ void mpi_engine::end_iteration(int iteration, bool skipped, std::uint64_t droppe
 void mpi_engine::sync(int iterations) {
   // The server takes a sync request as "blocked on the writer"; the client's phase after it
   // is the one it had.
+  const job_failure::doing in("in damaris_sync");
+  m_sender.end_job_if_server_died(false, "damaris_sync");
   m_sender.wait_stored(iterations, m_source);
   if (m_phases_wanted && m_phase != transport::client_phase::unmarked) send_phase(m_phase);
+  report_store_failures();
 }
 
 void mpi_engine::stop(int iteration) {
+  const job_failure::doing in("in damaris_stop");
+  m_sender.end_job_if_server_died(false, "damaris_stop");
   m_sender.send(control_message(transport::message_kind::stop, iteration, m_source), nullptr);
   m_sender.flush();
 }

@@ -21,6 +21,8 @@ class mpi_engine final : public engine {
   void commit(const transport::message& m, block_buffer owned) override;
   void signal(const config::event& event, std::size_t index, int iteration) override;
   void end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) override;
+  // Reports the store failures the server sent since the last report (storage_error).
+  void iteration_started(int started) override;
   void sync(int iterations) override;
   void stop(int iteration) override;
   void resume(int) override {}
@@ -29,9 +31,12 @@ class mpi_engine final : public engine {
 
  private:
   void send_phase(std::uint32_t state);
+  // Throws storage_error once for the store failures the server reported since the last time.
+  void report_store_failures();
 
   const config::model& m_model;
   int m_source;
+  int m_server_rank;
   transport::mpi_sender m_sender;
   // The server pulls blocks and stores by this client's phases: marks are sent.
   bool m_phases_wanted;

@@ -10,13 +10,19 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/job_failure.hpp"
+#include "common/peer_watch.hpp"
 #include "engines/messages.hpp"
 
 namespace sidecore::engines {
 
 shm_engine::shm_engine(const config::model& model, transport::channel& channel, std::uint32_t slot,
-                       int source)
-    : m_model(model), m_channel(channel), m_slot(slot), m_source(source) {
+                       int source, int server_rank)
+    : m_model(model),
+      m_channel(channel),
+      m_slot(slot),
+      m_source(source),
+      m_server_rank(server_rank) {
   // This client's own stretch of the shared buffer: its blocks go there first. Touch the start
   // of it now, so that the first write finds it mapped, cached and in the TLB.
   m_stretch = m_channel.heap().stretch_of(m_slot, m_channel.client_count());
@@ -26,8 +32,23 @@ shm_engine::shm_engine(const config::model& model, transport::channel& channel, 
 
 std::uint64_t shm_engine::capacity() const noexcept { return m_channel.heap().capacity(); }
 
+void shm_engine::end_job_if_server_died(bool thorough, const char* call) const {
+  const peer_watch* peers = peer_watch::current();
+  if (!peers) return;
+  const bool dead = thorough ? peers->state_of(m_server_rank) == peer_watch::state::dead
+                             : peers->gone(m_server_rank);
+  if (!dead) return;
+  transport::live_values stored;
+  m_channel.stats().read(stored);
+  job_failure::end_job(peers->death_of(m_server_rank) + ": it was the dedicated core of client " +
+                       std::to_string(m_source) + ", which noticed it in " + call +
+                       " (the core had stored " + std::to_string(stored.iterations_stored) +
+                       " iteration(s) of its clients)");
+}
+
 void shm_engine::check_server_alive(const char* waiting_for, int code) {
   if (!m_server_stalled) return;
+  end_job_if_server_died(true, waiting_for);
   // A live core passes through its loop within a few milliseconds of being woken: give it a
   // twentieth of a second (it may just have been resumed) before giving up.
   m_channel.wake_server();
@@ -44,7 +65,9 @@ void shm_engine::check_server_alive(const char* waiting_for, int code) {
                         "(stopped, stuck in a store, or dead?); calls wait again once it moves");
 }
 
-void shm_engine::note_server_stalled() noexcept {
+void shm_engine::note_server_stalled() {
+  // A wait for the core ran out: dead rather than slow or stopped?
+  end_job_if_server_died(true, "a wait for it that timed out");
   m_server_stalled = true;
   m_stalled_at = m_channel.heartbeat();
 }
@@ -117,6 +140,8 @@ void shm_engine::signal(const config::event& event, std::size_t index, int itera
 }
 
 void shm_engine::end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) {
+  const job_failure::doing in("in damaris_end_iteration");
+  end_job_if_server_died(false, "damaris_end_iteration");
   transport::message m = control_message(transport::message_kind::end_iteration, iteration,
                                          m_source, skipped ? transport::iteration_skipped : 0);
   m.bytes = dropped_bytes;
@@ -159,6 +184,8 @@ void shm_engine::iteration_started(int started) {
 }
 
 void shm_engine::sync(int iterations) {
+  const job_failure::doing in("in damaris_sync");
+  end_job_if_server_died(false, "damaris_sync");
   check_server_alive("iterations to be stored", DAMARIS_CHANNEL_ERROR);
   const transport::blocked_on_writer waiting(m_channel.phase_of(m_slot));
   if (!m_channel.wait_stored(static_cast<std::uint32_t>(iterations),
@@ -172,6 +199,8 @@ void shm_engine::sync(int iterations) {
 }
 
 void shm_engine::stop(int iteration) {
+  const job_failure::doing in("in damaris_stop");
+  end_job_if_server_died(false, "damaris_stop");
   m_channel.publish_ended(m_slot, UINT32_MAX);  // nobody waits for this client
   m_channel.phase_of(m_slot).enter(transport::client_phase::stopped);  // nor schedules by it
   send(control_message(transport::message_kind::stop, iteration, m_source), true);

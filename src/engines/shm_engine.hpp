@@ -13,9 +13,10 @@ class shm_engine final : public engine {
   // its dedicated core before ending an iteration waits for it.
   static constexpr int max_iterations_ahead = 4;
 
-  // slot: this client's ring in the channel; source: its index among all clients.
+  // slot: this client's ring in the channel; source: its index among all clients;
+  // server_rank: the dedicated core's rank in the job (to tell when it has died; -1: unknown).
   shm_engine(const config::model& model, transport::channel& channel, std::uint32_t slot,
-             int source);
+             int source, int server_rank = -1);
 
   std::uint64_t capacity() const noexcept override;
   const char* buffer_name() const noexcept override { return "a dedicated core's shared buffer"; }
@@ -42,12 +43,17 @@ class shm_engine final : public engine {
   // for it fail at once instead of waiting their whole timeout again.
   // Throws error(code), the code the wait would have ended with.
   void check_server_alive(const char* waiting_for, int code);
-  void note_server_stalled() noexcept;
+  void note_server_stalled();
+  // Ends the job (job_failure::end_job) when the dedicated core has died: nothing this client
+  // hands over would be stored, and every later call would wait for it. `thorough` also reads
+  // /proc (after a wait timed out); otherwise one system call (every end of iteration).
+  void end_job_if_server_died(bool thorough, const char* call) const;
 
   const config::model& m_model;
   transport::channel& m_channel;
   std::uint32_t m_slot;
   int m_source;
+  int m_server_rank;
   std::uint64_t m_stretch = 0;      // where this client's searches of the shared heap start
   std::int64_t m_slowest_seen = 0;  // iterations the slowest client of the core had ended
   std::uint32_t m_failures_seen = 0;  // store failures of the server already reported here

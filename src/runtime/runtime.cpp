@@ -18,6 +18,7 @@
 
 #include "common/error.hpp"
 #include "common/interrupt_notice.hpp"
+#include "common/job_failure.hpp"
 #include "common/log.hpp"
 #include "common/run_clock.hpp"
 #include "common/text.hpp"
@@ -389,6 +390,7 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
                                 (m_topo.is_server ? " server" : " client"),
                             mode_name(), output_directories(m_model));
   if (m_client) interrupt_notice::note_iteration(m_client->iteration());
+  watch_peers();
   if (m_topo.world_rank == 0)
     log::info("initialized from ", m_model.file, ": ", m_topo.client_count, " clients, ",
               m_topo.server_count,
@@ -400,6 +402,8 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
 }
 
 runtime::~runtime() {
+  m_peers.reset();
+  job_failure::describe_with(nullptr);
   interrupt_notice::uninstall();
   m_heap_reserver.reset();
   m_client.reset();
@@ -407,6 +411,47 @@ runtime::~runtime() {
   m_remote_server.reset();
   buffer_pool::set_capacity(0);
   buffer_pool::trim();
+}
+
+void runtime::watch_peers() {
+  const peer_watch::role role = !m_topo.is_server    ? peer_watch::role::client
+                                : m_topo.remote_servers ? peer_watch::role::dedicated_node
+                                                        : peer_watch::role::dedicated_core;
+  // Checked a few times per buffer timeout, so that a death is noticed well within it, and at
+  // least every second (the default timeout is 300 s).
+  const double timeout = m_model.arch.wait_timeout_seconds;
+  const double period = timeout > 0 ? std::clamp(timeout / 4, 0.05, 1.0) : 1.0;
+  m_peers = std::make_unique<peer_watch>(m_topo.world.get(), role, period);
+  job_failure::describe_with([this] { return failure_context(); });
+}
+
+std::string runtime::failure_context() {
+  // Only values safe to read from another thread: the live counters and the model.
+  std::string where = "rank " + std::to_string(m_topo.world_rank) + ", ";
+  const transport::live_stats* stats = nullptr;
+  if (m_server) {
+    where += "dedicated core " + std::to_string(m_topo.server_index);
+    stats = &m_channel->stats();
+  } else if (m_remote_server) {
+    where += "server " + std::to_string(m_topo.server_index) + " of a dedicated node";
+    stats = &m_remote_server->stats();
+  } else if (m_client) {
+    where += "client " + std::to_string(m_topo.client_index);
+    stats = m_client->engine().writer_stats();
+  }
+  std::string text = "(This process: " + where + ", " + mode_name() + ".)";
+  transport::live_values v;
+  if (stats && stats->read(v))
+    text += " Stored so far by " +
+            std::string(m_client ? (m_topo.has_servers ? "its dedicated core" : "its writer")
+                                 : "this process") +
+            ": " + std::to_string(v.iterations_stored) + " iteration(s), " +
+            std::to_string(v.iterations_incomplete) + " of them incomplete.";
+  const std::string outputs = output_directories(m_model);
+  if (!outputs.empty())
+    text += " In " + outputs +
+            ", every file under its final name is complete; the others end in .part.";
+  return text;
 }
 
 void runtime::connect_channel() {
@@ -528,9 +573,18 @@ std::unique_ptr<engines::engine> runtime::make_engine() {
     return std::make_unique<engines::mpi_engine>(m_model, m_link.get(), m_topo.server_world_rank,
                                                  source);
   }
-  if (m_channel)
+  if (m_channel) {
+    // The dedicated core is the group's last rank: its rank in the job, to tell when it died.
+    MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+    int core = m_topo.group_size - 1, core_in_world = -1;
+    check_mpi(MPI_Comm_group(m_topo.group.get(), &group), "MPI_Comm_group");
+    check_mpi(MPI_Comm_group(m_topo.world.get(), &world), "MPI_Comm_group");
+    MPI_Group_translate_ranks(group, 1, &core, world, &core_in_world);
+    MPI_Group_free(&group);
+    MPI_Group_free(&world);
     return std::make_unique<engines::shm_engine>(
-        m_model, *m_channel, static_cast<std::uint32_t>(m_topo.group_rank), source);
+        m_model, *m_channel, static_cast<std::uint32_t>(m_topo.group_rank), source, core_in_world);
+  }
   const MPI_Comm clients = m_topo.clients.get();
   // Stores that call the clients together need every client at every iteration; the first
   // that writes collectively decides how a background thread can run them.
@@ -598,6 +652,7 @@ bool runtime::start() {
   m_started = true;
   if (!m_topo.is_server) return true;
   m_server_runs_done = false;
+  const job_failure::doing serving("serving its clients (damaris_start)");
   if (m_remote_server)
     m_remote_server->run();
   else
@@ -621,6 +676,7 @@ void runtime::stop() { as_client("damaris_stop").stop(); }
 void runtime::finalize() {
   if (m_finalized) return;
   m_finalized = true;
+  const job_failure::doing finalizing("in damaris_finalize");
   // A store failure met here is reported after the barrier: every rank must reach it.
   std::string failure;
   try {
@@ -648,6 +704,9 @@ void runtime::finalize() {
     // The counters are a courtesy; the barrier is not.
   }
   write_run_report();
+  // Past this barrier processes leave the job normally: no longer a sign of failure. (A peer
+  // that dies while the others wait here is MPI's to notice.)
+  if (m_peers) m_peers->stop();
   check_mpi(MPI_Barrier(m_topo.world.get()), "MPI_Barrier");
   if (!failure.empty()) throw error(DAMARIS_FINALIZE_ERROR, failure);
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "client/client.hpp"
+#include "common/peer_watch.hpp"
 #include "config/model.hpp"
 #include "engines/engine.hpp"
 #include "plugins/python_scripts.hpp"
@@ -70,6 +71,10 @@ class runtime {
   void write_run_report() noexcept;
   // "dedicated cores", "dedicated nodes", "background thread" or "synchronous".
   const char* mode_name() const noexcept;
+  // Starts watching the job's other processes (collective; last step of initialization).
+  void watch_peers();
+  // What a failed job's message says of this process: its role and what is stored.
+  std::string failure_context();
 
   config::model m_model;
   topology::layout m_topo;
@@ -86,6 +91,8 @@ class runtime {
   bool m_started = false;
   bool m_server_runs_done = false;  // a server: its loop returned (all clients stopped)
   bool m_finalized = false;
+  // Notices a dead process of the job and ends the job (destroyed first).
+  std::unique_ptr<peer_watch> m_peers;
 };
 
 }  // namespace sidecore

@@ -26,6 +26,7 @@ remote_server_loop::remote_server_loop(const config::model& model, const topolog
       m_events(model, topo.servers.get(), static_cast<int>(topo.served_client_ranks.size())),
       m_budget(model.arch.buffer_size) {
   m_clients.resize(topo.served_client_ranks.size());
+  m_processor.publish_to(&m_stats);
   m_processor.watch_buffer([this] {
     buffer_use use;
     use.used = m_in_use;
@@ -92,6 +93,7 @@ void remote_server_loop::reject(std::uint32_t slot, const transport::message& m,
   const bool plausible =
       m.iteration >= c.ended && m.iteration <= c.ended + engines::max_iterations_unended;
   c.tainted.insert(plausible ? m.iteration : static_cast<std::int32_t>(c.ended));
+  publish_failures();
   if (c.rejected == 1)
     log::error("dropped a malformed notification from client ", c.rank, ", iteration ", m.iteration,
                ", ", engines::kind_name(m.kind), ": ", problem,
@@ -101,6 +103,40 @@ void remote_server_loop::reject(std::uint32_t slot, const transport::message& m,
 
 remote_server_loop::~remote_server_loop() {
   if (m_pull_trace) std::fclose(m_pull_trace);
+  // Reports are small (sent eagerly): those a client never received are let go.
+  for (auto& report : m_reports)
+    if (report.second != MPI_REQUEST_NULL) MPI_Request_free(&report.second);
+}
+
+void remote_server_loop::publish_failures() {
+  const std::uint64_t failures = m_processor.counters().store_failures + m_rejected_total;
+  if (failures == m_published_failures) return;
+  m_published_failures = failures;
+  if (m_first_failure.empty()) {
+    const std::string& store_failure = m_processor.pending_failure();
+    m_first_failure = store_failure.empty()
+                          ? "dropped a malformed notification (see its log)"
+                          : "could not store: " + store_failure;
+  }
+  // Reports already delivered free their slot.
+  while (!m_reports.empty()) {
+    int done = 0;
+    check_mpi(MPI_Test(&m_reports.front().second, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (!done) break;
+    m_reports.pop_front();
+  }
+  for (const client_state& c : m_clients) {
+    if (c.stopped) continue;
+    auto report = std::make_unique<transport::failure_report>();
+    report->failures = static_cast<std::uint32_t>(failures);
+    const std::size_t n = std::min(m_first_failure.size(), sizeof report->first - 1);
+    m_first_failure.copy(report->first, n);
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Isend(report.get(), sizeof *report, MPI_BYTE, c.rank, transport::failure_tag,
+                        m_link, &request),
+              "MPI_Isend");
+    m_reports.emplace_back(std::move(report), request);
+  }
 }
 
 // A client that computes, waits for this server, has stopped or never marked a phase does
@@ -133,6 +169,7 @@ void remote_server_loop::run() {
     bool progress = receive_announcements();
     for (std::uint32_t slot = 0; slot < m_clients.size(); ++slot) progress = advance(slot) || progress;
     if (m_events.has_bcast()) progress = m_events.poll() || progress;
+    publish_failures();
     if (progress) {
       pause = std::chrono::microseconds(0);
       continue;
@@ -253,6 +290,7 @@ void remote_server_loop::handle_control(std::uint32_t slot, const transport::mes
                                 (m.flags & transport::iteration_skipped) != 0 || dropped,
                                 m.bytes);
       account_stored(before);
+      publish_failures();
       answer_syncs();
       break;
     }

@@ -21,6 +21,8 @@
 #include "topology/topology.hpp"
 #include "transport/buffer_pool.hpp"
 #include "transport/client_phase.hpp"
+#include "transport/live_stats.hpp"
+#include "transport/mpi_sender.hpp"
 #include "transport/message.hpp"
 
 namespace sidecore::server {
@@ -40,6 +42,8 @@ class remote_server_loop {
   std::uint64_t high_water() const noexcept { return m_high_water; }
   // Malformed notifications dropped (see server_loop::messages_rejected).
   std::uint64_t messages_rejected() const noexcept { return m_rejected_total; }
+  // The live counters, readable from any thread (what a failed job's message says is stored).
+  const transport::live_stats& stats() const noexcept { return m_stats; }
 
  private:
   struct client_state {
@@ -60,6 +64,10 @@ class remote_server_loop {
   void handle_control(std::uint32_t slot, const transport::message& m);
   void account_stored(std::uint64_t stored_before);
   void answer_syncs();
+  // Sends each client still running the store failures so far (and the first one's message)
+  // when their count grew: their next end of iteration or sync reports it, as with dedicated
+  // cores.
+  void publish_failures();
   bool finished() const;
   // Whether the schedule lets this client's next block be pulled now (phase).
   bool may_pull(std::uint32_t slot) const noexcept;
@@ -81,6 +89,11 @@ class remote_server_loop {
   std::unique_ptr<transport::client_phase[]> m_phases;
   bool m_pull_by_phase = false;
   std::FILE* m_pull_trace = nullptr;  // <trace>.<writer>.pulls.csv
+  transport::live_stats m_stats;
+  // Failure reports: the count last sent, the first failure's message, reports in flight.
+  std::uint64_t m_published_failures = 0;
+  std::string m_first_failure;
+  std::deque<std::pair<std::unique_ptr<transport::failure_report>, MPI_Request>> m_reports;
 };
 
 }  // namespace sidecore::server

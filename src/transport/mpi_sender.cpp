@@ -9,7 +9,9 @@
 
 #include "common/backoff.hpp"
 #include "common/error.hpp"
+#include "common/job_failure.hpp"
 #include "common/log.hpp"
+#include "common/peer_watch.hpp"
 #include "common/mpi_handles.hpp"
 #include "common/units.hpp"
 
@@ -20,9 +22,53 @@ mpi_sender::mpi_sender(MPI_Comm link, int server_rank, const config::architectur
       m_server(server_rank),
       m_budget(arch.buffer_size),
       m_policy(arch.policy),
-      m_timeout(arch.wait_timeout_seconds) {}
+      m_timeout(arch.wait_timeout_seconds) {
+  check_mpi(MPI_Irecv(&m_report, sizeof m_report, MPI_BYTE, m_server, failure_tag, m_link,
+                      &m_report_request),
+            "MPI_Irecv");
+}
+
+std::string mpi_sender::take_store_failures() {
+  std::string text;
+  for (;;) {
+    int done = 0;
+    if (m_report_request == MPI_REQUEST_NULL) return text;
+    check_mpi(MPI_Test(&m_report_request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (!done) return text;
+    // Reports only grow: the latest says how many in all; the first message stays the same.
+    if (m_report.failures > m_failures_seen) {
+      const std::uint32_t fresh = m_report.failures - m_failures_seen;
+      m_failures_seen = m_report.failures;
+      m_report.first[sizeof m_report.first - 1] = '\0';
+      text = std::to_string(fresh) + " store call(s) failed since the last report (" +
+             std::to_string(m_report.failures) + " in all); the first: " + m_report.first;
+    }
+    check_mpi(MPI_Irecv(&m_report, sizeof m_report, MPI_BYTE, m_server, failure_tag, m_link,
+                        &m_report_request),
+              "MPI_Irecv");
+  }
+}
+
+void mpi_sender::end_job_if_server_died(bool thorough, const char* call) const {
+  const peer_watch* peers = peer_watch::current();
+  if (!peers) return;
+  const bool dead = thorough ? peers->state_of(m_server) == peer_watch::state::dead
+                             : peers->gone(m_server);
+  if (dead)
+    job_failure::end_job(peers->death_of(m_server) + ": it was the dedicated node's server of "
+                         "this client, which noticed it in " + call);
+}
 
 mpi_sender::~mpi_sender() {
+  if (m_report_request != MPI_REQUEST_NULL) {
+    // A report that arrived is read; one that never will be is given up.
+    int done = 0;
+    MPI_Test(&m_report_request, &done, MPI_STATUS_IGNORE);
+    if (!done) {
+      MPI_Cancel(&m_report_request);
+      MPI_Request_free(&m_report_request);
+    }
+  }
   // Normally flushed by stop(); if not (an error path), give the server the timeout to take
   // what is pending, then let go.
   m_stalled = false;
@@ -58,6 +104,8 @@ bool mpi_sender::wait_until(Ready ready) {
     if (ready()) return true;
     const double limit = m_stalled ? stalled_grace_seconds : m_timeout;
     if (limit > 0 && MPI_Wtime() - started > limit) {
+      // The server took nothing for that long: dead rather than slow or stopped?
+      end_job_if_server_died(true, "a wait for it that timed out");
       m_stalled = true;
       return false;
     }
@@ -159,6 +207,15 @@ void mpi_sender::flush() {
   // MPI; a frozen one could not finish the job anyway).
   m_stalled = false;
   while (!wait_until([&] { return m_pending.empty(); })) {
+    // Dead (end_job above) or alive and frozen on this machine: wait on. On another machine
+    // nothing tells a dead server from a stuck one: silent for the whole timeout while it owes
+    // this client its pulls, it is taken for dead, as waiting on could last for ever.
+    const peer_watch* peers = peer_watch::current();
+    if (peers && peers->state_of(m_server) == peer_watch::state::elsewhere)
+      job_failure::end_job(peers->name_of(m_server) + " (the dedicated node's server of this "
+                           "client) took nothing for " + std::to_string(m_timeout) +
+                           " s while " + std::to_string(m_pending.size()) +
+                           " message(s) waited for it in damaris_stop; it is taken for dead");
     log::warning("the dedicated node has taken nothing for ", m_timeout, " s (", m_pending.size(),
                  " message(s) waiting: a slow store?); still waiting, so that "
                  "nothing is lost");

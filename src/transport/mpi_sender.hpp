@@ -20,6 +20,15 @@ namespace sidecore::transport {
 inline constexpr int announce_tag = 7401;
 inline constexpr int data_tag = 7402;
 inline constexpr int sync_tag = 7403;
+inline constexpr int failure_tag = 7404;
+
+// What a dedicated node tells its clients when its stores fail (as the shared segment does for
+// dedicated cores): the failures so far and the first one's message, sent when the count grows.
+struct failure_report {
+  std::uint32_t failures = 0;
+  char first[1020] = {};
+};
+static_assert(sizeof(failure_report) == 1024, "a failure report travels as 1024 bytes");
 
 class mpi_sender {
  public:
@@ -48,6 +57,11 @@ class mpi_sender {
   // takes, saying so at each timeout without progress. (The destructor, on error paths, waits
   // one timeout at most and reports what was not delivered.)
   void flush();
+  // The store failures the server reported since the last call, as one message ("" if none).
+  std::string take_store_failures();
+  // Ends the job (job_failure::end_job) when the server's process has died; `thorough` reads
+  // /proc (after a wait timed out), otherwise one system call. call: what noticed it.
+  void end_job_if_server_died(bool thorough, const char* call) const;
 
   // MPI has no wait with a deadline: waits test their requests and nap between tests (a few
   // tests back to back, then 10 us doubling to this), so that a completion is noticed within a
@@ -79,6 +93,10 @@ class mpi_sender {
   std::deque<pending> m_pending;
   std::uint64_t m_completed = 0;  // sends completed so far: the server's sign of life
   bool m_stalled = false;         // a wait ran out and the server has taken nothing since
+  // Posted for the server's next failure report.
+  failure_report m_report;
+  MPI_Request m_report_request = MPI_REQUEST_NULL;
+  std::uint32_t m_failures_seen = 0;
 };
 
 }  // namespace sidecore::transport
