@@ -1,6 +1,8 @@
 // The Damaris C API. Every function body runs inside guarded(): no exception crosses this
 // boundary; the code is returned and the message kept per thread for
 // damaris_last_error_message().
+#include <string.h>
+
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -132,8 +134,15 @@ sidecore::client::client& current_client(const char* function) {
   return current(function).as_client(function);
 }
 
+// A name given to a call: not NULL, and no longer than any name the configuration can declare,
+// so that a wrong pointer or a runaway string is refused without being copied or printed whole.
 const char* checked_name(const char* name, const char* what) {
   if (!name) throw sidecore::argument_error(std::string(what) + " is NULL");
+  constexpr std::size_t longest = sidecore::config::max_name_bytes;
+  if (::strnlen(name, longest + 1) > longest)
+    throw sidecore::argument_error(std::string(what) + " '" + std::string(name, 60) +
+                                   "...' is longer than " + std::to_string(longest) +
+                                   " bytes; no configured name is");
   return name;
 }
 
@@ -152,7 +161,7 @@ SIDECORE_API int damaris_initialize(const char* configfile, MPI_Comm comm) {
         if (!mpi_ready)
           throw sidecore::error(DAMARIS_MPI_ERROR,
                                 "MPI_Init must be called before damaris_initialize");
-        checked_name(configfile, "configfile");
+        if (!configfile) throw sidecore::argument_error("configfile is NULL");
         if (comm == MPI_COMM_NULL)
           throw sidecore::argument_error(
               "comm is MPI_COMM_NULL; pass the communicator of every process of the simulation "

@@ -54,7 +54,11 @@ class builder {
   static bool has(xml n, std::string_view attribute_name);
   static std::string attribute(xml n, std::string_view attribute_name,
                                const std::string& fallback = {});
+  // A non-empty name (or path) attribute, trimmed, at most max_name_bytes, printable.
   std::string name_attribute(xml n, std::string_view attribute_name = "name") const;
+  // <simulation name>: it starts every output file name. Empty is allowed (Damaris's default).
+  std::string simulation_name(xml root) const;
+  static constexpr std::size_t max_simulation_name_bytes = 200;
 
   // The value of an enumerated attribute (any case), fallback when absent; an error naming the
   // listed choices when it is none of them.

@@ -148,35 +148,48 @@ std::string suggest(std::string_view given, const std::vector<std::string>& vali
 std::string read_configuration_file(const std::string& path) {
   const std::string what = "cannot read configuration file '" + path + "': ";
   const auto fail = [&what](int err) { throw config_error(what + std::strerror(err)); };
-  const auto fail_directory = [&what] {
-    throw config_error(what + "it is a directory; pass the path of the XML file itself");
-  };
   if (path.empty()) {
     throw config_error("no configuration file given; pass the path of the XML file");
   }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO nobody writes to must not wait; it is refused below.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(errno);
+  struct fd_closer {
+    int fd;
+    ~fd_closer() { ::close(fd); }
+  } closer{fd};
   struct stat status {};
-  if (::fstat(fd, &status) == 0 && S_ISDIR(status.st_mode)) {
-    ::close(fd);
-    fail_directory();
-  }
+  if (::fstat(fd, &status) != 0) fail(errno);
+  if (S_ISDIR(status.st_mode))
+    throw config_error(what + "it is a directory; pass the path of the XML file itself");
+  // A device, FIFO or socket could be endless (/dev/zero) or never answer: only a regular
+  // file is read. A program that builds its configuration passes the XML text instead.
+  if (!S_ISREG(status.st_mode))
+    throw config_error(what +
+                       "it is not a regular file (a FIFO, device or socket); pass an XML file, "
+                       "or the XML text itself to damaris_initialize");
+  if (static_cast<std::uint64_t>(status.st_size) > max_configuration_bytes)
+    throw config_error(what + "it holds " + std::to_string(status.st_size) +
+                       " bytes; a configuration may hold at most " +
+                       std::to_string(max_configuration_bytes) + " bytes");
   std::string content;
+  content.reserve(static_cast<std::size_t>(status.st_size));
   char chunk[65536];
   for (;;) {
     const ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n > 0) {
       content.append(chunk, static_cast<std::size_t>(n));
+      if (content.size() > max_configuration_bytes)  // it grew while being read
+        throw config_error(what + "it grew beyond " + std::to_string(max_configuration_bytes) +
+                           " bytes while being read");
     } else if (n == 0) {
       break;
+    } else if (errno == EISDIR) {  // file systems where fstat did not say so
+      throw config_error(what + "it is a directory; pass the path of the XML file itself");
     } else if (errno != EINTR) {
-      const int err = errno;
-      ::close(fd);
-      if (err == EISDIR) fail_directory();  // file systems where fstat did not say so
-      fail(err);
+      fail(errno);
     }
   }
-  ::close(fd);
   return content;
 }
 

@@ -353,9 +353,15 @@ std::vector<ghost_widths> evaluate_ghosts(const config::model& model);
 model parse_model(std::string_view xml_text, const std::string& file_name,
                   const parse_options& options = {});
 
+// The largest configuration accepted, file or text (50,000 variables take about 5 MB).
+constexpr std::uint64_t max_configuration_bytes = 64u << 20;
+// The longest name (or path) a configuration may give, and so any call may name.
+constexpr std::size_t max_name_bytes = 4096;
+
 // Reads a whole configuration file. Throws config_error naming the path when it cannot be
-// read (missing, unreadable, a directory). Every reader of a configuration file goes through
-// it, so that all of them report the same thing.
+// read (missing, unreadable, a directory, not a regular file, larger than
+// max_configuration_bytes). Every reader of a configuration file goes through it, so that all
+// of them report the same thing.
 std::string read_configuration_file(const std::string& path);
 
 // Reads a file with read_configuration_file and parses it. Throws config_error.

@@ -51,7 +51,7 @@ model builder::build() {
   check_attributes_once(root);
   check_text(root);
   check_element(root);
-  m_model.simulation_name = attribute(root, "name");
+  m_model.simulation_name = simulation_name(root);
   m_model.lang = pick(root, "language", language_choices, language::unknown);
 
   const auto& section_names = rules_for("simulation").children;
@@ -294,12 +294,53 @@ std::string builder::attribute(xml n, std::string_view attribute_name,
 }
 
 // A required name: present (checked by check_element) and not blank.
+namespace {
+
+// A long value as messages show it: its beginning and its size, never megabytes of it.
+std::string shown(const std::string& value) {
+  constexpr std::size_t keep = 60;
+  if (value.size() <= keep) return value;
+  return value.substr(0, keep) + "... (" + std::to_string(value.size()) + " bytes)";
+}
+
+bool has_control_character(const std::string& value) {
+  return std::any_of(value.begin(), value.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7f;
+  });
+}
+
+}  // namespace
+
 std::string builder::name_attribute(xml n, std::string_view attribute_name) const {
   std::string value = trim(attribute(n, attribute_name));
   if (value.empty()) {
     fail(n, "empty '" + std::string(attribute_name) + "' on <" + name_of(n) + ">",
          "give a non-empty " + std::string(attribute_name));
   }
+  // Names end up in HDF5 paths, XDMF (XML) and messages; paths in open().
+  if (value.size() > max_name_bytes)
+    fail(n, "'" + std::string(attribute_name) + "' on <" + name_of(n) + "> is too long: '" +
+                shown(value) + "'",
+         "at most " + std::to_string(max_name_bytes) + " bytes");
+  if (has_control_character(value))
+    fail(n, "'" + std::string(attribute_name) + "' on <" + name_of(n) +
+                "> holds a control character (a byte below 0x20, or 0x7f)",
+         "use printable characters only");
+  return value;
+}
+
+std::string builder::simulation_name(xml root) const {
+  const std::string value = attribute(root, "name");
+  // Every output file name starts with it: "<name>_It<iteration>_Pr<writer>.h5.part" must fit
+  // in a file name (255 bytes on Linux file systems).
+  if (value.size() > max_simulation_name_bytes)
+    fail(root, "the simulation name is too long: '" + shown(value) + "'",
+         "at most " + std::to_string(max_simulation_name_bytes) +
+             " bytes, as output file names start with it");
+  if (has_control_character(value) || value.find('/') != std::string::npos)
+    fail(root, "the simulation name '" + shown(value) + "' holds '/' or a control character",
+         "output file names start with it: use printable characters other than '/'");
   return value;
 }
 

@@ -297,7 +297,12 @@ config::model runtime::load_everywhere(const std::string& file_or_text, MPI_Comm
   std::string text;
   std::string failure;
   if (rank == 0 && given_text) {
-    text = file_or_text;
+    if (file_or_text.size() > config::max_configuration_bytes)
+      failure = std::string(file) + ": " + std::to_string(file_or_text.size()) +
+                " bytes; a configuration may hold at most " +
+                std::to_string(config::max_configuration_bytes) + " bytes";
+    else
+      text = file_or_text;
   } else if (rank == 0) {
     failure = unreadable(file);
     if (failure.empty()) {

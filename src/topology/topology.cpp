@@ -1,6 +1,7 @@
 // Communicator construction for the dedicated-core deployment.
 #include "topology/topology.hpp"
 
+#include <cerrno>
 #include <cstdlib>
 #include <string>
 
@@ -15,16 +16,6 @@ communicator split(MPI_Comm comm, int color, int key) {
   return communicator(out);
 }
 
-int ranks_per_virtual_node() {
-  const char* env = std::getenv("SIDECORE_RANKS_PER_NODE");
-  if (!env || !*env) return 0;
-  char* end = nullptr;
-  long value = std::strtol(env, &end, 10);
-  if (*end != '\0' || value < 1)
-    throw config_error(std::string("SIDECORE_RANKS_PER_NODE='") + env +
-                       "' is not a positive integer; unset it to use real nodes");
-  return static_cast<int>(value);
-}
 
 // Same decision on every rank: if any rank found an error, all throw it.
 void agree_or_throw(MPI_Comm comm, bool local_failure, const std::string& message) {
@@ -180,6 +171,21 @@ layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes) {
   indices.pop_back();  // the server's entry
   t.group_client_indices = std::move(indices);
   return t;
+}
+
+
+int ranks_per_virtual_node() {
+  const char* env = std::getenv("SIDECORE_RANKS_PER_NODE");
+  if (!env || !*env) return 0;
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(env, &end, 10);
+  if (errno == ERANGE) end = nullptr;
+  if (!end || *end != '\0' || value < 1 || value > 1048576)
+    throw config_error(std::string("SIDECORE_RANKS_PER_NODE='") + env +
+                       "' is not an integer from 1 to 1048576 (ranks per virtual node); unset "
+                       "it to use real nodes");
+  return static_cast<int>(value);
 }
 
 }  // namespace sidecore::topology

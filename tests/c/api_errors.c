@@ -104,6 +104,21 @@ static void unknown_names(void) {
   EXPECT_RC(damaris_signal("nope"), act, "'nope'", "event");
   EXPECT_RC(damaris_signal(""), act, "''", NULL);
   EXPECT_RC(damaris_signal("Tick"), act, "'Tick'", NULL);
+
+  /* A runaway name (16 MiB, no configured name is longer than 4096 bytes) is refused without
+   * being printed whole. */
+  const size_t huge = (size_t)16 << 20;
+  char* runaway = malloc(huge + 1);
+  if (EXPECT(runaway != NULL)) {
+    memset(runaway, 'v', huge);
+    runaway[huge] = '\0';
+    EXPECT_RC(damaris_write(runaway, field), DAMARIS_ARGUMENT_ERROR, "longer than 4096 bytes",
+              NULL);
+    EXPECT(strlen(damaris_last_error_message()) < 200);
+    EXPECT_RC(damaris_parameter_get(runaway, &value, sizeof value), DAMARIS_ARGUMENT_ERROR,
+              "longer than 4096 bytes", NULL);
+    free(runaway);
+  }
 }
 
 /* Block ids are 0 or more (<domains count> is no limit: docs/blocks.md); a negative id is

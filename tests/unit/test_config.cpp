@@ -2,6 +2,11 @@
 // file, line and a hint; harmless looseness only warns.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <initializer_list>
 #include <string>
 
@@ -737,6 +742,65 @@ TEST(config, directory_given_as_the_file_says_so) {
                                            "file itself");
     }
   }
+}
+
+TEST(config, only_regular_files_of_bounded_size_are_read) {
+  // /dev/zero never ends and a FIFO nobody writes to never answers: both are refused at once.
+  const auto message_of = [](const std::string& path) -> std::string {
+    try {
+      cfg::read_configuration_file(path);
+    } catch (const sidecore::config_error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_TRUE(contains(message_of("/dev/zero"), "it is not a regular file")) << message_of("/dev/zero");
+  char fifo_dir[] = "/tmp/sidecore-config-fifo-XXXXXX";
+  ASSERT_NE(::mkdtemp(fifo_dir), nullptr);
+  const std::string fifo = std::string(fifo_dir) + "/sim.xml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string fifo_message = message_of(fifo);
+  EXPECT_EQ(fifo_message, "cannot read configuration file '" + fifo +
+                              "': it is not a regular file (a FIFO, device or socket); pass an "
+                              "XML file, or the XML text itself to damaris_initialize");
+  // A file beyond the limit is refused from its size, before it is read.
+  const std::string large = std::string(fifo_dir) + "/large.xml";
+  {
+    std::FILE* f = std::fopen(large.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(::ftruncate(::fileno(f), static_cast<off_t>(cfg::max_configuration_bytes + 1)), 0);
+    std::fclose(f);
+  }
+  EXPECT_TRUE(contains(message_of(large), "a configuration may hold at most 67108864 bytes"))
+      << message_of(large);
+  ::unlink(large.c_str());
+  ::unlink(fifo.c_str());
+  ::rmdir(fifo_dir);
+}
+
+TEST(config, names_are_bounded_and_printable) {
+  const std::string huge(5000, 'v');
+  const std::string message =
+      error_of(with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n<variable name=\"" +
+                         huge + "\" layout=\"l\"/>\n"));
+  EXPECT_TRUE(contains(message, "bad.xml:4: 'name' on <variable> is too long")) << message;
+  EXPECT_TRUE(contains(message, "(5000 bytes)")) << message;
+  EXPECT_TRUE(contains(message, "at most 4096 bytes")) << message;
+  EXPECT_LT(message.size(), 400u) << "the message repeats the whole name";
+  expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
+                         "<variable name=\"a&#10;b\" layout=\"l\"/>\n"),
+               4, {"'name' on <variable> holds a control character", "printable characters"});
+  expect_error(with_data("<parameter name=\"p&#1;\" type=\"int\" value=\"1\"/>\n"), 3,
+               {"control character"});
+  // The simulation name starts every file name.
+  expect_error("<simulation name=\"" + std::string(201, 's') + "\">\n</simulation>\n", 1,
+               {"the simulation name is too long", "at most 200 bytes"});
+  expect_error("<simulation name=\"a/b\">\n</simulation>\n", 1,
+               {"the simulation name 'a/b' holds '/' or a control character"});
+  EXPECT_EQ(cfg::parse_model("<simulation name=\"" + std::string(200, 's') + "\">\n</simulation>\n",
+                             "ok.xml")
+                .simulation_name.size(),
+            200u);
 }
 
 TEST(config, configuration_file_is_read_whole) {

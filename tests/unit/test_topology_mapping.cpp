@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "topology/topology.hpp"
 
 namespace {
@@ -56,6 +57,33 @@ TEST(topology, server_of_client_does_not_overflow_for_large_counts) {
   const int servers = 1000;
   EXPECT_EQ(server_of_client(clients - 1, clients, servers), servers - 1);
   EXPECT_EQ(server_of_client(clients / 2, clients, servers), servers / 2 - 1);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(topology, ranks_per_virtual_node_is_read_whole_and_in_range) {
+  const auto with = [](const char* value) {
+    ::setenv("SIDECORE_RANKS_PER_NODE", value, 1);
+    return sidecore::topology::ranks_per_virtual_node();
+  };
+  EXPECT_EQ(with(""), 0);
+  EXPECT_EQ(with("4"), 4);
+  EXPECT_EQ(with("1048576"), 1048576);
+  // 4294967298 once wrapped to 2; values beyond long, signs and trailing text are refused.
+  for (const char* bad : {"4294967298", "99999999999999999999999", "0", "-2", "4x", "1048577"}) {
+    SCOPED_TRACE(bad);
+    try {
+      with(bad);
+      ADD_FAILURE() << "accepted";
+    } catch (const sidecore::config_error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not an integer from 1 to 1048576"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  ::unsetenv("SIDECORE_RANKS_PER_NODE");
 }
 
 }  // namespace
