@@ -134,7 +134,8 @@ def test_dedicated_core_raising_after_serving_finalizes(tmp_path):
     finish, everything is stored, the exit status is the exception's (1)."""
     status, output, out, _ = halo_job(tmp_path, "server", 4, "server", cores=1)
     assert status != 0, "the job exited with 0"
-    assert "RuntimeError: rank 3: the analysis after serving failed" in output
+    # Python prints an uncaught exception in pieces: another rank's line may come between.
+    assert "rank 3: the analysis after serving failed" in output
     assert "MPI_Abort" not in output and "MPI_ABORT" not in output, "the job was aborted"
     for rank in range(3):
         assert f"rank {rank}: done" in output, f"rank {rank} did not finish"
@@ -152,7 +153,8 @@ def test_every_rank_raises_and_finalizes(tmp_path, how_chosen):
     status, output, out, _ = halo_job(tmp_path, "fin_" + how_chosen, 4, "everywhere", *options,
                                       env=env, cores=1)
     assert status != 0, "the job exited with 0"
-    assert output.count("RuntimeError: every client diverged") == 3, "a traceback is missing"
+    for source in range(3):  # (lines of different ranks may run into each other)
+        assert f"every client diverged, {source} at iteration {FAIL_AT}" in output, source
     assert "MPI_Abort" not in output and "MPI_ABORT" not in output, "the job was aborted"
     stored = check_stored(out, 3, FAIL_AT - 1, FAIL_AT)
     assert stored == list(range(FAIL_AT)), stored

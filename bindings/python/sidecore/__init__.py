@@ -112,36 +112,39 @@ def _abort_code(exc):
 
 def _end_job(session, exc_type, exc, tb):
     """Prints the traceback, with a line before and after it naming this rank, to stderr in one
-    write, then ends the whole job with MPI_Abort. Calls nothing collective: the other ranks
-    may be waiting for this one in their own communication. Returns only if MPI cannot abort."""
-    from mpi4py import MPI
-
+    write, then ends the whole job with MPI_Abort, also when printing fails or is interrupted.
+    Calls nothing collective: the other ranks may be waiting for this one in their own
+    communication. Returns only if MPI cannot abort."""
     code = _abort_code(exc)
-    where = (f"sidecore: rank {MPI.COMM_WORLD.Get_rank()} of {MPI.COMM_WORLD.Get_size()} "
-             f"(pid {os.getpid()} on {socket.gethostname()})")
-    state = ""
-    if session._is_client and not session._stopped:
-        try:
-            state = (f"; this client was in iteration {_ext.iteration()}: the iterations "
-                     f"before it were handed over, and those whose files reached their final "
-                     f"names are complete")
-        except Error:
-            pass
-    text = (f"{where}: {exc_type.__name__} left `with sidecore.initialize(...)`; its "
-            f"traceback:\n"
-            + "".join(traceback.format_exception(exc_type, exc, tb))
-            + f"{where}: ending the job with MPI_Abort(MPI_COMM_WORLD, {code}) instead of "
-              f"finalizing, which would wait for the other ranks{state}. "
-              f"initialize(on_exception=\"finalize\") or {ON_EXCEPTION_VARIABLE}=finalize "
-              f"finalizes instead, when every rank raises together.\n")
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is sys.stderr:
-                stream.write(text)
-            stream.flush()
-        except Exception:  # a closed or broken stream must not keep the job alive
-            pass
-    _ext.abort_job(code)
+    try:
+        from mpi4py import MPI
+
+        where = (f"sidecore: rank {MPI.COMM_WORLD.Get_rank()} of {MPI.COMM_WORLD.Get_size()} "
+                 f"(pid {os.getpid()} on {socket.gethostname()})")
+        state = ""
+        if session._is_client and not session._stopped:
+            try:
+                state = (f"; this client was in iteration {_ext.iteration()}: the iterations "
+                         f"before it were handed over, and those whose files reached their "
+                         f"final names are complete")
+            except Error:
+                pass
+        text = (f"{where}: {exc_type.__name__} left `with sidecore.initialize(...)`; its "
+                f"traceback:\n"
+                + "".join(traceback.format_exception(exc_type, exc, tb))
+                + f"{where}: ending the job with MPI_Abort(MPI_COMM_WORLD, {code}) instead of "
+                  f"finalizing, which would wait for the other ranks{state}. "
+                  f"initialize(on_exception=\"finalize\") or {ON_EXCEPTION_VARIABLE}=finalize "
+                  f"finalizes instead, when every rank raises together.\n")
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is sys.stderr:
+                    stream.write(text)
+                stream.flush()
+            except Exception:  # a closed or broken stream must not keep the job alive
+                pass
+    finally:
+        _ext.abort_job(code)
 
 
 _INTEGER_RANGES = {name: np.iinfo(name) for name in ("int8", "int16", "int32", "int64")}
