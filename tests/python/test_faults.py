@@ -14,7 +14,8 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
-from mpi_job import expect_array, expect_no_leaked_segments, job_segments, mpi_env, run_job  # noqa: E402
+from mpi_job import (expect_array, expect_no_leaked_segments, job_segments, mpi_env,  # noqa: E402
+                     run_job)
 from test_client import configure, stored_blocks  # noqa: E402
 import values  # noqa: E402
 
@@ -49,8 +50,9 @@ def stored_iterations(out):
 
 def check_stored(out, clients, at_least, below, failed=None):
     """Iterations 0..at_least are stored whole, none from `below` on (client `failed`: none from
-    FAIL_AT on), and every block stored holds exactly what its client wrote. Between them a file per writer may be missing (each
-    client's own in thread and synchronous modes): the job ended while they were stored."""
+    FAIL_AT on), and every block stored holds exactly what its client wrote. Between them a
+    file per writer may be missing (each client's own in thread and synchronous modes): the
+    job ended while they were stored."""
     stored = stored_iterations(out)
     missing = [it for it in range(at_least + 1) if it not in stored]
     assert not missing, f"iterations {missing} not stored (stored: {stored})"
