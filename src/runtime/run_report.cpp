@@ -3,6 +3,7 @@
 // is written next to its final name and renamed, so that a reader never sees half of it.
 #include "runtime/run_report.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "common/json_writer.hpp"
 #include "common/mpi_handles.hpp"
@@ -246,14 +246,31 @@ std::string gather_and_write(MPI_Comm comm, const std::string& path, const run_f
   j.end_array();
   j.end_object();
 
+  // Only a regular file is ever replaced: SIDECORE_REPORT may name a path in a directory
+  // others can write to, where a symlink or a device node must not be overwritten.
+  struct stat existing {};
+  if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode))
+    return "'" + path + "' exists and is not a regular file (a symlink, directory, device or " +
+           "FIFO); the run report only replaces a regular file: set SIDECORE_REPORT to another "
+           "path";
   const std::string temporary = path + ".part." + std::to_string(::getpid());
   {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << j.text() << '\n';
-    out.close();
-    if (!out) {
-      const int err = errno;
-      std::remove(temporary.c_str());
+    // O_EXCL|O_NOFOLLOW: a name planted in the meantime is never followed nor reused.
+    ::unlink(temporary.c_str());
+    const int fd =
+        ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return "cannot create '" + temporary + "': " + std::strerror(errno);
+    const std::string text = j.text() + "\n";
+    std::size_t done = 0;
+    int err = 0;
+    while (done < text.size() && err == 0) {
+      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n > 0) done += static_cast<std::size_t>(n);
+      else if (n < 0 && errno != EINTR) err = errno;
+    }
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err != 0) {
+      ::unlink(temporary.c_str());
       return "cannot write '" + temporary + "': " + std::strerror(err);
     }
   }
