@@ -4,6 +4,8 @@
 
     run_marker.py runs   <libsidecore> <runs_writer> <sidecore cli> <runs.xml.in>
     run_marker.py killed <libsidecore> <runs_writer> <sidecore cli> <runs.xml.in>
+    run_marker.py collective_failure:<mode> <libsidecore> <runs_writer> <fail_writes.so>
+        <runs.xml.in>      (mode: synchronous, dedicated_cores, dedicated_nodes)
 
 runs: three runs into one directory (3 FilePerCore writers, then 2, then 2 Collective ones): each
 iteration reads back the values of the run that wrote it last, never the leftovers of another;
@@ -12,11 +14,15 @@ incomplete and a region read over its data an error naming it; a torn collective
 only its own iteration.
 killed: kill -9 of one of two dedicated cores: every iteration the read API calls complete
 reads back exact; every other one refuses to read what the dead core did not store.
+collective_failure: Collective output with two writers, whose writes to iteration 3's file fail
+on one writer only (fail_writes.so, preloaded): the job does not hang, every client is told,
+iteration 3 leaves no file, the others read back exact; once with each writer failing.
 """
 import ctypes
 import glob
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -84,10 +90,11 @@ class reader_api:
         return (out, None) if rc == 0 else (None, (rc, self.error()))
 
 
-def write_xml(template, out, cores, filemode):
+def write_xml(template, out, cores, filemode, nodes=0):
     text = open(template).read()
     text = text.replace("@CORES@", str(cores)).replace("@OUT@", out).replace("@FILEMODE@", filemode)
-    path = os.path.join(out, f"runs-{filemode}-{cores}.xml")
+    text = text.replace("@NODES@", str(nodes))
+    path = os.path.join(out, f"runs-{filemode}-{cores}-{nodes}.xml")
     with open(path, "w") as f:
         f.write(text)
     return path
@@ -280,9 +287,56 @@ def killed(library, writer, cli, template):
               "refused the data of the dead dedicated core")
 
 
+# mode: (dedicated cores, dedicated nodes, ranks, ranks per virtual node, the writers' ranks)
+COLLECTIVE_MODES = {
+    "synchronous": (0, 0, 2, 0, (0, 1)),
+    "dedicated_cores": (1, 0, 4, 2, (1, 3)),
+    "dedicated_nodes": (0, 2, 4, 1, (2, 3)),
+}
+
+
+def collective_failure(mode, library, writer, preload, template):
+    api = reader_api(library)
+    cores, nodes, ranks, per_node, writer_ranks = COLLECTIVE_MODES[mode]
+    iterations, failing = 6, 3
+    for failing_rank in writer_ranks:
+        with tempfile.TemporaryDirectory(prefix="sidecore-collective-failure-") as out:
+            prefix = os.path.join(out, "runs")
+            xml = write_xml(template, out, cores, "Collective", nodes)
+            env = mpi_env(per_node, SIDECORE_FAIL_WRITES_RANK=failing_rank,
+                          SIDECORE_FAIL_WRITES_MATCH=f"_It{failing}.h5.part")
+            # Preloaded into the ranks only, not the launcher.
+            argv = ["-x", f"LD_PRELOAD={preload}", "-x", "SIDECORE_FAIL_WRITES_RANK",
+                    "-x", "SIDECORE_FAIL_WRITES_MATCH", writer, xml, str(iterations), "0", "0",
+                    "tolerate"]
+            status, output = run_job(ranks, argv, env, 90)
+            if status != 0:
+                fail(f"writer rank {failing_rank} failing: the job ended with status {status}")
+            told = [int(n) for n in
+                    re.findall(r"runs_writer: client \d+: (\d+) store failures",
+                                             output)]
+            if len(told) != 2 or min(told) < 1:
+                fail(f"writer rank {failing_rank} failing: not every client was told: {told}")
+            if "abandoned by every writer" not in output:
+                fail("the other writer does not say that it abandoned the file")
+            left = sorted(os.path.basename(p) for p in glob.glob(prefix + f"_It{failing}.h5*"))
+            if left:
+                fail(f"iteration {failing} left {left}")
+            stored = api.iterations(prefix)
+            if stored != [it for it in range(iterations) if it != failing]:
+                fail(f"stored iterations {stored}")
+            for it in stored:
+                expect_read(api, prefix, it, 0, 2, f"writer rank {failing_rank} failing")
+            print(f"writer rank {failing_rank} failing at iteration {failing}: every writer "
+                  f"abandoned it, both clients told, {len(stored)} other iterations exact")
+
+
 def main():
-    mode, library, writer, cli, template = sys.argv[1:6]
-    {"runs": runs, "killed": killed}[mode](library, writer, cli, template)
+    mode, library, writer, third, template = sys.argv[1:6]
+    if mode.startswith("collective_failure:"):
+        collective_failure(mode.split(":", 1)[1], library, writer, third, template)
+        return
+    {"runs": runs, "killed": killed}[mode](library, writer, third, template)
 
 
 if __name__ == "__main__":

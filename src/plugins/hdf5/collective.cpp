@@ -9,6 +9,7 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <new>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -92,6 +93,30 @@ block_table gather_block_table(const std::vector<prepared_block>& mine, std::siz
   return table;
 }
 
+// Runs one step of writing a collective file, then has every writer agree on its outcome: when
+// it failed on any writer, all of them throw (the failing one its own error), so that they
+// abandon the file together. Without this, a writer whose write failed alone (its disk full,
+// its I/O error) would close the file, collectively, while the others went on to the next
+// collective call, and both would wait for ever.
+template <typename Step>
+void agreed_step(MPI_Comm comm, std::int32_t iteration, const std::string& path, Step&& step) {
+  std::exception_ptr failure;
+  try {
+    step();
+  } catch (const storage_error&) {
+    failure = std::current_exception();
+  } catch (const std::bad_alloc&) {
+    failure = std::current_exception();
+  }
+  int failed = failure ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  if (failure) std::rethrow_exception(failure);
+  if (failed != 0)
+    throw storage_error("HDF5 store: iteration " + std::to_string(iteration) + ": \"" + path +
+                        "\" abandoned by every writer: another writer's write failed (its error "
+                        "says why)");
+}
+
 }  // namespace
 
 // A variable without global extents in a collective file: every block of every writer becomes
@@ -142,6 +167,7 @@ void hdf5_store::write_collective_per_block(const iteration_data& data, const va
     const std::string name = block_dataset_name(
         vb.var->name, static_cast<std::int32_t>(b.source), static_cast<std::int32_t>(b.block),
         has_block_level(m_context.model->arch.domains, static_cast<std::int32_t>(b.block), more));
+    agreed_step(m_context.comm, data.iteration, path, [&] {
     const call_site site{path, name};
     const std::vector<hsize_t> extents = to_hsize(b.dims);
     const bool has_data = element_total(b.dims) > 0;
@@ -173,6 +199,7 @@ void hdf5_store::write_collective_per_block(const iteration_data& data, const va
     }
     add_dataset_bytes(counts, dataset.get(), element_total(b.dims), vb.layout->type);
     check_status(dataset.close(), "H5Dclose", site);
+    });
   }
 }
 
@@ -477,10 +504,33 @@ void hdf5_store::write_collective_file(const iteration_data& data,
                                        const std::vector<std::size_t>& offsets,
                                        const std::vector<std::uint64_t>& covered,
                                        const std::string& path, const std::string& temporary) {
+  file_handle file;
+  written_file written;
+  try {
+    written = fill_collective_file(file, data, selected, prepared, agreed, offsets, covered,
+                                   path, temporary);
+  } catch (...) {
+    // Every writer is here together (each failure was agreed on): all abandon the file alike.
+    abandon_file(file);
+    throw;
+  }
+  publish_collective_file(data, path, temporary, std::move(written));
+}
+
+hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file, const iteration_data& data,
+                                      const std::vector<const variable_blocks*>& selected,
+                                      const std::vector<std::vector<prepared_block>>& prepared,
+                                      const std::vector<std::int64_t>& agreed,
+                                      const std::vector<std::size_t>& offsets,
+                                      const std::vector<std::uint64_t>& covered,
+                                      const std::string& path, const std::string& temporary) {
   const std::size_t variable_count = selected.size();
   const call_site file_site{path, {}};
-  file_handle file;
-  {
+  property_list_handle lcpl, dxpl;
+  const MPI_Comm comm = m_context.comm;
+  const std::int32_t iteration = data.iteration;
+  // Every step that can fail on one writer alone is agreed on before the next collective call.
+  agreed_step(comm, iteration, path, [&] {
     property_list_handle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file_site));
     check_status(H5Pset_fapl_mpio(fapl.get(), m_context.comm, MPI_INFO_NULL), "H5Pset_fapl_mpio",
                  file_site);
@@ -494,17 +544,17 @@ void hdf5_store::write_collective_file(const iteration_data& data,
     file =
         file_handle(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                              "H5Fcreate", file_site));
-  }
   write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
   write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
   write_run_marker(file.get(), m_run, false, path);
   write_mesh_description(file.get(), *m_context.model, path);
-  const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);
-  property_list_handle dxpl(check_id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", file_site));
+  lcpl = make_intermediate_group_lcpl(file_site);
+  dxpl = property_list_handle(check_id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", file_site));
   // Collective transfers are also what parallel HDF5 requires to write filtered datasets;
   // the data is already in the stored type, so HDF5 has no conversion that would make it
   // fall back to independent transfers.
   check_status(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio", file_site);
+  });
 
   byte_counts counts;
   xdmf_step step;
@@ -525,6 +575,11 @@ void hdf5_store::write_collective_file(const iteration_data& data,
 
     const std::string& name = vb.var->name;
     const call_site site{path, name};
+    const bool mapped = m_mapping[variable] != config::variable::npos;
+    // The blocks merged into the dataset, as a master file lists them: readers find each
+    // block again (sidecore/read.h). Gathered before any HDF5 call of the variable.
+    const block_table table =
+        mapped ? block_table{} : gather_block_table(prepared[i], ndims, m_context.comm);
     const output_settings& settings = settings_of(variable);
     const stored_type type = stored_type_of(vb.layout->type, settings.precision);
     const stored_hdf5_type file_type(type);
@@ -532,6 +587,8 @@ void hdf5_store::write_collective_file(const iteration_data& data,
     const std::vector<hsize_t> chunk(entry + ndims + 2, entry + 2 * ndims + 2);
     const bool chunked = std::all_of(chunk.begin(), chunk.end(), [](hsize_t c) { return c > 0; });
     const dataspace_handle global_space = make_simple_space(global, site);
+    dataset_handle dataset;
+    agreed_step(comm, iteration, path, [&] {
     const property_list_handle dcpl = make_dataset_properties(
         settings.compression, chunked ? chunk : std::vector<hsize_t>{}, stored_size(type), site);
     if (covered[i] < element_total(std::vector<std::int64_t>(entry, entry + ndims)) &&
@@ -544,7 +601,7 @@ void hdf5_store::write_collective_file(const iteration_data& data,
                    site);
       check_status(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_ALLOC), "H5Pset_fill_time", site);
     }
-    dataset_handle dataset(
+    dataset = dataset_handle(
         check_id(H5Dcreate2(file.get(), name.c_str(), file_type.get(), global_space.get(),
                             lcpl.get(), dcpl.get(), H5P_DEFAULT),
                  "H5Dcreate2", site));
@@ -553,16 +610,11 @@ void hdf5_store::write_collective_file(const iteration_data& data,
     if (!vb.var->unit.empty()) {
       write_string_attribute(dataset.get(), name, "unit", vb.var->unit, path);
     }
-    const bool mapped = m_mapping[variable] != config::variable::npos;
     if (mapped) {
       // Its blocks are scattered over the dataset: no block table, but what placed them.
       write_string_attribute(dataset.get(), name, "select_file",
                              m_context.model->variables[m_mapping[variable]].name, path);
     }
-    // The blocks merged into the dataset, as a master file lists them: readers find each
-    // block again (sidecore/read.h).
-    const block_table table =
-        mapped ? block_table{} : gather_block_table(prepared[i], ndims, m_context.comm);
     if (table.rows() > 0) {
       write_attribute(dataset.get(), name, "block_positions", H5T_NATIVE_INT64,
                       {table.rows(), ndims}, table.positions.data(), path);
@@ -571,6 +623,7 @@ void hdf5_store::write_collective_file(const iteration_data& data,
       write_attribute(dataset.get(), name, "block_origins", H5T_NATIVE_INT32, {table.rows(), 3},
                       table.origins.data(), path);
     }
+    });
 
     // A 1-D dataset placed by select-file: every writer writes one share of it (a permuted
     // numbering would otherwise scatter each block over the whole file).
@@ -579,13 +632,16 @@ void hdf5_store::write_collective_file(const iteration_data& data,
       for (const prepared_block& p : prepared[i]) {
         if (element_count(p.dims) > 0) blocks.push_back({p.data, positions_of(variable, *p.view)});
       }
-      write_by_shares(dataset.get(), file_type.get(), global[0], blocks, stored_size(type),
-                      m_context.comm, dxpl.get(), site);
+      agreed_step(comm, iteration, path, [&] {
+        write_by_shares(dataset.get(), file_type.get(), global[0], blocks, stored_size(type),
+                        m_context.comm, dxpl.get(), site);
+      });
     }
     // Writers with fewer blocks still take part, with empty selections; HDF5 wants a
     // non-null buffer even then.
     static const char no_data = 0;
     for (std::int64_t k = 0; k < (mapped && ndims == 1 ? 0 : write_count); ++k) {
+      agreed_step(comm, iteration, path, [&] {
       const prepared_block* block = k < static_cast<std::int64_t>(prepared[i].size())
                                         ? &prepared[i][static_cast<std::size_t>(k)]
                                         : nullptr;
@@ -616,11 +672,14 @@ void hdf5_store::write_collective_file(const iteration_data& data,
       check_status(H5Dwrite(dataset.get(), file_type.get(), memory_space.get(), file_space.get(),
                             dxpl.get(), buffer),
                    "H5Dwrite", site);
+      });
     }
-    add_dataset_bytes(counts, dataset.get(),
-                      element_total(std::vector<std::int64_t>(entry, entry + ndims)),
-                      vb.layout->type);
-    check_status(dataset.close(), "H5Dclose", site);
+    agreed_step(comm, iteration, path, [&] {
+      add_dataset_bytes(counts, dataset.get(),
+                        element_total(std::vector<std::int64_t>(entry, entry + ndims)),
+                        vb.layout->type);
+      check_status(dataset.close(), "H5Dclose", site);
+    });
 
     xdmf_dataset d;
     d.variable = variable;
@@ -637,6 +696,7 @@ void hdf5_store::write_collective_file(const iteration_data& data,
 
   // Time-invariant variables stored in an earlier file are linked from this one, so that
   // each file shows every variable.
+  agreed_step(comm, iteration, path, [&] {
   for (const variable_blocks& vb : data.variables) {
     const std::size_t variable = index_of(vb.var);
     const auto it = m_constant_datasets.find(variable);
@@ -650,7 +710,16 @@ void hdf5_store::write_collective_file(const iteration_data& data,
     step.datasets.push_back(it->second);
   }
   write_ratio_attributes(file.get(), counts, path);
-  check_status(file.close(), "H5Fclose", file_site);
+  });
+  agreed_step(comm, iteration, path,
+              [&] { check_status(file.close(), "H5Fclose", file_site); });
+  return {std::move(step), counts};
+}
+
+void hdf5_store::publish_collective_file(const iteration_data& data, const std::string& path,
+                                         const std::string& temporary, written_file written) {
+  xdmf_step& step = written.step;
+  const byte_counts& counts = written.counts;
   if (m_options.durable) {
     // Each writer flushes what it wrote (its node's cache); all have before the rename.
     std::string problem;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,32 @@ std::string error_stack_text() {
   return text;
 }
 
+// The descriptors this process holds open on path: an MPI-IO driver keeps its own, out of
+// HDF5's reach.
+std::vector<int> descriptors_of(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::vector<int> found;
+  std::error_code ec;
+  const fs::path wanted = fs::absolute(path, ec).lexically_normal();
+  if (ec) return found;
+  for (fs::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code ignored;
+    if (fs::read_symlink(it->path(), ignored) != wanted) continue;
+    const std::string number = it->path().filename().string();
+    if (!number.empty() && std::all_of(number.begin(), number.end(), ::isdigit))
+      found.push_back(std::stoi(number));
+  }
+  return found;
+}
+
+// Sends every later write to descriptor fd into anonymous memory.
+void divert_writes(int fd) noexcept {
+  const int sink = ::memfd_create("sidecore-abandoned-file", MFD_CLOEXEC);
+  if (sink < 0) return;
+  ::dup2(sink, fd);
+  ::close(sink);
+}
+
 }  // namespace
 
 void throw_hdf5_error(const char* call, const call_site& site) {
@@ -67,15 +94,24 @@ void abandon_file(file_handle& file) noexcept {
   if (!file.valid()) return;
   const error_print_guard quiet;
   const hid_t fapl = H5Fget_access_plist(file.get());
-  const bool posix = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2;
+  const hid_t driver = fapl >= 0 ? H5Pget_driver(fapl) : H5I_INVALID_HID;
   void* vfd = nullptr;
-  if (posix && H5Fget_vfd_handle(file.get(), fapl, &vfd) >= 0 && vfd != nullptr) {
+  if (driver == H5FD_SEC2 && H5Fget_vfd_handle(file.get(), fapl, &vfd) >= 0 && vfd != nullptr) {
     // The sec2 driver's handle is its file descriptor.
-    const int fd = *static_cast<int*>(vfd);
-    const int sink = ::memfd_create("sidecore-abandoned-file", MFD_CLOEXEC);
-    if (sink >= 0) {
-      ::dup2(sink, fd);
-      ::close(sink);
+    divert_writes(*static_cast<int*>(vfd));
+  } else if (driver == H5FD_MPIO) {
+    // Every writer abandons the file together (they agreed to): the close is collective and
+    // flushes metadata, and a writer whose writes failed would take another path through it
+    // than the others and leave them all waiting. Its writes go to memory instead, on every
+    // writer alike, and the close completes everywhere. The MPI-IO layer's descriptors are
+    // found by the file's name.
+    const ssize_t length = H5Fget_name(file.get(), nullptr, 0);
+    if (length > 0) {
+      std::string name(static_cast<std::size_t>(length) + 1, '\0');
+      if (H5Fget_name(file.get(), name.data(), name.size()) > 0) {
+        name.resize(static_cast<std::size_t>(length));
+        for (const int fd : descriptors_of(name)) divert_writes(fd);
+      }
     }
   }
   if (fapl >= 0) H5Pclose(fapl);

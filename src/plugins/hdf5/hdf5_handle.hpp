@@ -63,8 +63,8 @@ using datatype_handle = handle<H5Tclose>;
 // file open, with its unwritten data, for as long as a flush fails, and tries again when the
 // library shuts down (at MPI_Finalize, where it crashed). Its remaining writes are sent to
 // anonymous memory instead, every object still open in it is closed, then the file: nothing
-// of it stays in the library. The caller removes the partial file. Files of other drivers
-// than POSIX ones (MPI-IO) are closed as they are.
+// of it stays in the library. The caller removes the partial file. An MPI-IO file is closed
+// collectively: every process of its communicator must abandon it together.
 void abandon_file(file_handle& file) noexcept;
 
 // Where an HDF5 call happened, for messages: the file and, when relevant, the object in it.

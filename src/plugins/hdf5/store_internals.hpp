@@ -220,6 +220,22 @@ class hdf5_store final : public store {
                              const std::vector<std::size_t>& offsets,
                              const std::vector<std::uint64_t>& covered, const std::string& path,
                              const std::string& temporary);
+  // The two halves of write_collective_file: the file written and closed by every writer
+  // (each step agreed on, so that a failure anywhere makes all throw together), then made
+  // durable, renamed and added to the XDMF.
+  struct written_file {
+    xdmf_step step;
+    byte_counts counts;
+  };
+  written_file fill_collective_file(file_handle& file, const iteration_data& data,
+                                    const std::vector<const variable_blocks*>& selected,
+                                    const std::vector<std::vector<prepared_block>>& prepared,
+                                    const std::vector<std::int64_t>& agreed,
+                                    const std::vector<std::size_t>& offsets,
+                                    const std::vector<std::uint64_t>& covered,
+                                    const std::string& path, const std::string& temporary);
+  void publish_collective_file(const iteration_data& data, const std::string& path,
+                               const std::string& temporary, written_file written);
   void write_collective_per_block(const iteration_data& data, const variable_blocks& vb,
                                   const std::vector<prepared_block>& mine, hid_t file, hid_t lcpl,
                                   hid_t dxpl, const std::string& path, byte_counts& counts) const;
