@@ -32,9 +32,14 @@ class doing {
 // are safe to read concurrently (live counters, the immutable model). Empty: nothing said.
 void describe_with(std::function<std::string()> describe);
 
+// Names this job (the same text on every process of it, unique among jobs on a machine): of
+// several processes of one machine that would end the job at once, only the first speaks.
+void set_job_key(const std::string& key);
+
 // Prints "<cause>", what this process was doing and what is stored, once per process, then
 // MPI_Abort(MPI_COMM_WORLD, exit_code). Never returns. A second caller (another thread) waits
-// for the first one's abort to end the process.
+// for the first one's abort to end the process. Another process of the job on this machine
+// that ends the job at the same moment does so without a message: one message per machine.
 [[noreturn]] void end_job(const std::string& cause) noexcept;
 
 }  // namespace sidecore::job_failure

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -89,6 +90,13 @@ peer_watch::peer_watch(MPI_Comm comm, role mine, double period_seconds)
   check_mpi(MPI_Allgather(&self, sizeof self, MPI_BYTE, m_peers.data(), sizeof self, MPI_BYTE,
                           comm),
             "MPI_Allgather");
+  // Rank 0's identity names the job (unique on its machine, the same for every process).
+  char key[64];
+  std::snprintf(key, sizeof key, "%016llx-%lld-%llu",
+                static_cast<unsigned long long>(m_peers[0].host),
+                static_cast<long long>(m_peers[0].pid),
+                static_cast<unsigned long long>(m_peers[0].started));
+  job_failure::set_job_key(key);
   // Each process watches the next rank of its machine (round the machine): every rank is
   // watched by exactly one other, so one death is noticed once, at little cost.
   for (int step = 1; step < size; ++step) {
