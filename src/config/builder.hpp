@@ -116,7 +116,12 @@ class builder {
 
   // parse_storage_actions.cpp: <storage>, <actions>, <scripts>, <log>, <plugins>.
   void read_storage(xml storage);
-  void read_store_type(xml n, store& s) const;
+  void read_store_type(xml n, store& s);
+  // A file the configuration names (a plugin library, a script): a relative path with a '/'
+  // is taken from the configuration file's directory (as includes are in most tools); when it
+  // is only found from the working directory, that one is used with a warning. A bare name
+  // (no '/') is left to the dynamic loader's search; absolute paths are kept.
+  std::string beside_configuration(xml n, const std::string& path, const char* what);
   void resolve_variable_stores();
   void check_unique_action(xml n, const std::string& name);
   void read_actions(xml actions);

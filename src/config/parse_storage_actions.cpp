@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "common/error.hpp"
 #include "config/builder.hpp"
@@ -60,7 +61,7 @@ void builder::read_storage(xml storage) {
 // A built-in type (any case), else a plugin: named by library="...", or found as
 // libsidecore_<type>.so by the dynamic loader. Only the loader knows whether the library is a
 // valid plugin; that is checked when the store is opened.
-void builder::read_store_type(xml n, store& s) const {
+void builder::read_store_type(xml n, store& s) {
   const std::string library = trim(attribute(n, "library"));
   const std::string type = trim(attribute(n, "type"));
   for (const auto& c : store_type_choices) {
@@ -79,7 +80,7 @@ void builder::read_store_type(xml n, store& s) const {
   }
   s.type = type;
   if (!library.empty()) {
-    s.library = library;
+    s.library = beside_configuration(n, library, "library");
     return;
   }
   if (type.find('/') != std::string::npos) {
@@ -220,7 +221,7 @@ void builder::read_actions(xml actions) {
              "give each <plugin> a unique name");
       }
     }
-    p.library = name_attribute(n, "library");
+    p.library = beside_configuration(n, name_attribute(n, "library"), "library");
     p.frequency = static_cast<int>(integer(n, "frequency", 1, 0, std::numeric_limits<int>::max()));
     read_plugin_variables(n, p);
     for (xml option : elements(n)) {
@@ -245,7 +246,7 @@ void builder::read_actions(xml actions) {
       e.name = name_attribute(n);
       e.line = line_of(n);
       check_unique_action(n, e.name);
-      e.library = trim(attribute(n, "library"));
+      e.library = beside_configuration(n, trim(attribute(n, "library")), "library");
       e.scope = pick(n, "scope", scope_choices, scope::core);
       e.execution = pick(n, "execution", execution_choices, execution::remote);
       flag(n, "external", false);
@@ -270,7 +271,7 @@ void builder::read_script(xml n, const std::string& kind) {
   s.name = name_attribute(n);
   s.line = line_of(n);
   check_unique_action(n, s.name);
-  s.file = name_attribute(n, "file");
+  s.file = beside_configuration(n, name_attribute(n, "file"), "file");
   s.lang = pick(n, "language", script_language_choices, language::python);
   s.scope = pick(n, "scope", scope_choices, scope::core);
   s.execution = pick(n, "execution", execution_choices, execution::remote);
@@ -354,6 +355,24 @@ void builder::read_damaris_plugins(xml n) {
                      "load: it is ignored; do its work in an <event> action (a function of a "
                      "shared library) or a <pyscript>, or leave <plugins> empty");
   }
+}
+
+std::string builder::beside_configuration(xml n, const std::string& path, const char* what) {
+  namespace fs = std::filesystem;
+  if (path.empty() || path.find('/') == std::string::npos || path.front() == '/') return path;
+  std::error_code ignored;
+  const fs::path directory = fs::path(m_file).parent_path();
+  if (!fs::is_regular_file(m_file, ignored)) return path;  // configuration given as text
+  const fs::path beside = (directory / path).lexically_normal();
+  if (fs::exists(beside, ignored)) return beside.string();
+  if (fs::exists(path, ignored)) {
+    warn(n, std::string(what) + "=\"" + path + "\" is not beside the configuration (no " +
+                beside.string() + "); the one in the working directory (" +
+                fs::current_path(ignored).string() +
+                ") is used: write a path from the configuration's directory, or an absolute one");
+    return path;
+  }
+  return beside.string();
 }
 
 }  // namespace sidecore::config::detail

@@ -7,6 +7,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <string>
 
@@ -801,6 +803,42 @@ TEST(config, names_are_bounded_and_printable) {
                              "ok.xml")
                 .simulation_name.size(),
             200u);
+}
+
+TEST(config, relative_library_paths_are_taken_from_the_configuration_directory) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("sidecore-beside-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "conf" / "lib");
+  std::ofstream(root / "conf" / "lib" / "libstore.so") << "";
+  const auto xml_with = [&](const std::string& library) {
+    const fs::path file = root / "conf" / "sim.xml";
+    std::ofstream(file) << "<simulation name=\"t\">\n<storage>\n<store name=\"s\" type=\"mine\" "
+                           "library=\"" << library << "\"/>\n</storage>\n</simulation>\n";
+    return file.string();
+  };
+  // Beside the XML, whatever the working directory.
+  cfg::model m = cfg::load_model_file(xml_with("lib/libstore.so"));
+  ASSERT_EQ(m.stores.size(), 1u);
+  EXPECT_EQ(m.stores[0].library, (root / "conf" / "lib" / "libstore.so").string());
+  EXPECT_TRUE(m.warnings.empty());
+  // Only in the working directory: used from there, with a warning naming both places.
+  const fs::path here = fs::current_path();
+  fs::create_directories(root / "run" / "cwdlib");
+  std::ofstream(root / "run" / "cwdlib" / "libstore.so") << "";
+  fs::current_path(root / "run");
+  m = cfg::load_model_file(xml_with("cwdlib/libstore.so"));
+  fs::current_path(here);
+  EXPECT_EQ(m.stores[0].library, "cwdlib/libstore.so");
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_TRUE(contains(m.warnings[0], "sim.xml:3: library=\"cwdlib/libstore.so\" is not beside "
+                                      "the configuration"))
+      << m.warnings[0];
+  // Bare names are left to the loader's search, absolute paths kept.
+  EXPECT_EQ(cfg::load_model_file(xml_with("libstore.so")).stores[0].library, "libstore.so");
+  EXPECT_EQ(cfg::load_model_file(xml_with("/opt/x/libstore.so")).stores[0].library,
+            "/opt/x/libstore.so");
+  fs::remove_all(root);
 }
 
 TEST(config, configuration_file_is_read_whole) {
