@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -67,9 +68,44 @@ enum class failure_report {
   config_error_shown_by_rank_0,
 };
 
+// Which threads may make a call. Damaris.h says one thread; most calls change the state of the
+// iteration (its blocks, its allocations, its notifications), and two threads inside them at
+// once corrupted stored data without a word. Those calls are refused while another thread is
+// inside one of them. Calls that only read or set a parameter may come from any thread
+// (plugins and scripts on the I/O thread use them).
+enum class thread_use { one_at_a_time, any };
+
+std::atomic<bool> g_call_in_progress{false};
+thread_local int t_call_depth = 0;  // nested calls of one thread (an action inside damaris_start)
+std::atomic<const char*> g_call_owner{nullptr};
+
+// Holds the API for this thread for one call; throws when another thread holds it.
+class exclusive_call {
+ public:
+  explicit exclusive_call(const char* function) {
+    if (t_call_depth++ > 0) return;
+    if (g_call_in_progress.exchange(true, std::memory_order_acquire)) {
+      --t_call_depth;
+      const char* other = g_call_owner.load(std::memory_order_relaxed);
+      throw sidecore::error(
+          DAMARIS_ERROR_UNKNOWN,
+          std::string("called while another thread of this process is inside ") +
+              (other ? other : "a Sidecore call") +
+              "; the Damaris API is used from one thread at a time (call it from one thread, "
+              "or serialize the calls with a lock)");
+    }
+    g_call_owner.store(function, std::memory_order_relaxed);
+  }
+  ~exclusive_call() {
+    if (--t_call_depth == 0) g_call_in_progress.store(false, std::memory_order_release);
+  }
+  exclusive_call(const exclusive_call&) = delete;
+  exclusive_call& operator=(const exclusive_call&) = delete;
+};
+
 template <typename Body>
-int guarded(const char* function, Body&& body,
-            failure_report report = failure_report::usual) noexcept {
+int guarded(const char* function, Body&& body, failure_report report = failure_report::usual,
+            thread_use threads = thread_use::one_at_a_time) noexcept {
   // What SIGINT/SIGTERM's notice says this process was doing.
   struct in_call {
     explicit in_call(const char* f) noexcept { sidecore::interrupt_notice::note_call(f); }
@@ -77,6 +113,8 @@ int guarded(const char* function, Body&& body,
   } marker(function);
   int code = DAMARIS_OK;
   try {
+    std::optional<exclusive_call> exclusive;
+    if (threads == thread_use::one_at_a_time) exclusive.emplace(function);
     if constexpr (std::is_same_v<decltype(body()), notice>) {
       notice n = body();
       if (n.code != DAMARIS_OK) {
@@ -325,20 +363,20 @@ SIDECORE_API int damaris_signal(const char* signal_name) {
 SIDECORE_API int damaris_bind(const char* signal_name, signal_t sig) {
   return guarded("damaris_bind", [&] {
     sidecore::server::action_registry::instance().bind(checked_name(signal_name, "signal_name"), sig);
-  });
+  }, failure_report::usual, thread_use::any);
 }
 
 SIDECORE_API int damaris_parameter_get(const char* param_name, void* buffer, unsigned int size) {
   return guarded("damaris_parameter_get", [&] {
     current("damaris_parameter_get").parameter_table().get(checked_name(param_name, "param_name"), buffer, size);
-  });
+  }, failure_report::usual, thread_use::any);
 }
 
 SIDECORE_API int damaris_parameter_set(const char* param_name, const void* buffer,
                                        unsigned int size) {
   return guarded("damaris_parameter_set", [&] {
     current("damaris_parameter_set").parameter_table().set(checked_name(param_name, "param_name"), buffer, size);
-  });
+  }, failure_report::usual, thread_use::any);
 }
 
 SIDECORE_API int damaris_set_position(const char* var_name, const int64_t* position) {
@@ -361,7 +399,7 @@ SIDECORE_API int damaris_client_comm_get(MPI_Comm* comm) {
     if (!comm) throw sidecore::argument_error("comm is NULL");
     rt.as_client("damaris_client_comm_get");
     *comm = rt.client_comm();
-  });
+  }, failure_report::usual, thread_use::any);
 }
 
 SIDECORE_API int damaris_end_iteration(void) {
@@ -395,7 +433,7 @@ SIDECORE_API int damaris_get_iteration(int* iteration) {
     auto& c = current_client("damaris_get_iteration");
     if (!iteration) throw sidecore::argument_error("iteration is NULL");
     *iteration = c.iteration();
-  });
+  }, failure_report::usual, thread_use::any);
 }
 
 SIDECORE_API int damaris_get_type(const char* variable_name, DAMARIS_TYPE_STR* vartype) {
@@ -417,7 +455,7 @@ SIDECORE_API int damaris_get_type(const char* variable_name, DAMARIS_TYPE_STR* v
         {"label", DAMARIS_TYPE_LABEL}};
     for (const auto& [spelling, value] : types)
       if (type == spelling) *vartype = value;
-  });
+  }, failure_report::usual, thread_use::any);
 }
 
 SIDECORE_API int damaris_has_plugin(DAMARIS_PLUGIN_TYPE plugin) {
