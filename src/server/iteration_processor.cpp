@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/mpi_handles.hpp"
 #include "common/run_clock.hpp"
 #include "common/units.hpp"
 #include "server/actions.hpp"
@@ -69,7 +70,8 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
     : m_model(model),
       m_sources(sources),
       m_release(std::move(release)),
-      m_stopped_from(static_cast<std::size_t>(std::max(sources, 0)), INT_MAX) {
+      m_stopped_from(static_cast<std::size_t>(std::max(sources, 0)), INT_MAX),
+      m_writers(writers) {
   int rank = 0, size = 1;
   MPI_Comm_rank(writers, &rank);
   MPI_Comm_size(writers, &size);
@@ -249,6 +251,41 @@ void iteration_processor::source_stopped(int source, int iteration) {
   if (!m_defer)
     while (store_next()) stored = true;
   if (completed && !stored) refresh_live();
+}
+
+iteration_processor::writers_step iteration_processor::agree_with_writers(int iteration,
+                                                                          bool stopped) {
+  int values[3] = {stopped ? 0 : 1, stopped ? INT_MIN : iteration, stopped ? INT_MIN : -iteration};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_INT, MPI_MAX, m_writers), "MPI_Allreduce");
+  writers_step step;
+  step.all_stopped = values[0] == 0;
+  if (!step.all_stopped && values[1] == -values[2]) step.iteration = values[1];
+  return step;
+}
+
+void iteration_processor::take_part_until_all_stopped() {
+  if (!m_agree) return;
+  for (;;) {
+    const writers_step step = agree_with_writers(0, true);
+    if (step.all_stopped) break;
+    if (step.iteration < m_next_iteration) continue;  // disagreeing writers store nothing
+    // The others store step.iteration: so does this writer, with what it has of it (blocks
+    // a client committed before it stopped), marked incomplete.
+    pending_iteration pending;
+    auto it = m_pending.find(step.iteration);
+    if (it != m_pending.end()) {
+      pending = std::move(it->second);
+      m_pending.erase(it);
+    }
+    pending.skipped = true;
+    pending.completed = std::chrono::steady_clock::now();
+    m_agree = false;  // agreed already
+    store_iteration(step.iteration, pending);
+    m_agree = true;
+    m_next_iteration = step.iteration + 1;
+    m_stored_iterations = m_next_iteration;
+  }
+  m_agree = false;
 }
 
 void iteration_processor::refresh_live(std::chrono::steady_clock::time_point now) {
@@ -475,6 +512,12 @@ void iteration_processor::run_event(const config::event& event, int source,
 }
 
 void iteration_processor::store_iteration(int iteration, pending_iteration& pending) {
+  if (m_agree) {
+    const writers_step step = agree_with_writers(iteration, false);
+    if (step.iteration != iteration)
+      log::error("the writers store different iterations together (", iteration,
+                 " here): their collective calls may not match");
+  }
   auto start = std::chrono::steady_clock::now();
   std::sort(pending.blocks.begin(), pending.blocks.end(),
             [](const stored_block& a, const stored_block& b) {

@@ -159,6 +159,16 @@ class iteration_processor {
   // metadata exchanged, time-invariant variables agreed, action plugins): they must then
   // store the same iterations, each one together, a writer whose clients stopped included.
   bool stores_together() const noexcept { return m_together; }
+  // Writers that store together and whose clients may stop at different times (dedicated
+  // cores and nodes): before each store the writers agree on it (collective over writers),
+  // and take_part_until_all_stopped() lets a writer whose clients all stopped store, without
+  // data, each iteration the others still store. No effect unless stores_together().
+  void agree_before_storing(bool on) noexcept { m_agree = on && m_together; }
+  // Every client of this writer stopped and its complete iterations are stored: until every
+  // writer is here, stores each iteration the others store, with no data and marked
+  // incomplete. Then stops agreeing (finish() stores what is left without it). Collective over
+  // writers when agreeing.
+  void take_part_until_all_stopped();
   // Iterations stored so far (they are stored in order, from 0).
   int stored_iterations() const noexcept { return m_stored_iterations; }
   // The oldest iteration not yet complete.
@@ -181,6 +191,13 @@ class iteration_processor {
   void open_ends(int iteration, pending_iteration& pending);
   // Moves the iterations that every source ended, in order, to m_ready; true if any.
   bool complete_in_order();
+  // The writers' answer to "who still stores, and which iteration" (all maxima): whether
+  // every writer stopped, and the iteration the running ones store (-1 when they disagree).
+  struct writers_step {
+    bool all_stopped = false;
+    int iteration = -1;
+  };
+  writers_step agree_with_writers(int iteration, bool stopped);
   void log_live() const;
   // The blocks of the given variables (model indices, in model order) in an iteration.
   plugins::iteration_data select(int iteration, const pending_iteration& pending,
@@ -213,6 +230,8 @@ class iteration_processor {
   // Per source: the iteration before which it stopped (INT_MAX while it runs).
   std::vector<int> m_stopped_from;
   bool m_together = false;  // see stores_together()
+  bool m_agree = false;     // see agree_before_storing()
+  MPI_Comm m_writers;
   int m_next_iteration = 0;
   int m_stored_iterations = 0;
   bool m_defer = false;

@@ -164,6 +164,8 @@ bool remote_server_loop::finished() const {
 void remote_server_loop::run() {
   // A second run (damaris_start again after the clients stopped) waits for them to stop again.
   for (client_state& c : m_clients) c.stopped = false;
+  // Clients of different node servers may stop at different times.
+  m_processor.agree_before_storing(true);
   auto pause = std::chrono::microseconds(0);
   while (!finished()) {
     bool progress = receive_announcements();
@@ -178,6 +180,7 @@ void remote_server_loop::run() {
     pause = std::min(std::chrono::microseconds(1000), pause * 2 + std::chrono::microseconds(5));
     std::this_thread::sleep_for(pause);
   }
+  m_processor.take_part_until_all_stopped();
   m_events.finish();
   std::uint64_t before = m_processor.counters().bytes_stored;
   m_processor.finish();

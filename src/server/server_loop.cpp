@@ -110,6 +110,8 @@ void server_loop::run() {
   // A second run (damaris_start again after the clients stopped) waits for them to stop again.
   std::fill(m_stopped.begin(), m_stopped.end(), 0);
   m_stopped_count = 0;
+  // Clients of different dedicated cores may stop at different times.
+  m_processor.agree_before_storing(true);
   const long poll_us = idle_poll_us();
   long nap_us = 0;
   int idle = 0;
@@ -144,6 +146,7 @@ void server_loop::run() {
   }
   drain();
   while (m_processor.waiting()) store_one();
+  m_processor.take_part_until_all_stopped();
   m_events.finish();
   m_processor.finish();
   publish_failures();
