@@ -331,12 +331,37 @@ def collective_failure(mode, library, writer, preload, template):
                   f"abandoned it, both clients told, {len(stored)} other iterations exact")
 
 
+def stale_semaphore(library, writer, preload, template):
+    """A Collective job killed while its file was open leaves Open MPI's semaphore for that file
+    name ("OMPIO_<name>", locked) in /dev/shm: the next run into the same directory must not
+    wait on it for ever when it opens a file of that name."""
+    api = reader_api(library)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.sem_open.restype = ctypes.c_void_p
+    name = b"/OMPIO_runs_It2.h5.part"
+    with tempfile.TemporaryDirectory(prefix="sidecore-stale-semaphore-") as out:
+        semaphore = libc.sem_open(name, os.O_CREAT, 0o600, 0)  # left locked, as by a kill
+        if not semaphore:
+            print("SKIP: cannot create a named semaphore")
+            sys.exit(77)
+        libc.sem_close(ctypes.c_void_p(semaphore))
+        try:
+            prefix = os.path.join(out, "runs")
+            run(writer, write_xml(template, out, 0, "Collective"), 2, 4, 0)
+            for it in range(4):
+                expect_read(api, prefix, it, 0, 2, "after a killed run's semaphore")
+        finally:
+            libc.sem_unlink(name)
+        print("a killed run's MPI-IO semaphore did not stop the next run")
+
+
 def main():
     mode, library, writer, third, template = sys.argv[1:6]
     if mode.startswith("collective_failure:"):
         collective_failure(mode.split(":", 1)[1], library, writer, third, template)
         return
-    {"runs": runs, "killed": killed}[mode](library, writer, third, template)
+    {"runs": runs, "killed": killed, "stale_semaphore": stale_semaphore}[mode](
+        library, writer, third, template)
 
 
 if __name__ == "__main__":

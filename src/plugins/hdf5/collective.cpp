@@ -2,6 +2,7 @@
 // dataset per variable (or one dataset per block for variables without global extents).
 #include <hdf5.h>
 #include <mpi.h>
+#include <semaphore.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -473,6 +474,12 @@ void hdf5_store::write_collective(const iteration_data& data) {
       problem = std::string(e.what()).substr(std::string("HDF5 store: ").size());
     }
   }
+  // Open MPI's MPI-IO keeps a named semaphore per open file ("OMPIO_<file name>") and removes
+  // it at close; a job killed while a collective file was open leaves it behind, locked, and
+  // the next job to open a file of that name (a restart into the same directory) waits on it
+  // for ever. No other job may be writing this file: writer 0 removes it before anyone opens.
+  if (m_context.writer_index == 0)
+    ::sem_unlink(("/OMPIO_" + std::filesystem::path(path + ".part").filename().string()).c_str());
   int failed = problem.empty() ? 0 : 1;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, m_context.comm),
             "MPI_Allreduce");
