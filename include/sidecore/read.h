@@ -62,8 +62,10 @@ int sidecore_read_open(const char* prefix, int32_t iteration, sidecore_reader** 
 /* Releases a reader and closes its files. NULL is accepted. */
 void sidecore_read_close(sidecore_reader* reader);
 
-/* *complete = 1 when every writer's file is there and says it holds all of its clients'
- * data, 0 otherwise (a client dropped data, a writer failed). */
+/* *complete = 1 when every writer's file of the run that wrote the iteration (files carry
+ * their run's id: another run's files under the same names are never read) is there, can be
+ * read, and says it holds all of its clients' data; 0 otherwise (a writer's file missing or
+ * torn, a client dropped data, a writer failed). */
 int sidecore_read_complete(const sidecore_reader* reader, int32_t* complete);
 
 /* The number of variables, and the name of variable index (0 .. count-1; the pointer stays
@@ -91,10 +93,11 @@ int sidecore_read_block(sidecore_reader* reader, const char* variable, int32_t s
 
 /* Reads the region [start, start + count) of a variable's global array (ndims values each),
  * in C order, assembled from every block that covers part of it; elements no block covers
- * read as 0.
+ * read as 0, except when a writer's file of the iteration is missing or torn: then elements no
+ * readable block covers may have been its data, and the call fails naming the file.
  * Returns DAMARIS_OK; DAMARIS_UNDEFINED_VARIABLE; DAMARIS_INVALID_DIMENSIONS (a region outside
  * the global extents); DAMARIS_ARGUMENT_ERROR (no global extents, NULL or small buffer,
- * unknown type); DAMARIS_ERROR_UNKNOWN (HDF5). */
+ * unknown type); DAMARIS_ERROR_UNKNOWN (HDF5; data in a missing or torn file). */
 int sidecore_read_region(sidecore_reader* reader, const char* variable, const int64_t* start,
                          const int64_t* count, int32_t type, void* buffer,
                          uint64_t buffer_bytes);
