@@ -5,7 +5,7 @@
     run_marker.py runs   <libsidecore> <runs_writer> <sidecore cli> <runs.xml.in>
     run_marker.py killed <libsidecore> <runs_writer> <sidecore cli> <runs.xml.in>
     run_marker.py collective_failure:<mode> <libsidecore> <runs_writer> <fail_writes.so>
-        <runs.xml.in>      (mode: synchronous, dedicated_cores, dedicated_nodes)
+        <runs.xml.in>      (mode: synchronous, dedicated_cores, dedicated_nodes, thread)
 
 runs: three runs into one directory (3 FilePerCore writers, then 2, then 2 Collective ones): each
 iteration reads back the values of the run that wrote it last, never the leftovers of another;
@@ -90,11 +90,11 @@ class reader_api:
         return (out, None) if rc == 0 else (None, (rc, self.error()))
 
 
-def write_xml(template, out, cores, filemode, nodes=0):
+def write_xml(template, out, cores, filemode, nodes=0, threads=0):
     text = open(template).read()
     text = text.replace("@CORES@", str(cores)).replace("@OUT@", out).replace("@FILEMODE@", filemode)
-    text = text.replace("@NODES@", str(nodes))
-    path = os.path.join(out, f"runs-{filemode}-{cores}-{nodes}.xml")
+    text = text.replace("@NODES@", str(nodes)).replace("@THREADS@", str(threads))
+    path = os.path.join(out, f"runs-{filemode}-{cores}-{nodes}-{threads}.xml")
     with open(path, "w") as f:
         f.write(text)
     return path
@@ -287,22 +287,24 @@ def killed(library, writer, cli, template):
               "refused the data of the dead dedicated core")
 
 
-# mode: (dedicated cores, dedicated nodes, ranks, ranks per virtual node, the writers' ranks)
+# mode: (dedicated cores, dedicated nodes, I/O threads, ranks, ranks per virtual node, the
+# writers' ranks)
 COLLECTIVE_MODES = {
-    "synchronous": (0, 0, 2, 0, (0, 1)),
-    "dedicated_cores": (1, 0, 4, 2, (1, 3)),
-    "dedicated_nodes": (0, 2, 4, 1, (2, 3)),
+    "synchronous": (0, 0, 0, 2, 0, (0, 1)),
+    "dedicated_cores": (1, 0, 0, 4, 2, (1, 3)),
+    "dedicated_nodes": (0, 2, 0, 4, 1, (2, 3)),
+    "thread": (0, 0, 1, 2, 0, (0, 1)),
 }
 
 
 def collective_failure(mode, library, writer, preload, template):
     api = reader_api(library)
-    cores, nodes, ranks, per_node, writer_ranks = COLLECTIVE_MODES[mode]
+    cores, nodes, threads, ranks, per_node, writer_ranks = COLLECTIVE_MODES[mode]
     iterations, failing = 6, 3
     for failing_rank in writer_ranks:
         with tempfile.TemporaryDirectory(prefix="sidecore-collective-failure-") as out:
             prefix = os.path.join(out, "runs")
-            xml = write_xml(template, out, cores, "Collective", nodes)
+            xml = write_xml(template, out, cores, "Collective", nodes, threads)
             env = mpi_env(per_node, SIDECORE_FAIL_WRITES_RANK=failing_rank,
                           SIDECORE_FAIL_WRITES_MATCH=f"_It{failing}.h5.part")
             # Preloaded into the ranks only, not the launcher.
