@@ -217,7 +217,7 @@ struct event {
 // It runs as an action (model::action_plugins[action]).
 struct script {
   std::string name;
-  std::string file;  // as written; relative paths are taken from the working directory
+  std::string file;  // relative paths are taken from the configuration's directory
   language lang = language::python;
   enum scope scope = scope::core;
   enum execution execution = execution::remote;
@@ -231,6 +231,8 @@ struct script {
   bool keep_workers = false;
   // Sidecore: published iterations the Dask cluster keeps per variable (dask-keep="N").
   int dask_keep = 4;
+  // Sidecore: seconds one call of the script may take (time-limit="S"); 0: no limit.
+  double time_limit_seconds = 0;
   std::size_t action = static_cast<std::size_t>(-1);  // index into model::action_plugins
   int line = 0;
 };

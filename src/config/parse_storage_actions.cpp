@@ -277,6 +277,16 @@ void builder::read_script(xml n, const std::string& kind) {
   s.execution = pick(n, "execution", execution_choices, execution::remote);
   s.frequency = static_cast<int>(integer(n, "frequency", 1, 1, std::numeric_limits<int>::max()));
   flag(n, "external", false);
+  if (has(n, "time-limit")) {
+    const std::optional<double> seconds = real(attribute(n, "time-limit"));
+    if (!seconds || !(*seconds >= 0) || *seconds > 1e9)
+      fail(n,
+           "invalid value '" + attribute(n, "time-limit") + "' for attribute 'time-limit' of " +
+               describe(n),
+           "expected the seconds one call of the script may take, a number >= 0 (0: no limit, "
+           "the default)");
+    s.time_limit_seconds = *seconds;
+  }
   if (kind == "pyscript") {
     // Damaris's Dask attributes, with its defaults: no scheduler, 1 thread per worker
     // ("openmp": as many as OpenMP would use), workers stopped at the end, 2 s to reach the

@@ -153,6 +153,7 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
     o.emplace_back("nthreads", s.nthreads);
     o.emplace_back("keep-workers", s.keep_workers ? "yes" : "no");
     o.emplace_back("dask-keep", std::to_string(s.dask_keep));
+    o.emplace_back("time-limit", std::to_string(s.time_limit_seconds));
     o.emplace_back("fortran-variables", fortran_variables);
     o.emplace_back("constant-variables", constant_variables);
     o.emplace_back("type-strings", type_strings);

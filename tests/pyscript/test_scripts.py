@@ -6,6 +6,7 @@ import glob
 import json
 import os
 import sys
+import time
 
 import h5py
 import numpy as np
@@ -260,6 +261,34 @@ def test_failures_are_logged_and_counted(tmp_path):
     assert sorted(os.listdir(out + "/fails")) == ["it0", "it1", "it2", "it3"]
     # Not a store failure: nothing is reported to the clients.
     assert "store call(s) failed" not in output
+
+
+def test_time_limit_stops_a_spinning_script(tmp_path):
+    """A call that outlives time-limit= is stopped by a TimeoutError raised inside it: logged as
+    a failure of that iteration, and the run, the stores and the script's later calls go on."""
+    xml, out = configure(tmp_path, clients=3, cores=1, field_scripts="rec,over",
+                         scripts=[pyscript("rec", "record.py"),
+                                  pyscript("over", "overruns.py", time_limit=1)])
+    started = time.monotonic()
+    output = run_c(xml, 4, out, 4, OVERRUN="spin")
+    assert time.monotonic() - started < 120
+    check_sidecore_style(out, 3, 4, servers=1)
+    check_stored(out, 3, 4)
+    assert "outlived the script's time-limit of 1 s" in output, output
+    assert "TimeoutError" in output
+    assert sorted(os.listdir(out + "/overruns")) == ["it0", "it1", "it2", "it3"]
+
+
+def test_time_limit_ends_a_blocked_script(tmp_path):
+    """A call blocked outside Python (a sleep) past time-limit= and its grace ends the job with a
+    message naming the script and the writer, instead of never letting the run finish."""
+    xml, out = configure(tmp_path, clients=3, cores=1, field_scripts="over",
+                         scripts=[pyscript("over", "overruns.py", time_limit=1)])
+    started = time.monotonic()
+    output = run_c(xml, 4, out, 4, expect_status=70, OVERRUN="block")
+    assert time.monotonic() - started < 120
+    assert '<pyscript name="over"> on writer 0, iteration 1' in output, output
+    assert "beyond its time-limit of 1 s" in output and "the job is ended" in output
 
 
 def test_c_only_configuration_loads_no_python(tmp_path):

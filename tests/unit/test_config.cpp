@@ -841,6 +841,16 @@ TEST(config, relative_library_paths_are_taken_from_the_configuration_directory) 
   fs::remove_all(root);
 }
 
+TEST(config, script_time_limit_is_read_and_checked) {
+  const auto xml = [](const std::string& limit) {
+    return "<simulation name=\"t\">\n<scripts>\n<pyscript name=\"s\" file=\"s.py\" "
+           "time-limit=\"" + limit + "\"/>\n</scripts>\n</simulation>\n";
+  };
+  EXPECT_EQ(cfg::parse_model(xml("2.5"), "ok.xml").scripts.at(0).time_limit_seconds, 2.5);
+  expect_error(xml("-1"), 3, {"invalid value '-1' for attribute 'time-limit'", "0: no limit"});
+  expect_error(xml("soon"), 3, {"attribute 'time-limit'"});
+}
+
 TEST(config, configuration_file_is_read_whole) {
   const std::string text = cfg::read_configuration_file(data_dir + "bad_syntax.xml");
   EXPECT_EQ(text.rfind("<?xml version=\"1.0\"?>\n<simulation name=\"broken\">", 0), 0u);

@@ -13,13 +13,19 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <mpi.h>
+
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "sidecore/plugin.h"
@@ -287,6 +293,86 @@ struct script {
   py_ref block_type, iteration_type, function, variables;
   // The Iteration's attribute names, made once (not one string per attribute per call).
   py_ref number_name, incomplete_name, blocks_name, dask_name, dask_client_name;
+  double time_limit = 0;  // seconds per call (time-limit="S"); 0: none
+  std::string who;        // "<pyscript name=...> on writer k" for messages
+};
+
+// One call of a script held to its time-limit. When the call outlives it, a TimeoutError is
+// raised inside the script: a Python loop stops there, and the failure is reported as any
+// other. A call still running a grace period later is blocked outside Python (a sleep, a C
+// library, a collective); the run could then never finish, so the job is ended with a message.
+// Built and destroyed on the script's thread with the GIL held.
+class call_deadline {
+ public:
+  call_deadline(const script& s, int iteration) {
+    if (!(s.time_limit > 0)) return;
+    m_state = std::make_shared<state>();
+    m_state->thread = PyThread_get_thread_ident();
+    const double limit = s.time_limit;
+    const double grace = std::clamp(limit, 1.0, 10.0);
+    std::string what = s.who + ", iteration " + std::to_string(iteration);
+    m_watcher = std::thread([st = m_state, limit, grace, what = std::move(what)] {
+      std::unique_lock<std::mutex> lock(st->mutex);
+      const auto start = std::chrono::steady_clock::now();
+      const auto seconds = [](double x) {
+        return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(x));
+      };
+      if (st->done_cv.wait_until(lock, start + seconds(limit), [&] { return st->done; })) return;
+      st->expired = true;
+      // The GIL is taken by another thread, which may wait while the script holds it in C
+      // code; it raises only if the call is still running when it gets it.
+      std::thread([st] {
+        PyGILState_STATE g = PyGILState_Ensure();
+        {
+          std::lock_guard<std::mutex> inner(st->mutex);
+          if (!st->done) PyThreadState_SetAsyncExc(st->thread, PyExc_TimeoutError);
+        }
+        PyGILState_Release(g);
+      }).detach();
+      if (st->done_cv.wait_until(lock, start + seconds(limit + grace), [&] { return st->done; }))
+        return;
+      std::fprintf(stderr,
+                   "[sidecore] %s: the script has run for %.0f s, beyond its time-limit of %g s, "
+                   "and did not stop at the TimeoutError raised in it (it is blocked outside "
+                   "Python: a sleep, a C library or a collective); the run cannot finish, so the "
+                   "job is ended\n",
+                   what.c_str(), limit + grace, limit);
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 70);
+      std::abort();  // MPI_Abort does not return; if it did, the job must still end
+    });
+  }
+  ~call_deadline() { finish(); }
+  // Ends the watch (the call returned); returns whether the time limit had passed. A
+  // TimeoutError raised as the call returned would strike the next Python code run here: it is
+  // withdrawn.
+  bool finish() {
+    if (!m_state || m_finished) return m_state && m_state->expired;
+    m_finished = true;
+    {
+      std::lock_guard<std::mutex> lock(m_state->mutex);
+      m_state->done = true;
+    }
+    m_state->done_cv.notify_all();
+    m_watcher.join();
+    if (m_state->expired) PyThreadState_SetAsyncExc(m_state->thread, nullptr);
+    return m_state->expired;
+  }
+  call_deadline(const call_deadline&) = delete;
+  call_deadline& operator=(const call_deadline&) = delete;
+
+ private:
+  struct state {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+    bool expired = false;
+    unsigned long thread = 0;
+  };
+  std::shared_ptr<state> m_state;
+  std::thread m_watcher;
+  bool m_finished = false;
 };
 
 // Takes host.direct (see sidecore_script.Script) apart; leaves the fields empty when None.
@@ -554,6 +640,9 @@ int script_create(const sidecore_action_config* config, void** handle, char* mes
     }
     auto s = std::make_unique<script>();
     s->host = std::move(host);
+    s->time_limit = std::atof(option(config, "time-limit"));
+    s->who = std::string("<pyscript name=\"") + config->action_name + "\"> on writer " +
+             std::to_string(config->writer_index);
     if (!read_direct_call(*s))
       return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
     *handle = s.release();
@@ -570,6 +659,7 @@ int script_on_iteration(void* handle, const sidecore_iteration* iteration, char*
   auto* s = static_cast<script*>(handle);
   if (!python_alive()) return fail(message, message_size, exited, SIDECORE_PLUGIN_ERROR);
   gil held;
+  call_deadline deadline(*s, iteration->iteration);
   py_ref result;
   py_ref raw;  // the block tuples, when made
   if (s->function) {
@@ -596,7 +686,14 @@ int script_on_iteration(void* handle, const sidecore_iteration* iteration, char*
     result = py_ref(PyObject_CallMethod(s->host.get(), "run", "iiO", iteration->iteration,
                                         iteration->incomplete, raw.get()));
   }
+  const bool timed_out = deadline.finish();
   std::string error = result ? std::string() : take_python_error();
+  if (timed_out && !error.empty()) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", s->time_limit);
+    error = "the call outlived the script's time-limit of " + std::string(limit) +
+            " s and was stopped by a TimeoutError: " + error;
+  }
   result = py_ref();
   // The host's own views are gone (the traceback too); buffers still exported are the
   // script's.
@@ -624,7 +721,9 @@ int script_finish(void* handle, char* message, std::size_t message_size) {
   auto* s = static_cast<script*>(handle);
   if (!python_alive()) return fail(message, message_size, exited, SIDECORE_PLUGIN_ERROR);
   gil held;
+  call_deadline deadline(*s, -1);
   py_ref result(PyObject_CallMethod(s->host.get(), "finish", nullptr));
+  deadline.finish();
   if (!result) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
   return SIDECORE_PLUGIN_OK;
 }
