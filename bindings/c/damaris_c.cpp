@@ -19,7 +19,7 @@
 #include "sidecore/blocks.h"
 #include "sidecore/schedule.h"
 #include "common/error.hpp"
-#include "common/interrupt_notice.hpp"
+#include "common/job_failure.hpp"
 #include "common/log.hpp"
 #include "plugins/python_scripts.hpp"
 #include "runtime/runtime.hpp"
@@ -106,10 +106,11 @@ class exclusive_call {
 template <typename Body>
 int guarded(const char* function, Body&& body, failure_report report = failure_report::usual,
             thread_use threads = thread_use::one_at_a_time) noexcept {
-  // What SIGINT/SIGTERM's notice says this process was doing.
+  // What the failure and interrupt messages say this process was in.
   struct in_call {
-    explicit in_call(const char* f) noexcept { sidecore::interrupt_notice::note_call(f); }
-    ~in_call() { sidecore::interrupt_notice::note_call(nullptr); }
+    explicit in_call(const char* f) noexcept : before(sidecore::job_failure::note_call(f)) {}
+    ~in_call() { sidecore::job_failure::note_call(before); }
+    const char* before;
   } marker(function);
   int code = DAMARIS_OK;
   try {

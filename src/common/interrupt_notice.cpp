@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/job_failure.hpp"
+
 namespace sidecore::interrupt_notice {
 namespace {
 
@@ -31,7 +33,6 @@ bool g_speaks = false;
 std::atomic<bool> g_installed{false};
 std::atomic<bool> g_spoken{false};
 
-std::atomic<const char*> g_call{nullptr};
 std::atomic<int> g_iteration{-1};
 
 void copy_bounded(char* to, std::size_t capacity, const std::string& from) {
@@ -81,9 +82,12 @@ void speak(int signal_number) {
       .text(signal_number == SIGINT ? "SIGINT (Ctrl-C" : "SIGTERM (Ctrl-C on the launcher")
       .text(", the batch system, or MPI ending the job after another process failed); ")
       .text(g_mode).text(": ");
-  const char* call = g_call.load(std::memory_order_relaxed);
+  // What the job failure messages also say (job_failure.hpp: atomics, safe here).
+  const char* doing = job_failure::current_doing();
+  const char* call = job_failure::current_call();
   const int iteration = g_iteration.load(std::memory_order_relaxed);
-  if (call) out.text("this process was in ").text(call);
+  if (doing) out.text("this process was ").text(doing);
+  else if (call) out.text("this process was in ").text(call);
   else out.text("the simulation was computing");
   if (iteration >= 0) out.text(" at iteration ").number(iteration);
   out.text(".\n[sidecore ").text(g_where).text("] Stored iterations are complete: ");
@@ -145,10 +149,6 @@ void uninstall() noexcept {
     s.replaced = false;
   }
   g_iteration.store(-1, std::memory_order_relaxed);
-}
-
-void note_call(const char* function) noexcept {
-  g_call.store(function, std::memory_order_relaxed);
 }
 
 void note_iteration(int iteration) noexcept {

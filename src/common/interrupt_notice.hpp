@@ -17,9 +17,6 @@ void install(bool speaks, const std::string& where, const std::string& mode,
 // Gives back the actions install() replaced (damaris_finalize).
 void uninstall() noexcept;
 
-// The Sidecore call this thread is in (a literal), or nullptr when the simulation is back in
-// its own code. Cheap: one relaxed atomic store.
-void note_call(const char* function) noexcept;
 // The iteration the simulation is computing (the client's, after each end of iteration).
 void note_iteration(int iteration) noexcept;
 

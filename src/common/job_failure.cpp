@@ -20,6 +20,7 @@
 namespace sidecore::job_failure {
 namespace {
 std::atomic<const char*> g_doing{nullptr};
+std::atomic<const char*> g_call{nullptr};
 std::atomic<bool> g_ending{false};
 std::mutex g_describe_mutex;
 std::function<std::string()> g_describe;
@@ -53,6 +54,13 @@ const char* note_doing(const char* what) noexcept {
   return g_doing.exchange(what, std::memory_order_relaxed);
 }
 
+const char* note_call(const char* function) noexcept {
+  return g_call.exchange(function, std::memory_order_relaxed);
+}
+
+const char* current_doing() noexcept { return g_doing.load(std::memory_order_relaxed); }
+const char* current_call() noexcept { return g_call.load(std::memory_order_relaxed); }
+
 void describe_with(std::function<std::string()> describe) {
   std::lock_guard<std::mutex> lock(g_describe_mutex);
   g_describe = std::move(describe);
@@ -71,9 +79,11 @@ void end_job(const std::string& cause) noexcept {
   if (claim_the_message()) {
     try {
       std::string message = "the job cannot complete: " + cause + ". ";
-      const char* doing = g_doing.load(std::memory_order_relaxed);
-      message += doing ? std::string("This process was ") + doing + "."
-                       : std::string("This process was in the simulation's own code.");
+      const char* doing = current_doing();
+      const char* call = current_call();
+      message += doing  ? std::string("This process was ") + doing + "."
+                 : call ? std::string("This process was in ") + call + "."
+                        : std::string("This process was in the simulation's own code.");
       std::lock_guard<std::mutex> lock(g_describe_mutex);
       if (g_describe) {
         const std::string state = g_describe();

@@ -12,10 +12,17 @@ namespace sidecore::job_failure {
 // The exit code the job ends with (MPI_Abort's; some launchers report their own instead).
 inline constexpr int exit_code = 70;
 
-// What this process is doing in Sidecore, for the message (a literal: the call or the loop it
-// is in; nullptr: back in the simulation's own code). One relaxed atomic store.
+// What this process is doing in Sidecore, for the messages of this file and of
+// interrupt_notice (a literal completing "this process was ...", e.g. "serving its clients
+// (damaris_start)"; nullptr: nothing beyond the call below). One relaxed atomic store.
 // Returns what was noted before.
 const char* note_doing(const char* what) noexcept;
+// The API call this process is in (its name, a literal; nullptr: back in the simulation's own
+// code). The C boundary notes every call. One relaxed atomic store; returns the previous one.
+const char* note_call(const char* function) noexcept;
+// What was noted; safe to read from a signal handler or another thread.
+const char* current_doing() noexcept;
+const char* current_call() noexcept;
 // Notes `what` for the lifetime of the object, then restores what was noted before.
 class doing {
  public:

@@ -2,7 +2,6 @@
 #include "engines/mpi_engine.hpp"
 
 #include "common/error.hpp"
-#include "common/job_failure.hpp"
 #include "engines/messages.hpp"
 
 namespace sidecore::engines {
@@ -55,7 +54,6 @@ void mpi_engine::report_store_failures() {
 void mpi_engine::iteration_started(int) { report_store_failures(); }
 
 void mpi_engine::end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) {
-  const job_failure::doing in("in damaris_end_iteration");
   m_sender.end_job_if_server_died(false, "damaris_end_iteration");
   transport::message m = control_message(transport::message_kind::end_iteration, iteration,
                                          m_source, skipped ? transport::iteration_skipped : 0);
@@ -66,7 +64,6 @@ void mpi_engine::end_iteration(int iteration, bool skipped, std::uint64_t droppe
 void mpi_engine::sync(int iterations) {
   // The server takes a sync request as "blocked on the writer"; the client's phase after it
   // is the one it had.
-  const job_failure::doing in("in damaris_sync");
   m_sender.end_job_if_server_died(false, "damaris_sync");
   m_sender.wait_stored(iterations, m_source);
   if (m_phases_wanted && m_phase != transport::client_phase::unmarked) send_phase(m_phase);
@@ -74,7 +71,6 @@ void mpi_engine::sync(int iterations) {
 }
 
 void mpi_engine::stop(int iteration) {
-  const job_failure::doing in("in damaris_stop");
   m_sender.end_job_if_server_died(false, "damaris_stop");
   m_sender.send(control_message(transport::message_kind::stop, iteration, m_source), nullptr);
   m_sender.flush();

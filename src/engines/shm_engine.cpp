@@ -140,7 +140,6 @@ void shm_engine::signal(const config::event& event, std::size_t index, int itera
 }
 
 void shm_engine::end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) {
-  const job_failure::doing in("in damaris_end_iteration");
   end_job_if_server_died(false, "damaris_end_iteration");
   transport::message m = control_message(transport::message_kind::end_iteration, iteration,
                                          m_source, skipped ? transport::iteration_skipped : 0);
@@ -184,7 +183,6 @@ void shm_engine::iteration_started(int started) {
 }
 
 void shm_engine::sync(int iterations) {
-  const job_failure::doing in("in damaris_sync");
   end_job_if_server_died(false, "damaris_sync");
   check_server_alive("iterations to be stored", DAMARIS_CHANNEL_ERROR);
   const transport::blocked_on_writer waiting(m_channel.phase_of(m_slot));
@@ -199,7 +197,6 @@ void shm_engine::sync(int iterations) {
 }
 
 void shm_engine::stop(int iteration) {
-  const job_failure::doing in("in damaris_stop");
   end_job_if_server_died(false, "damaris_stop");
   m_channel.publish_ended(m_slot, UINT32_MAX);  // nobody waits for this client
   m_channel.phase_of(m_slot).enter(transport::client_phase::stopped);  // nor schedules by it
