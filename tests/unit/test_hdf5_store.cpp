@@ -503,6 +503,25 @@ TEST_F(hdf5_store, file_per_core_master_file_shows_the_global_array) {
   EXPECT_TRUE(fs::exists(path("sim.xmf")));
 }
 
+TEST_F(hdf5_store, master_file_maps_names_holding_a_percent_sign) {
+  // HDF5 reads "%b" in a virtual dataset's source names as a block number.
+  m_model.simulation_name = "r%b";
+  const std::size_t t = add_variable("t%b", config::element_type::int32, 2);
+  const std::vector<std::int32_t> a = {1, 2, 3, 4, 5, 6};
+  const std::vector<std::int32_t> b = {7, 8, 9, 10, 11, 12};
+  const std::vector<block_view> blocks = {
+      make_block(0, 0, 2, a.data(), 24, {2, 3}, {0, 0}, {2, 6}),
+      make_block(1, 0, 2, b.data(), 24, {2, 3}, {0, 3}, {2, 6})};
+  iteration_data data;
+  data.iteration = 2;
+  data.variables = {blocks_of(t, blocks)};
+  make_store()->write_iteration(data);
+  const file_handle master = open_file(path("r%b_It2.h5"));
+  ASSERT_TRUE(master.valid());
+  EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "t%b", H5T_NATIVE_INT32),
+            (std::vector<std::int32_t>{1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12}));
+}
+
 TEST_F(hdf5_store, master_file_of_an_incomplete_iteration_says_so) {
   const std::size_t t = add_variable("t", config::element_type::int32, 1);
   const std::vector<std::int32_t> a = {1, 2};

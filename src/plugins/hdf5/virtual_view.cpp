@@ -220,8 +220,18 @@ void write_master_contents(file_handle& file, const config::model& model, std::i
       check_status(H5Sselect_hyperslab(virtual_space.get(), H5S_SELECT_SET, start.data(), nullptr,
                                        count.data(), nullptr),
                    "H5Sselect_hyperslab", site);
-      check_status(H5Pset_virtual(dcpl.get(), virtual_space.get(), source_name.c_str(),
-                                  dataset_name.c_str(), source_space.get()),
+      // HDF5 reads '%' in these names as a format ("%b": a block number); "%%" is a '%'.
+      const auto literal = [](const std::string& text) {
+        std::string escaped;
+        escaped.reserve(text.size());
+        for (const char c : text) {
+          escaped += c;
+          if (c == '%') escaped += '%';
+        }
+        return escaped;
+      };
+      check_status(H5Pset_virtual(dcpl.get(), virtual_space.get(), literal(source_name).c_str(),
+                                  literal(dataset_name).c_str(), source_space.get()),
                    "H5Pset_virtual", site);
     };
     struct packed_run {
