@@ -3,6 +3,8 @@
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -520,6 +522,54 @@ TEST_F(hdf5_store, master_file_maps_names_holding_a_percent_sign) {
   ASSERT_TRUE(master.valid());
   EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "t%b", H5T_NATIVE_INT32),
             (std::vector<std::int32_t>{1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12}));
+}
+
+TEST_F(hdf5_store, planted_symlinks_are_not_followed) {
+  // In a FilesPath others can write to, a symlink under a temporary name must not make the
+  // store write through it.
+  const std::size_t t = add_variable("t", config::element_type::int32, 2);
+  const std::vector<std::int32_t> a = {1, 2, 3, 4, 5, 6};
+  const std::vector<std::int32_t> b = {7, 8, 9, 10, 11, 12};
+  const std::vector<block_view> blocks = {
+      make_block(0, 0, 2, a.data(), 24, {2, 3}, {0, 0}, {2, 6}),
+      make_block(1, 0, 2, b.data(), 24, {2, 3}, {0, 3}, {2, 6})};
+  const std::string victim = path("victim.txt");
+  std::ofstream(victim) << "precious";
+  for (const char* planted : {"sim_It2_Pr0.h5.part", "sim_It2.h5.part", "sim.xmf.tmp"})
+    ASSERT_EQ(::symlink(victim.c_str(), path(planted).c_str()), 0) << planted;
+  iteration_data data;
+  data.iteration = 2;
+  data.variables = {blocks_of(t, blocks)};
+  make_store()->write_iteration(data);
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious");
+  const file_handle master = open_file(path("sim_It2.h5"));
+  ASSERT_TRUE(master.valid());
+  EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "t", H5T_NATIVE_INT32),
+            (std::vector<std::int32_t>{1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12}));
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(path("sim.xmf"))));
+}
+
+TEST_F(hdf5_store, permissions_option_makes_private_output) {
+  m_model.stores[0].options.emplace_back("Permissions", "0600");
+  const std::size_t t = add_variable("t", config::element_type::int32, 2);
+  const std::vector<std::int32_t> a = {1, 2, 3, 4, 5, 6};
+  const std::vector<block_view> blocks = {
+      make_block(0, 0, 2, a.data(), 24, {2, 3}, {0, 0}, {2, 3})};
+  iteration_data data;
+  data.iteration = 1;
+  data.variables = {blocks_of(t, blocks)};
+  const mode_t old_umask = ::umask(022);
+  make_store()->write_iteration(data);
+  ::umask(old_umask);
+  for (const char* name : {"sim_It1_Pr0.h5", "sim_It1.h5", "sim.xmf"}) {
+    struct stat status {};
+    ASSERT_EQ(::stat(path(name).c_str(), &status), 0) << name;
+    EXPECT_EQ(status.st_mode & 0777, 0600u) << name;
+  }
+  m_model.stores[0].options.back().second = "0999";
+  EXPECT_NE(open_error().find("Permissions \"0999\" is not valid"), std::string::npos)
+      << open_error();
 }
 
 TEST_F(hdf5_store, master_file_of_an_incomplete_iteration_says_so) {

@@ -478,8 +478,16 @@ void hdf5_store::write_collective(const iteration_data& data) {
   // it at close; a job killed while a collective file was open leaves it behind, locked, and
   // the next job to open a file of that name (a restart into the same directory) waits on it
   // for ever. No other job may be writing this file: writer 0 removes it before anyone opens.
-  if (m_context.writer_index == 0)
+  if (m_context.writer_index == 0) {
     ::sem_unlink(("/OMPIO_" + std::filesystem::path(path + ".part").filename().string()).c_str());
+    // Whatever holds the temporary name (a killed run's part file, a planted symlink) goes
+    // before any writer opens it (the agreement below orders it first).
+    try {
+      free_temporary_name(path + ".part");
+    } catch (const storage_error& e) {
+      if (problem.empty()) problem = std::string(e.what()).substr(std::string("HDF5 store: ").size());
+    }
+  }
   int failed = problem.empty() ? 0 : 1;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, m_context.comm),
             "MPI_Allreduce");
@@ -551,6 +559,7 @@ hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file, con
     file =
         file_handle(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                              "H5Fcreate", file_site));
+    if (m_context.writer_index == 0) apply_permissions(temporary, m_options.permissions);
   write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
   write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
   write_run_marker(file.get(), m_run, false, path);

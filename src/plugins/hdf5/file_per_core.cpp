@@ -163,8 +163,10 @@ byte_counts hdf5_store::write_file_per_core_contents(
   for (const auto& blocks : prepared)
     for (const prepared_block& p : blocks) bytes += p.bytes + (4 << 10);
   ensure_space(path, bytes);
-  file_handle file(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+  free_temporary_name(temporary);
+  file_handle file(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT),
                             "H5Fcreate", file_site));
+  apply_permissions(temporary, m_options.permissions);
   try {
     byte_counts counts = write_contents(file, data, selected, prepared, packed, path);
     // Flushed first: a failure then leaves the file id to abandon, where a failed close would
@@ -277,7 +279,7 @@ void hdf5_store::publish_file_per_core(std::int32_t iteration, std::vector<varia
   const bool written = write_master(
       master, model, iteration, records,
       [this](std::int32_t stored, std::int32_t writer) { return per_core_name(stored, writer); },
-      complete, m_run);
+      complete, m_run, m_options.permissions);
   if (!written) return;
   if (m_options.durable) {
     sync_file(master);

@@ -47,7 +47,7 @@ void hdf5_store::add_xdmf_step(xdmf_step step) {
 
 void hdf5_store::write_xdmf() {
   const std::string path = m_options.files_path + config::xdmf_file_name(m_context.model->simulation_name);
-  write_file_atomically(path, render_xdmf(*m_context.model, m_steps));
+  write_file_atomically(path, render_xdmf(*m_context.model, m_steps), m_options.permissions);
   m_xdmf_dirty = false;
 }
 

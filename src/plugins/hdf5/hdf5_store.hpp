@@ -37,6 +37,8 @@ struct store_options {
   // Durable: every file is flushed to stable storage (fsync, then its directory) before its
   // iteration counts as stored, so that damaris_sync returns only once it is.
   bool durable = false;
+  // Permissions="0600": mode bits of every file written (0: the umask's).
+  unsigned permissions = 0;
   output_settings defaults;  // Compression, Precision, Shuffle
   std::map<std::size_t, output_settings> per_variable;  // Compression.<var>, Precision.<var>
 };

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -185,6 +186,19 @@ void fsync_path(const std::string& path, int flags, const char* what) {
 void sync_file(const std::string& path) {
   fsync_path(path, O_RDONLY, "file");
   log::debug("HDF5 store: flushed ", path, " to stable storage");
+}
+
+void free_temporary_name(const std::string& temporary) {
+  if (::unlink(temporary.c_str()) != 0 && errno != ENOENT)
+    throw storage_error("HDF5 store: cannot remove \"" + temporary +
+                        "\" before writing it: " + std::strerror(errno));
+}
+
+void apply_permissions(const std::string& file, unsigned permissions) {
+  if (permissions == 0) return;
+  if (::chmod(file.c_str(), static_cast<mode_t>(permissions)) != 0)
+    throw storage_error("HDF5 store: cannot set the permissions of \"" + file +
+                        "\" (option Permissions): " + std::strerror(errno));
 }
 
 void sync_directory_of(const std::string& path) {

@@ -73,6 +73,16 @@ void ensure_space(const std::string& path, std::uint64_t bytes);
 void sync_file(const std::string& path);
 void sync_directory_of(const std::string& path);
 
+// Files are written under a temporary name and renamed once whole. Whatever holds that name
+// first (the part file of a killed run, or a symlink planted in a FilesPath others can write
+// to) is removed, never followed: unlink() does not follow symlinks, and the file is then
+// created exclusively (H5F_ACC_EXCL, O_EXCL), so that a name planted meanwhile fails the
+// creation instead of being written through.
+void free_temporary_name(const std::string& temporary);
+// The store's Permissions option (e.g. 0600 for private output) on a file just created;
+// 0 leaves the umask's. Throws storage_error.
+void apply_permissions(const std::string& file, unsigned permissions);
+
 // One line per file written: at info level when compression or precision reduction changed
 // the size (the ratio is what the user asked to see), at debug level otherwise.
 void log_written(const std::string& path, const byte_counts& counts, bool speaker);

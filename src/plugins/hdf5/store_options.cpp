@@ -108,6 +108,15 @@ store_options parse_options(const store_context& context) {
       xdmf_given = true;
     } else if (equals_ignoring_case(key, "Durable")) {
       options.durable = parse_bool(value, key, context);
+    } else if (equals_ignoring_case(key, "Permissions")) {
+      const std::string digits = trimmed(value);
+      char* end = nullptr;
+      const unsigned long bits = std::strtoul(digits.c_str(), &end, 8);
+      if (digits.empty() || *end != '\0' || digits.size() > 4 || bits == 0 || bits > 0777)
+        throw config_error(store_where(context) + ": Permissions \"" + value +
+                           "\" is not valid; give octal mode bits from 0001 to 0777, e.g. 0600 "
+                           "(only the owner reads and writes) or 0640");
+      options.permissions = static_cast<unsigned>(bits);
     } else if (equals_ignoring_case(key, "Compression")) {
       options.defaults.compression.filter = parse_compression(value, store_where(context)).filter;
       options.defaults.compression.level = parse_compression(value, store_where(context)).level;
@@ -121,7 +130,7 @@ store_options parse_options(const store_context& context) {
     } else {
       const std::vector<std::string> keys = {"FileMode", "FilesPath",   "VirtualView", "XDMF",
                                              "XDMFMode", "Compression", "Shuffle",     "Precision",
-                                             "Durable",     "BlockLayout"};
+                                             "Durable",     "BlockLayout", "Permissions"};
       throw config_error(store_where(context) + ": unknown option \"" + key + "\"; " +
                          config::detail::suggest(key, keys, "options") +
                          " (and Compression.<variable>, Precision.<variable>, BlockLayout.<variable>)");

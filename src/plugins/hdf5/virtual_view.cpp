@@ -139,7 +139,7 @@ void write_master_contents(file_handle& file, const config::model& model, std::i
 bool write_master(const std::string& path, const config::model& model, std::int32_t iteration,
                   const std::vector<variable_record>& records,
                   const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
-                  bool complete, const run_marker& run) {
+                  bool complete, const run_marker& run, unsigned permissions) {
   const bool any = std::any_of(records.begin(), records.end(), [](const variable_record& r) {
     return !r.global_dims.empty();
   });
@@ -152,8 +152,10 @@ bool write_master(const std::string& path, const config::model& model, std::int3
   check_status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST),
                "H5Pset_libver_bounds", file_site);
   const std::string temporary = path + ".part";
-  file_handle file(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+  free_temporary_name(temporary);
+  file_handle file(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()),
                             "H5Fcreate", file_site));
+  apply_permissions(temporary, permissions);
   try {
     write_master_contents(file, model, iteration, records, source_file, complete, run, path);
   } catch (...) {

@@ -62,7 +62,7 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
 bool write_master(const std::string& path, const config::model& model, std::int32_t iteration,
                   const std::vector<variable_record>& records,
                   const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
-                  bool complete, const run_marker& run);
+                  bool complete, const run_marker& run, unsigned permissions = 0);
 
 // The dataset of a block in a file-per-core file, named as Damaris names it:
 // "<variable>/P<source>/B<block>" with a block level, "<variable>/P<source>" without.

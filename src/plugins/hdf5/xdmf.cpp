@@ -3,9 +3,14 @@
 // (VXVYVZ takes X, the fastest axis, first).
 #include "plugins/hdf5/xdmf.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <system_error>
@@ -246,13 +251,34 @@ std::string render_xdmf(const config::model& model, const std::vector<xdmf_step>
   return out.str();
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
+void write_file_atomically(const std::string& path, const std::string& text,
+                           unsigned permissions) {
   const std::string temporary = path + ".tmp";
   {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.close();
-    if (!file) throw storage_error("HDF5 store: cannot write \"" + temporary + '"');
+    // A stale temporary file, or a symlink planted under its name, is removed, not followed.
+    if (::unlink(temporary.c_str()) != 0 && errno != ENOENT)
+      throw storage_error("HDF5 store: cannot remove \"" + temporary + "\": " +
+                          std::strerror(errno));
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                          permissions != 0 ? static_cast<mode_t>(permissions) : 0666);
+    if (fd < 0)
+      throw storage_error("HDF5 store: cannot create \"" + temporary + "\": " +
+                          std::strerror(errno));
+    int err = 0;
+    std::size_t done = 0;
+    while (done < text.size() && err == 0) {
+      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n > 0) done += static_cast<std::size_t>(n);
+      else if (n < 0 && errno != EINTR) err = errno;
+    }
+    // The umask may have taken bits away from what was asked.
+    if (err == 0 && permissions != 0 && ::fchmod(fd, static_cast<mode_t>(permissions)) != 0)
+      err = errno;
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err != 0) {
+      ::unlink(temporary.c_str());
+      throw storage_error("HDF5 store: cannot write \"" + temporary + "\": " + std::strerror(err));
+    }
   }
   std::error_code error;
   std::filesystem::rename(temporary, path, error);

@@ -33,7 +33,9 @@ struct xdmf_step {
 std::string render_xdmf(const config::model& model, const std::vector<xdmf_step>& steps);
 
 // Writes text to path through a temporary file in the same directory and a rename, so that
-// a reader never sees a half-written file. Throws storage_error.
-void write_file_atomically(const std::string& path, const std::string& text);
+// a reader never sees a half-written file. The temporary file is created exclusively, never
+// through a symlink; permissions (e.g. 0600) applied when not 0. Throws storage_error.
+void write_file_atomically(const std::string& path, const std::string& text,
+                           unsigned permissions = 0);
 
 }  // namespace sidecore::plugins::hdf5
