@@ -572,6 +572,58 @@ TEST_F(hdf5_store, permissions_option_makes_private_output) {
       << open_error();
 }
 
+TEST_F(hdf5_store, checksum_option_detects_flipped_bytes) {
+  m_model.stores[0].options.emplace_back("Checksum", "true");
+  const std::size_t t = add_variable("t", config::element_type::float64, 1);
+  std::vector<double> values(1000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = 0.5 * static_cast<double>(i);
+  const std::vector<block_view> blocks = {make_block(0, 0, 1, values.data(), 8000, {1000})};
+  iteration_data data;
+  data.iteration = 1;
+  data.variables = {blocks_of(t, blocks)};
+  make_store()->write_iteration(data);
+  const std::string file_name = path("sim_It1_Pr0.h5");
+  haddr_t offset = HADDR_UNDEF;
+  {
+    const file_handle file = open_file(file_name);
+    ASSERT_TRUE(file.valid());
+    EXPECT_EQ(read_dataset<double>(file.get(), "t/P0", H5T_NATIVE_DOUBLE), values);
+    dataset_handle dataset(H5Dopen2(file.get(), "t/P0", H5P_DEFAULT));
+    sidecore::plugins::hdf5::property_list_handle dcpl(H5Dget_create_plist(dataset.get()));
+    ASSERT_EQ(H5Pget_nfilters(dcpl.get()), 1);
+    unsigned flags = 0;
+    std::size_t count = 0;
+    EXPECT_EQ(H5Pget_filter2(dcpl.get(), 0, &flags, &count, nullptr, 0, nullptr, nullptr),
+              H5Z_FILTER_FLETCHER32);
+    hsize_t chunk_offset[1] = {0};
+    hsize_t size = 0;
+    unsigned mask = 0;
+    ASSERT_GE(H5Dget_chunk_info_by_coord(dataset.get(), chunk_offset, &mask, &offset, &size), 0);
+  }
+  ASSERT_NE(offset, HADDR_UNDEF);
+  {
+    // One flipped byte in the middle of the stored values.
+    std::fstream raw(file_name, std::ios::in | std::ios::out | std::ios::binary);
+    raw.seekg(static_cast<std::streamoff>(offset + 4000));
+    char byte = 0;
+    raw.read(&byte, 1);
+    byte = static_cast<char>(byte ^ 0x10);
+    raw.seekp(static_cast<std::streamoff>(offset + 4000));
+    raw.write(&byte, 1);
+  }
+  const file_handle file = open_file(file_name);
+  ASSERT_TRUE(file.valid());
+  dataset_handle dataset(H5Dopen2(file.get(), "t/P0", H5P_DEFAULT));
+  std::vector<double> read_back(values.size());
+  H5E_BEGIN_TRY {
+    EXPECT_LT(H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                      read_back.data()),
+              0)
+        << "a flipped byte was read back without an error";
+  }
+  H5E_END_TRY;
+}
+
 TEST_F(hdf5_store, master_file_of_an_incomplete_iteration_says_so) {
   const std::size_t t = add_variable("t", config::element_type::int32, 1);
   const std::vector<std::int32_t> a = {1, 2};

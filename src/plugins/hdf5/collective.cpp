@@ -608,7 +608,7 @@ hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file, con
     const property_list_handle dcpl = make_dataset_properties(
         settings.compression, chunked ? chunk : std::vector<hsize_t>{}, stored_size(type), site);
     if (covered[i] < element_total(std::vector<std::int64_t>(entry, entry + ndims)) &&
-        settings.compression.filter == filter_kind::none) {
+        !filtered(settings.compression)) {
       // Blocks leave part of the dataset unwritten (a client stopped, or wrote nothing):
       // parallel HDF5 allocates the whole dataset at once and, unless told to, leaves the
       // gaps as whatever the file held. Write zeros there, as the documentation promises.

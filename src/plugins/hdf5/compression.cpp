@@ -90,7 +90,7 @@ property_list_handle make_dataset_properties(const compression& c,
                                              const std::vector<hsize_t>& chunk,
                                              std::size_t element_size, const call_site& site) {
   property_list_handle dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", site));
-  if (c.filter == filter_kind::none || chunk.empty()) return dcpl;
+  if (!filtered(c) || chunk.empty()) return dcpl;
   std::vector<hsize_t> extents = chunk;
   // HDF5 chunks must hold fewer than 4 GiB; halve the largest extent until it fits.
   const auto chunk_bytes = [&] {
@@ -108,11 +108,13 @@ property_list_handle make_dataset_properties(const compression& c,
   // Unwritten chunks read as zeros; writing fill values first would only cost time (and
   // parallel HDF5 cannot write them into filtered datasets).
   check_status(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time", site);
-  if (c.shuffle && element_size > 1) {
+  if (c.shuffle && element_size > 1 && c.filter != filter_kind::none) {
     check_status(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle", site);
   }
   const filter_info& f = info_of(c.filter);
   switch (c.filter) {
+    case filter_kind::none:
+      break;
     case filter_kind::deflate:
       check_status(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(c.level)), "H5Pset_deflate",
                    site);
@@ -135,6 +137,8 @@ property_list_handle make_dataset_properties(const compression& c,
       break;
     }
   }
+  // Last: the checksum covers the bytes as stored, after compression.
+  if (c.checksum) check_status(H5Pset_fletcher32(dcpl.get()), "H5Pset_fletcher32", site);
   return dcpl;
 }
 

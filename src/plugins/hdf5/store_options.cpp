@@ -120,6 +120,8 @@ store_options parse_options(const store_context& context) {
     } else if (equals_ignoring_case(key, "Compression")) {
       options.defaults.compression.filter = parse_compression(value, store_where(context)).filter;
       options.defaults.compression.level = parse_compression(value, store_where(context)).level;
+    } else if (equals_ignoring_case(key, "Checksum")) {
+      options.defaults.compression.checksum = parse_bool(value, key, context);
     } else if (equals_ignoring_case(key, "Shuffle")) {
       options.defaults.compression.shuffle = parse_bool(value, key, context);
     } else if (equals_ignoring_case(key, "Precision")) {
@@ -130,7 +132,7 @@ store_options parse_options(const store_context& context) {
     } else {
       const std::vector<std::string> keys = {"FileMode", "FilesPath",   "VirtualView", "XDMF",
                                              "XDMFMode", "Compression", "Shuffle",     "Precision",
-                                             "Durable",     "BlockLayout", "Permissions"};
+                                             "Durable",     "BlockLayout", "Permissions", "Checksum"};
       throw config_error(store_where(context) + ": unknown option \"" + key + "\"; " +
                          config::detail::suggest(key, keys, "options") +
                          " (and Compression.<variable>, Precision.<variable>, BlockLayout.<variable>)");
