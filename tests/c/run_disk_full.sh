@@ -3,9 +3,10 @@
 # the job ended (no crash, no hang), reported the full disk, and left only complete files.
 # Needs root and unshare -m; skipped (exit 77) otherwise.
 # usage: run_disk_full.sh <disk_full program> <xml template> <dedicated cores> <ranks> [file mode]
-#        [dedicated nodes]  (with dedicated nodes, each rank is a virtual node of its own)
+#        [dedicated nodes] [I/O threads]  (with dedicated nodes, each rank is a virtual node of
+#        its own; with I/O threads, the stores run on a thread of each client)
 set -euo pipefail
-program=$1 template=$2 cores=$3 ranks=$4 filemode=${5:-FilePerCore} nodes=${6:-0}
+program=$1 template=$2 cores=$3 ranks=$4 filemode=${5:-FilePerCore} nodes=${6:-0} threads=${7:-0}
 if [ "$nodes" -gt 0 ]; then export SIDECORE_RANKS_PER_NODE=1; else unset SIDECORE_RANKS_PER_NODE; fi
 python=${SIDECORE_TEST_PYTHON:-python3}
 if [ "$(id -u)" -ne 0 ] || ! unshare -m true 2>/dev/null; then
@@ -15,7 +16,7 @@ fi
 work=$(mktemp -d /tmp/sidecore-disk-full-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/full"
-sed "s#@CORES@#$cores#; s#@OUT@#$work/full#; s#@FILEMODE@#$filemode#; s#nodes=\"0\"#nodes=\"$nodes\"#" \
+sed "s#@CORES@#$cores#; s#@OUT@#$work/full#; s#@FILEMODE@#$filemode#; s#nodes=\"0\"#nodes=\"$nodes\" threads=\"$threads\"#" \
   "$template" > "$work/full.xml"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # The launcher of the build's MPI (set by ctest, tests/CMakeLists.txt).
