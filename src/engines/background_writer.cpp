@@ -134,7 +134,7 @@ void background_writer::run() noexcept {
         case task::kind::end_iteration: {
           bool skipped = t.skipped;
           if (m_together) {
-            const step agreed = agree(t.iteration, false, skipped);
+            const step agreed = agree_on_step(m_writers, t.iteration, false, skipped);
             if (!agreed.in_step)
               throw error(DAMARIS_CHANNEL_ERROR,
                           "the clients ended different iterations together (" +
@@ -165,25 +165,12 @@ void background_writer::run() noexcept {
   }
 }
 
-background_writer::step background_writer::agree(int iteration, bool stopped, bool incomplete) {
-  // All maxima; a stopped writer's iterations are INT_MIN, which neither bound can pick.
-  int values[4] = {stopped ? 0 : 1, stopped ? INT_MIN : iteration, stopped ? INT_MIN : -iteration,
-                   incomplete || stopped ? 1 : 0};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 4, MPI_INT, MPI_MAX, m_writers), "MPI_Allreduce");
-  step agreed;
-  agreed.all_stopped = values[0] == 0;
-  agreed.in_step = agreed.all_stopped || values[1] == -values[2];
-  agreed.iteration = values[1];
-  agreed.any_incomplete = values[3] != 0;
-  return agreed;
-}
-
 // On the client's thread, once the I/O thread has ended: the writers' communicator is then
 // this thread's alone.
 void background_writer::take_part_until_all_stopped() {
   int next = m_client_iteration;
   for (;;) {
-    const step agreed = agree(next - 1, true, true);
+    const step agreed = agree_on_step(m_writers, next - 1, true, true);
     if (agreed.all_stopped) return;
     if (!agreed.in_step || agreed.iteration < next) continue;
     // Blocks the client committed for this iteration before it stopped are stored with it.

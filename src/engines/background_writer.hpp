@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "config/model.hpp"
+#include "engines/writers_step.hpp"
 #include "server/iteration_processor.hpp"
 #include "transport/buffer_pool.hpp"
 #include "transport/client_phase.hpp"
@@ -73,16 +74,8 @@ class background_writer {
   };
 
   // Writers that store together (iteration_processor::stores_together) agree on each
-  // iteration before storing it, as synchronous clients do: "some writer's client still
-  // runs", the iteration (its largest and smallest among the running ones), "some client
-  // dropped data or stopped". Collective over the writers.
-  struct step {
-    bool all_stopped = false;
-    bool in_step = true;
-    int iteration = 0;
-    bool any_incomplete = false;
-  };
-  step agree(int iteration, bool stopped, bool incomplete);
+  // iteration before storing it, as synchronous clients do (writers_step.hpp).
+  using step = writers_step;
   // The client stopped: until every writer's client has, this one stores, without data, each
   // iteration the others store, so that their collective stores are not left waiting for it.
   void take_part_until_all_stopped();

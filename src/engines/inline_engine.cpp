@@ -19,21 +19,6 @@ inline_engine::inline_engine(const config::model& model, MPI_Comm writers, int s
   m_processor.publish_to(&m_stats);
 }
 
-inline_engine::step inline_engine::agree(int iteration, bool stopped, bool incomplete) {
-  // All maxima: "some client still runs", the largest and (negated) the smallest iteration
-  // the running clients end, "some client dropped data or stopped".
-  int values[4] = {stopped ? 0 : 1, stopped ? INT_MIN : iteration, stopped ? INT_MIN : -iteration,
-                   incomplete || stopped ? 1 : 0};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 4, MPI_INT, MPI_MAX, m_writers), "MPI_Allreduce");
-  step agreed;
-  agreed.all_stopped = values[0] == 0;
-  // Once all stopped, values[2] is INT_MIN, which cannot be negated.
-  agreed.in_step = agreed.all_stopped || values[1] == -values[2];
-  agreed.iteration = values[1];
-  agreed.any_incomplete = values[3] != 0;
-  return agreed;
-}
-
 // The buffer bounds only the size of one block (checked by the client): memory is the
 // process's own and is returned once the iteration is stored.
 reservation inline_engine::reserve(std::uint64_t bytes) {
@@ -56,7 +41,7 @@ void inline_engine::signal(const config::event& event, std::size_t, int iteratio
 void inline_engine::end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) {
   // The processor has one source: this process.
   if (m_in_step) {
-    const step agreed = agree(iteration, false, skipped);
+    const step agreed = agree_on_step(m_writers, iteration, false, skipped);
     if (!agreed.in_step)
       throw error(DAMARIS_CHANNEL_ERROR,
                   "the clients ended different iterations together (" + std::to_string(iteration) +
@@ -77,7 +62,7 @@ void inline_engine::stop(int iteration) {
   if (m_in_step) {
     // Take part, with no data, in every iteration the other clients still end.
     for (;;) {
-      const step agreed = agree(iteration - 1, true, true);
+      const step agreed = agree_on_step(m_writers, iteration - 1, true, true);
       if (agreed.all_stopped) break;
       if (agreed.in_step && agreed.iteration >= iteration) {
         m_processor.end_iteration(0, agreed.iteration, true);

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "engines/engine.hpp"
+#include "engines/writers_step.hpp"
 #include "server/iteration_processor.hpp"
 
 namespace sidecore::engines {
@@ -37,14 +38,7 @@ class inline_engine final : public engine {
 
  private:
   void rethrow_store_failure();
-  struct step {
-    bool all_stopped;     // every client has stopped
-    bool in_step;         // the running clients end the same iteration
-    int iteration;        // the iteration the running clients end
-    bool any_incomplete;  // some client dropped data of it, or has stopped
-  };
-  // Collective over the writers.
-  step agree(int iteration, bool stopped, bool incomplete);
+  using step = writers_step;
 
   const config::model& m_model;
   MPI_Comm m_writers;

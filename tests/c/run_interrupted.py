@@ -45,7 +45,9 @@ def main():
             text = text.replace(key, str(value))
         with open(xml, "w") as f:
             f.write(text)
-        env = mpi_env(per_node, SIDECORE_DISK_FULL_N=SIDE)
+        # Open MPI sends SIGKILL 1 s after SIGTERM by default: on a loaded machine a process
+        # may not have run its handler by then. Real jobs get the same notice when they run.
+        env = mpi_env(per_node, SIDECORE_DISK_FULL_N=SIDE, OMPI_MCA_odls_base_sigkill_timeout=10)
         exports = ["SIDECORE_DISK_FULL_N"] + (["SIDECORE_RANKS_PER_NODE"] if per_node else [])
         argv = mpiexec(ranks) + exported(*exports) + [
             program, xml, "100000"]
