@@ -73,7 +73,8 @@ def main():
         took = time.time() - interrupted_at
         sys.stdout.write(output)
         print(f"the job ended {took:.1f} s after SIGINT with status {proc.returncode}")
-        if proc.returncode == 0:
+        # MPICH's mpiexec ends with status 0 after forwarding Ctrl-C; Open MPI's does not.
+        if proc.returncode == 0 and os.environ.get("SIDECORE_TEST_MPI", "openmpi") != "mpich":
             fail("an interrupted job must not end with status 0")
 
         notices = re.findall(r"\[sidecore rank \d+ \w+\] the job is ending on (SIGINT|SIGTERM)",
