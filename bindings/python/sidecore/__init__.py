@@ -417,7 +417,8 @@ def read_output(prefix, iteration):
 
 class Output:
     """One iteration of a run's output: its variables, their blocks, and reads by block or by
-    region of the global array (elements no block covers read as 0)."""
+    region of the global array (elements no block covers read as 0, unless a writer's file of
+    the iteration is missing or torn: the read then raises, naming the file)."""
 
     def __init__(self, reader):
         self._reader = reader
