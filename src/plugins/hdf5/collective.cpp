@@ -482,11 +482,7 @@ void hdf5_store::write_collective(const iteration_data& data) {
     ::sem_unlink(("/OMPIO_" + std::filesystem::path(path + ".part").filename().string()).c_str());
     // Whatever holds the temporary name (a killed run's part file, a planted symlink) goes
     // before any writer opens it (the agreement below orders it first).
-    try {
-      free_temporary_name(path + ".part");
-    } catch (const storage_error& e) {
-      if (problem.empty()) problem = std::string(e.what()).substr(std::string("HDF5 store: ").size());
-    }
+    free_temporary_name(path + ".part");
   }
   int failed = problem.empty() ? 0 : 1;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, m_context.comm),

@@ -188,10 +188,10 @@ void sync_file(const std::string& path) {
   log::debug("HDF5 store: flushed ", path, " to stable storage");
 }
 
-void free_temporary_name(const std::string& temporary) {
-  if (::unlink(temporary.c_str()) != 0 && errno != ENOENT)
-    throw storage_error("HDF5 store: cannot remove \"" + temporary +
-                        "\" before writing it: " + std::strerror(errno));
+void free_temporary_name(const std::string& temporary) noexcept {
+  // A name that cannot be removed makes the exclusive creation fail, with HDF5's message on
+  // the directory or the file: that one says more than unlink's would.
+  ::unlink(temporary.c_str());
 }
 
 void apply_permissions(const std::string& file, unsigned permissions) {

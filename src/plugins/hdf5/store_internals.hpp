@@ -78,7 +78,7 @@ void sync_directory_of(const std::string& path);
 // to) is removed, never followed: unlink() does not follow symlinks, and the file is then
 // created exclusively (H5F_ACC_EXCL, O_EXCL), so that a name planted meanwhile fails the
 // creation instead of being written through.
-void free_temporary_name(const std::string& temporary);
+void free_temporary_name(const std::string& temporary) noexcept;
 // The store's Permissions option (e.g. 0600 for private output) on a file just created;
 // 0 leaves the umask's. Throws storage_error.
 void apply_permissions(const std::string& file, unsigned permissions);

@@ -256,9 +256,7 @@ void write_file_atomically(const std::string& path, const std::string& text,
   const std::string temporary = path + ".tmp";
   {
     // A stale temporary file, or a symlink planted under its name, is removed, not followed.
-    if (::unlink(temporary.c_str()) != 0 && errno != ENOENT)
-      throw storage_error("HDF5 store: cannot remove \"" + temporary + "\": " +
-                          std::strerror(errno));
+    ::unlink(temporary.c_str());  // if it stays, O_EXCL below fails and says why
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                           permissions != 0 ? static_cast<mode_t>(permissions) : 0666);
     if (fd < 0)
