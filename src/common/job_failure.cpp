@@ -55,7 +55,11 @@ const char* note_doing(const char* what) noexcept {
 }
 
 const char* note_call(const char* function) noexcept {
-  return g_call.exchange(function, std::memory_order_relaxed);
+  // Every API call passes here twice: a plain load and store, no read-modify-write (only
+  // messages read it, and a stale value there is harmless).
+  const char* before = g_call.load(std::memory_order_relaxed);
+  g_call.store(function, std::memory_order_relaxed);
+  return before;
 }
 
 const char* current_doing() noexcept { return g_doing.load(std::memory_order_relaxed); }
