@@ -27,6 +27,18 @@ fi
 "$venv/bin/python" -c "import h5py, numpy, vtk" 2>/dev/null ||
   "$venv/bin/pip" install --quiet --disable-pip-version-check h5py numpy vtk
 
+# True when every test of the last ctest run in build dir $1 that failed printed LeakSanitizer's
+# tracer crash ("Tracer caught signal"), and no leak report.
+only_tracer_crashes() {
+  local failed="$1/Testing/Temporary/LastTestsFailed.log" log="$1/Testing/Temporary/LastTest.log"
+  [ -s "$failed" ] && [ -f "$log" ] || return 1
+  awk -F: 'FNR == NR { failed[substr($0, index($0, ":") + 1)] = 1; next }
+    /^[0-9]+\/[0-9]+ Test: / { name = $0; sub(/^[0-9]+\/[0-9]+ Test: /, "", name) }
+    /Tracer caught signal/ { crashed[name] = 1 }
+    /detected memory leaks|ERROR: AddressSanitizer|runtime error:/ { reported[name] = 1 }
+    END { for (n in failed) if (!crashed[n] || reported[n]) exit 1 }' "$failed" "$log"
+}
+
 status=0
 for config in "${configs[@]}"; do
   start=$SECONDS
@@ -49,8 +61,19 @@ for config in "${configs[@]}"; do
   "$root/scripts/setup.sh" "$build" "${cache[@]}" -DSIDECORE_BUILD_BENCH=OFF
   echo "== $config: testing"
   if ! (cd "$root" && ctest --preset "$config" -j2 "$@"); then
-    echo "== $config: FAILED" >&2
-    status=1
+    if only_tracer_crashes "$build"; then
+      # LeakSanitizer's own thread sometimes crashes while it stops the process's threads at
+      # exit ("Tracer caught signal 11"): the runtime's fault, seen about once in a thousand
+      # programs, not a leak report. Those tests alone run once more; any other failure stands.
+      echo "== $config: LeakSanitizer's tracer crashed at exit (no leak report); rerunning those tests"
+      if ! (cd "$root" && ctest --preset "$config" --rerun-failed); then
+        echo "== $config: FAILED" >&2
+        status=1
+      fi
+    else
+      echo "== $config: FAILED" >&2
+      status=1
+    fi
   fi
   echo "== $config: $((SECONDS - start)) s"
 done
