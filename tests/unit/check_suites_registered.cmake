@@ -1,0 +1,30 @@
+# Fails when the unit-test program has a GoogleTest suite that tests/unit/CMakeLists.txt did not
+# register as a ctest test (a TEST line its pattern does not read), or registers a suite the
+# program does not have.
+# Usage: cmake -DPROGRAM=<sidecore_unit_tests> -DREGISTERED=<suite,suite,...> -P this file
+cmake_minimum_required(VERSION 3.25)
+execute_process(COMMAND ${PROGRAM} --gtest_list_tests OUTPUT_VARIABLE listing
+  RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "${PROGRAM} --gtest_list_tests failed (${status})")
+endif()
+string(REPLACE "," ";" registered "${REGISTERED}")
+string(REGEX MATCHALL "(^|\n)[A-Za-z0-9_]+\\." suites "${listing}")
+list(TRANSFORM suites REPLACE "[\n.]" "")
+set(problems)
+foreach(suite IN LISTS suites)
+  if(NOT suite IN_LIST registered)
+    list(APPEND problems "suite '${suite}' of the program is not registered with ctest")
+  endif()
+endforeach()
+foreach(suite IN LISTS registered)
+  if(NOT suite IN_LIST suites)
+    list(APPEND problems "registered suite '${suite}' is not in the program")
+  endif()
+endforeach()
+list(LENGTH suites count)
+if(problems)
+  string(JOIN "\n  " text ${problems})
+  message(FATAL_ERROR "tests/unit/CMakeLists.txt and the program disagree:\n  ${text}")
+endif()
+message(STATUS "all ${count} suites registered")
