@@ -262,9 +262,10 @@ const char* damaris_error_string(int code);
 /* Sidecore extensions. */
 
 /* The message of the last failed call on this thread ("" if none; a successful call does not
- * clear it, as with errno). Valid until the next call into the API from this thread. Failed
- * calls are also logged: the first failure of each function with each code at error level
- * (configuration errors by the first rank only), later ones at debug level. */
+ * clear it, as with errno), of Damaris.h or of any sidecore/ header: one message per thread,
+ * which sidecore_*_last_error() also return. Valid until the next call into the API from this
+ * thread. Failed calls are also logged: the first failure of each function with each code at
+ * error level (configuration errors by the first rank only), later ones at debug level. */
 const char* damaris_last_error_message(void);
 
 /* Client only: returns once every iteration this client has ended is stored (written by its

@@ -18,6 +18,7 @@
 #include "Damaris.h"
 #include "sidecore/blocks.h"
 #include "sidecore/schedule.h"
+#include "common/c_boundary.hpp"
 #include "common/error.hpp"
 #include "common/job_failure.hpp"
 #include "common/log.hpp"
@@ -30,7 +31,6 @@
 namespace {
 
 std::unique_ptr<sidecore::runtime> g_runtime;
-thread_local std::string t_last_error;
 // damaris_initialize failed: its error was printed once, and every later call's
 // DAMARIS_NOT_INITIALIZED is only logged at debug level (one error, once).
 std::atomic<bool> g_initialize_failed{false};
@@ -47,10 +47,10 @@ void log_failure(const char* function, int code) {
     first = seen.emplace(function, code).second;
   }
   if (first)
-    sidecore::log::error(t_last_error, " [", damaris_error_string(code),
+    sidecore::log::error(sidecore::c_boundary::last_error(), " [", damaris_error_string(code),
                          "; later failures of this kind are logged at debug level]");
   else
-    sidecore::log::debug(t_last_error);
+    sidecore::log::debug(sidecore::c_boundary::last_error());
 }
 
 // A code a call returns without having failed (DAMARIS_NO_SERVER from damaris_start without
@@ -119,37 +119,27 @@ int guarded(const char* function, Body&& body, failure_report report = failure_r
     if constexpr (std::is_same_v<decltype(body()), notice>) {
       notice n = body();
       if (n.code != DAMARIS_OK) {
-        t_last_error = std::string(function) + ": " + n.message;
-        sidecore::log::debug(t_last_error);
+        sidecore::c_boundary::record(function, n.message.c_str());
+        sidecore::log::debug(sidecore::c_boundary::last_error());
       }
       return n.code;
     } else {
       body();
       return DAMARIS_OK;
     }
-  } catch (const sidecore::error& e) {
-    t_last_error = std::string(function) + ": " + e.what();
-    code = e.code();
-  } catch (const std::bad_alloc&) {
-    t_last_error = std::string(function) + ": out of memory";
-    code = DAMARIS_ALLOCATION_ERROR;
-  } catch (const std::exception& e) {
-    t_last_error = std::string(function) + ": " + e.what();
-    code = DAMARIS_ERROR_UNKNOWN;
   } catch (...) {
-    t_last_error = std::string(function) + ": unknown exception";
-    code = DAMARIS_ERROR_UNKNOWN;
+    code = sidecore::c_boundary::record_current_exception(function);
   }
   try {
     if (report == failure_report::config_error_shown_by_rank_0 && code == DAMARIS_CONFIG_ERROR) {
-      sidecore::log::debug(t_last_error);
+      sidecore::log::debug(sidecore::c_boundary::last_error());
       sidecore::log::error(function, ": invalid configuration (rank 0 prints what is wrong); "
                                      "every later call returns DAMARIS_NOT_INITIALIZED");
     } else if (code == DAMARIS_NOT_INITIALIZED && g_initialize_failed.load()) {
-      sidecore::log::debug(t_last_error);
+      sidecore::log::debug(sidecore::c_boundary::last_error());
     } else if (code != DAMARIS_ALREADY_INITIALIZED &&
                std::string_view(function) == "damaris_initialize") {
-      sidecore::log::error(t_last_error, " [", damaris_error_string(code),
+      sidecore::log::error(sidecore::c_boundary::last_error(), " [", damaris_error_string(code),
                            "; every later call returns DAMARIS_NOT_INITIALIZED]");
     } else {
       log_failure(function, code);
@@ -494,7 +484,7 @@ SIDECORE_API const char* damaris_error_string(int code) {
   }
 }
 
-SIDECORE_API const char* damaris_last_error_message(void) { return t_last_error.c_str(); }
+SIDECORE_API const char* damaris_last_error_message(void) { return sidecore::c_boundary::last_error(); }
 
 SIDECORE_API const char* sidecore_version(void) { return SIDECORE_VERSION_STRING; }
 

@@ -16,8 +16,6 @@
 
 namespace {
 
-thread_local std::string t_last_error;
-
 const sidecore::runtime& current(const char* function) {
   const sidecore::runtime* rt = sidecore::current_runtime();
   if (!rt)
@@ -30,7 +28,7 @@ const sidecore::runtime& current(const char* function) {
 }  // namespace
 
 SIDECORE_API int sidecore_environment_get(sidecore_environment_t* out) {
-  return sidecore::guarded_call(t_last_error, "sidecore_environment_get", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_environment_get", [&] {
     if (!out) throw sidecore::argument_error("out is NULL");
     const sidecore::runtime& rt = current("sidecore_environment_get");
     const sidecore::plugins::script_environment& env = rt.environment();
@@ -58,7 +56,7 @@ SIDECORE_API int sidecore_environment_get(sidecore_environment_t* out) {
 
 SIDECORE_API int sidecore_environment_known_clients(int32_t* clients, int32_t capacity,
                                                     int32_t* count) {
-  return sidecore::guarded_call(t_last_error, "sidecore_environment_known_clients", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_environment_known_clients", [&] {
     if (!count) throw sidecore::argument_error("count is NULL");
     if (capacity < 0)
       throw sidecore::argument_error("capacity is " + std::to_string(capacity) +
@@ -77,7 +75,7 @@ SIDECORE_API int sidecore_environment_known_clients(int32_t* clients, int32_t ca
 
 SIDECORE_API int sidecore_server_comm_get(MPI_Comm* comm) {
   int code = DAMARIS_OK;
-  const int failure = sidecore::guarded_call(t_last_error, "sidecore_server_comm_get", [&] {
+  const int failure = sidecore::c_boundary::guarded_call("sidecore_server_comm_get", [&] {
     if (!comm) throw sidecore::argument_error("comm is NULL");
     *comm = MPI_COMM_NULL;
     const sidecore::runtime& rt = current("sidecore_server_comm_get");
@@ -92,10 +90,11 @@ SIDECORE_API int sidecore_server_comm_get(MPI_Comm* comm) {
 }
 
 SIDECORE_API int sidecore_global_comm_get(MPI_Comm* comm) {
-  return sidecore::guarded_call(t_last_error, "sidecore_global_comm_get", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_global_comm_get", [&] {
     if (!comm) throw sidecore::argument_error("comm is NULL");
     *comm = current("sidecore_global_comm_get").world_comm();
   });
 }
 
-SIDECORE_API const char* sidecore_environment_last_error(void) { return t_last_error.c_str(); }
+// An alias of damaris_last_error_message(): one error slot per thread (common/c_boundary.hpp).
+SIDECORE_API const char* sidecore_environment_last_error(void) { return sidecore::c_boundary::last_error(); }

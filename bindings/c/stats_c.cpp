@@ -21,8 +21,6 @@ static_assert(offsetof(sidecore_stats_t, bytes_received) == SIDECORE_STATS_MIN_S
 
 namespace {
 
-thread_local std::string t_last_error;
-
 double seconds_of(std::uint64_t ns) { return static_cast<double>(ns) * 1e-9; }
 
 void fill(const sidecore::client::client& client, sidecore_stats_t& s) {
@@ -73,7 +71,7 @@ void fill(const sidecore::client::client& client, sidecore_stats_t& s) {
 }  // namespace
 
 SIDECORE_API int sidecore_stats(sidecore_stats_t* out) {
-  return sidecore::guarded_call(t_last_error, "sidecore_stats", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_stats", [&] {
     if (!out) throw sidecore::argument_error("out is NULL");
     if (out->size < SIDECORE_STATS_MIN_SIZE)
       throw sidecore::argument_error(
@@ -96,4 +94,5 @@ SIDECORE_API int sidecore_stats(sidecore_stats_t* out) {
   });
 }
 
-SIDECORE_API const char* sidecore_stats_last_error(void) { return t_last_error.c_str(); }
+// An alias of damaris_last_error_message(): one error slot per thread (common/c_boundary.hpp).
+SIDECORE_API const char* sidecore_stats_last_error(void) { return sidecore::c_boundary::last_error(); }

@@ -57,7 +57,8 @@ int sidecore_server_comm_get(MPI_Comm* comm);
  * DAMARIS_ARGUMENT_ERROR, DAMARIS_NOT_INITIALIZED. */
 int sidecore_global_comm_get(MPI_Comm* comm);
 
-/* The message of the last failed call of this header on this thread ("" if none). */
+/* The message of the last failed call on this thread ("" if none): an alias of
+ * damaris_last_error_message(). */
 const char* sidecore_environment_last_error(void);
 
 #ifdef __cplusplus

@@ -11,7 +11,7 @@
  *
  * Errors. Every function returns a Damaris error code (DAMARIS_OK on success) and never throws
  * or terminates; the message of the last failure of these functions on the calling thread is
- * returned by sidecore_describe_last_error() (not by damaris_last_error_message()).
+ * returned by sidecore_describe_last_error(), an alias of damaris_last_error_message().
  *
  * Thread safety. A description may be read from several threads at once; opening and closing
  * it are the caller's to order. The answers follow damaris_parameter_get(), which belongs to
@@ -78,8 +78,8 @@ int sidecore_describe_parameter(const sidecore_description* description, const c
  * Returns DAMARIS_OK or DAMARIS_ARGUMENT_ERROR. */
 int sidecore_describe_domains(const sidecore_description* description, int32_t* domains);
 
-/* The message of the last failed sidecore_describe_* call on this thread ("" if none). Valid
- * until the next such call from this thread. */
+/* The message of the last failed call on this thread ("" if none): an alias of
+ * damaris_last_error_message(). Valid until the next failed call from this thread. */
 const char* sidecore_describe_last_error(void);
 
 #ifdef __cplusplus

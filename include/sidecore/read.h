@@ -102,7 +102,8 @@ int sidecore_read_region(sidecore_reader* reader, const char* variable, const in
                          const int64_t* count, int32_t type, void* buffer,
                          uint64_t buffer_bytes);
 
-/* The message of the last failure of these functions on the calling thread ("" if none). */
+/* The message of the last failed call on the calling thread ("" if none): an alias of
+ * damaris_last_error_message(). */
 const char* sidecore_read_last_error(void);
 
 #ifdef __cplusplus

@@ -99,8 +99,8 @@ typedef struct sidecore_stats {
 /* Fills *out (see above). */
 int sidecore_stats(sidecore_stats_t* out);
 
-/* The message of the last failed sidecore_stats() call of this thread ("" if none). Valid
- * until the next call on the thread. */
+/* The message of the last failed call of this thread ("" if none): an alias of
+ * damaris_last_error_message(). Valid until the next call on the thread. */
 const char* sidecore_stats_last_error(void);
 
 #ifdef __cplusplus

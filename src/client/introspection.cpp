@@ -28,11 +28,9 @@ struct sidecore_description {
 
 namespace {
 
-thread_local std::string t_last_error;
-
 template <typename Body>
 int guarded(const char* function, Body&& body) noexcept {
-  return sidecore::guarded_call(t_last_error, function, body);
+  return sidecore::c_boundary::guarded_call(function, body);
 }
 
 // Rank 0's text of the file, on every rank; the same config_error on every rank when rank 0
@@ -203,4 +201,5 @@ SIDECORE_API int sidecore_describe_domains(const sidecore_description* descripti
   });
 }
 
-SIDECORE_API const char* sidecore_describe_last_error(void) { return t_last_error.c_str(); }
+// An alias of damaris_last_error_message(): one error slot per thread (common/c_boundary.hpp).
+SIDECORE_API const char* sidecore_describe_last_error(void) { return sidecore::c_boundary::last_error(); }

@@ -23,11 +23,9 @@ namespace {
 using sidecore::argument_error;
 using sidecore::reader::element;
 
-thread_local std::string t_last_error;
-
 template <typename Body>
 int guarded(const char* function, Body&& body) noexcept {
-  return sidecore::guarded_call(t_last_error, function, body);
+  return sidecore::c_boundary::guarded_call(function, body);
 }
 
 template <typename T>
@@ -161,4 +159,5 @@ SIDECORE_API int sidecore_read_region(sidecore_reader* reader, const char* varia
   });
 }
 
-SIDECORE_API const char* sidecore_read_last_error(void) { return t_last_error.c_str(); }
+// An alias of damaris_last_error_message(): one error slot per thread (common/c_boundary.hpp).
+SIDECORE_API const char* sidecore_read_last_error(void) { return sidecore::c_boundary::last_error(); }

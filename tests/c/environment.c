@@ -4,6 +4,7 @@
  * after a run, with every argument error. Usage: environment <xml> <cores> <ranks per node> */
 #include <Damaris.h>
 #include <sidecore/environment.h>
+#include <sidecore/stats.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,6 +40,9 @@ int main(int argc, char** argv) {
   if (EXPECT_OK(damaris_initialize(argv[1], MPI_COMM_WORLD))) {
     EXPECT(sidecore_environment_get(NULL) == DAMARIS_ARGUMENT_ERROR);
     EXPECT(strstr(sidecore_environment_last_error(), "out is NULL") != NULL);
+    /* One error slot per thread: every *_last_error function returns the latest failure. */
+    EXPECT(strcmp(damaris_last_error_message(), "sidecore_environment_get: out is NULL") == 0);
+    EXPECT(strcmp(sidecore_stats_last_error(), damaris_last_error_message()) == 0);
     EXPECT(sidecore_environment_known_clients(NULL, 0, NULL) == DAMARIS_ARGUMENT_ERROR);
     EXPECT(sidecore_environment_known_clients(NULL, 2, &count) == DAMARIS_ARGUMENT_ERROR);
     EXPECT(sidecore_environment_known_clients(NULL, -1, &count) == DAMARIS_ARGUMENT_ERROR);

@@ -77,9 +77,30 @@ class gil {
   PyGILState_STATE m_state;
 };
 
-void put_message(char* message, std::size_t size, const std::string& text) {
+void put_message(char* message, std::size_t size, const char* text) noexcept {
   if (size == 0) return;
-  std::snprintf(message, size, "%s", text.c_str());
+  std::snprintf(message, size, "%s", text);
+}
+
+void put_message(char* message, std::size_t size, const std::string& text) noexcept {
+  put_message(message, size, text.c_str());
+}
+
+// The plugin's C boundary: each entry point's body runs here, and an exception (out of memory,
+// a watching thread that cannot start) becomes the call's error message without allocating;
+// none crosses into the library that called.
+template <typename Body>
+int guarded(char* message, std::size_t size, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    put_message(message, size, "out of memory in the Python script runner");
+  } catch (const std::exception& e) {
+    put_message(message, size, e.what());
+  } catch (...) {
+    put_message(message, size, "unknown C++ exception in the Python script runner");
+  }
+  return SIDECORE_PLUGIN_ERROR;
 }
 
 // The pending Python exception as text, with its traceback unless `brief` (cleared
@@ -593,7 +614,7 @@ int fail(char* message, std::size_t size, const std::string& text, int code) {
 
 int script_create(const sidecore_action_config* config, void** handle, char* message,
                   std::size_t message_size) {
-  try {
+  return guarded(message, message_size, [&]() -> int {
     const std::string started = ensure_interpreter(option(config, "python"));
     if (!started.empty()) return fail(message, message_size, started, SIDECORE_PLUGIN_CONFIG_ERROR);
     gil held;
@@ -647,15 +668,11 @@ int script_create(const sidecore_action_config* config, void** handle, char* mes
       return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
     *handle = s.release();
     return SIDECORE_PLUGIN_OK;
-  } catch (const std::exception& e) {
-    return fail(message, message_size, e.what(), SIDECORE_PLUGIN_ERROR);
-  } catch (...) {
-    return fail(message, message_size, "unknown C++ exception", SIDECORE_PLUGIN_ERROR);
-  }
+  });
 }
 
-int script_on_iteration(void* handle, const sidecore_iteration* iteration, char* message,
-                        std::size_t message_size) {
+int on_iteration(void* handle, const sidecore_iteration* iteration, char* message,
+                 std::size_t message_size) {
   auto* s = static_cast<script*>(handle);
   if (!python_alive()) return fail(message, message_size, exited, SIDECORE_PLUGIN_ERROR);
   gil held;
@@ -717,15 +734,23 @@ int script_on_iteration(void* handle, const sidecore_iteration* iteration, char*
   return SIDECORE_PLUGIN_OK;
 }
 
+int script_on_iteration(void* handle, const sidecore_iteration* iteration, char* message,
+                        std::size_t message_size) {
+  return guarded(message, message_size,
+                 [&] { return on_iteration(handle, iteration, message, message_size); });
+}
+
 int script_finish(void* handle, char* message, std::size_t message_size) {
-  auto* s = static_cast<script*>(handle);
-  if (!python_alive()) return fail(message, message_size, exited, SIDECORE_PLUGIN_ERROR);
-  gil held;
-  call_deadline deadline(*s, -1);
-  py_ref result(PyObject_CallMethod(s->host.get(), "finish", nullptr));
-  deadline.finish();
-  if (!result) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
-  return SIDECORE_PLUGIN_OK;
+  return guarded(message, message_size, [&]() -> int {
+    auto* s = static_cast<script*>(handle);
+    if (!python_alive()) return fail(message, message_size, exited, SIDECORE_PLUGIN_ERROR);
+    gil held;
+    call_deadline deadline(*s, -1);
+    py_ref result(PyObject_CallMethod(s->host.get(), "finish", nullptr));
+    deadline.finish();
+    if (!result) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
+    return SIDECORE_PLUGIN_OK;
+  });
 }
 
 void script_destroy(void* handle) {
