@@ -26,8 +26,6 @@
 #include "runtime/runtime.hpp"
 #include "server/actions.hpp"
 
-#define SIDECORE_API extern "C" __attribute__((visibility("default")))
-
 namespace {
 
 std::unique_ptr<sidecore::runtime> g_runtime;

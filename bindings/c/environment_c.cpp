@@ -12,8 +12,6 @@
 #include "common/error.hpp"
 #include "runtime/runtime.hpp"
 
-#define SIDECORE_API extern "C" __attribute__((visibility("default")))
-
 namespace {
 
 const sidecore::runtime& current(const char* function) {

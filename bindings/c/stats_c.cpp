@@ -14,8 +14,6 @@
 #include "runtime/runtime.hpp"
 #include "transport/live_stats.hpp"
 
-#define SIDECORE_API extern "C" __attribute__((visibility("default")))
-
 static_assert(offsetof(sidecore_stats_t, bytes_received) == SIDECORE_STATS_MIN_SIZE,
               "SIDECORE_STATS_MIN_SIZE ends where the client's fields end");
 

@@ -3,7 +3,7 @@
 // that a program comparing them with the header's macros finds out when the two disagree.
 #include "sidecore/version.h"
 
-#define SIDECORE_API extern "C" __attribute__((visibility("default")))
+#include "common/c_boundary.hpp"
 
 #if !defined(SIDECORE_LIBRARY_VERSION_NUMBER) || \
     !defined(SIDECORE_LIBRARY_DAMARIS_API_VERSION_NUMBER)

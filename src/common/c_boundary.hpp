@@ -7,6 +7,10 @@
 
 #include "Damaris.h"
 
+// Marks a function of the C API: C linkage, exported from libsidecore (everything else is
+// hidden). Used only in bindings/c, where every exported function lives.
+#define SIDECORE_API extern "C" __attribute__((visibility("default")))
+
 namespace sidecore::c_boundary {
 
 // This thread's message of the latest failed call ("" before any failure); valid until this

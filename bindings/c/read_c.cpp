@@ -11,8 +11,6 @@
 #include "common/error.hpp"
 #include "reader/run_reader.hpp"
 
-#define SIDECORE_API extern "C" __attribute__((visibility("default")))
-
 struct sidecore_reader {
   sidecore::reader::run_reader run;
   sidecore_reader(const std::string& prefix, std::int32_t iteration) : run(prefix, iteration) {}

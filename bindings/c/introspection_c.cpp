@@ -14,8 +14,6 @@
 #include "common/mpi_handles.hpp"
 #include "config/model.hpp"
 
-#define SIDECORE_API extern "C" __attribute__((visibility("default")))
-
 struct sidecore_description {
   sidecore::config::model model;
   // Per layout: the parameters its local dimensions read (fetched again at every question).
