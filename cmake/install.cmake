@@ -16,6 +16,7 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/report/sidecore_report.py
   DESTINATION ${CMAKE_INSTALL_DATADIR}/sidecore)
 install(FILES ${PROJECT_SOURCE_DIR}/include/Damaris.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/sidecore/plugin.h
+              ${PROJECT_SOURCE_DIR}/include/sidecore/codes.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/introspection.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/schedule.h
               ${PROJECT_SOURCE_DIR}/include/sidecore/blocks.h

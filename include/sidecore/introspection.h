@@ -29,9 +29,6 @@
 extern "C" {
 #endif
 
-/* The most dimensions a layout has (as damaris_write_block() accepts). */
-#define SIDECORE_MAX_DIMENSIONS 8
-
 /* An opaque description of a configuration. Created by sidecore_describe_open(), released by
  * sidecore_describe_close(). */
 typedef struct sidecore_description sidecore_description;

@@ -78,7 +78,8 @@
 /* The name of the one function a plugin library exports (for dlsym). */
 #define SIDECORE_STORE_PLUGIN_SYMBOL "sidecore_store_plugin"
 
-/* Blocks have at most this many dimensions. */
+/* Blocks have at most this many dimensions (SIDECORE_MAX_DIMENSIONS of Damaris.h, which a
+ * plugin need not include; the library checks that the two agree). */
 #define SIDECORE_PLUGIN_MAX_DIMS 8
 
 #if defined(__GNUC__) || defined(__clang__)

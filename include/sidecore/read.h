@@ -25,14 +25,10 @@
 
 #include <stdint.h>
 
-#include "Damaris.h"
+#include "sidecore/codes.h"
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#ifndef SIDECORE_MAX_DIMENSIONS
-#define SIDECORE_MAX_DIMENSIONS 8
 #endif
 
 typedef struct sidecore_reader sidecore_reader;

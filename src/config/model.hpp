@@ -12,11 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include "Damaris.h"
+
 namespace sidecore::config {
 
 // Most dimensions a layout may have: the notifications a client posts carry this many extents
-// (transport::max_dimensions must stay equal; a unit test checks it).
-inline constexpr std::size_t max_dimensions = 8;
+// (the library's one constant, SIDECORE_MAX_DIMENSIONS of Damaris.h).
+inline constexpr std::size_t max_dimensions = SIDECORE_MAX_DIMENSIONS;
 // Longest event or script name: a signal carries its name NUL-terminated in
 // transport::max_signal_name bytes (a unit test checks that the two agree).
 inline constexpr std::size_t max_signal_name_length = 63;

@@ -8,6 +8,9 @@
 
 namespace sidecore::plugins {
 
+static_assert(SIDECORE_PLUGIN_MAX_DIMS == SIDECORE_MAX_DIMENSIONS,
+              "plugin.h and Damaris.h must give blocks the same most dimensions");
+
 namespace {
 
 std::string dl_error(const char* fallback) {

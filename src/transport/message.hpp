@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "Damaris.h"
+
 namespace sidecore::transport {
 
-inline constexpr int max_dimensions = 8;
+inline constexpr int max_dimensions = SIDECORE_MAX_DIMENSIONS;
 inline constexpr int max_signal_name = 64;
 
 // phase: the client entered a phase (flags: a client_phase::state), for a writer that
