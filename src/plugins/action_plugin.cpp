@@ -29,34 +29,24 @@ class external_action final : public action {
  public:
   external_action(library_handle library, const sidecore_action_descriptor* descriptor,
                   std::string label, const action_context& context)
-      : m_library(std::move(library)),
-        m_descriptor(descriptor),
+      : m_plugin(std::move(library), descriptor),
         m_label(std::move(label)),
         m_context(context),
         m_view(*context.model) {}
 
-  ~external_action() override {
-    if (m_created) m_descriptor->destroy(m_handle);
-  }
-  external_action(const external_action&) = delete;
-  external_action& operator=(const external_action&) = delete;
-
   void create() {
     const config::action_plugin& settings = *m_context.settings;
-    std::vector<const char*> keys, values, variables;
-    for (const auto& [key, value] : settings.options) {
-      keys.push_back(key.c_str());
-      values.push_back(value.c_str());
-    }
+    const c_options options(settings.options);
+    std::vector<const char*> variables;
     for (std::size_t v : settings.variables)
       variables.push_back(m_context.model->variables[v].name.c_str());
     sidecore_action_config config{};
     config.simulation = m_context.model->simulation_name.c_str();
     config.action_name = settings.name.c_str();
     config.library = settings.library.c_str();
-    config.option_count = keys.size();
-    config.option_keys = keys.data();
-    config.option_values = values.data();
+    config.option_count = options.keys.size();
+    config.option_keys = options.keys.data();
+    config.option_values = options.values.data();
     config.variable_count = variables.size();
     config.variables = variables.data();
     config.frequency = settings.frequency;
@@ -65,8 +55,7 @@ class external_action final : public action {
     config.comm = m_context.comm;
     config.finish_comm = m_context.finish_comm;
     char message[plugin_message_capacity] = "";
-    void* handle = nullptr;
-    const int code = m_descriptor->create(&config, &handle, message, sizeof message);
+    const int code = m_plugin.create(config, message, sizeof message);
     const std::string where = action_prefix(m_context);
     if (code == SIDECORE_PLUGIN_CONFIG_ERROR)
       throw config_error(where + failure("create", code, message));
@@ -74,24 +63,24 @@ class external_action final : public action {
       throw storage_error(where + (settings.is_script() ? "its set-up raised:\n" : "") +
                           failure("create", code, message));
     }
-    m_handle = handle;
-    m_created = true;
   }
 
   bool wants(int iteration) const noexcept override {
     const int frequency = m_context.settings->frequency;
-    return m_descriptor->on_iteration != nullptr && frequency > 0 && iteration % frequency == 0;
+    return m_plugin.descriptor().on_iteration != nullptr && frequency > 0 &&
+           iteration % frequency == 0;
   }
 
   void on_iteration(const iteration_data& data) override {
     const sidecore_iteration& iteration = m_view.build(data, m_label);
     char message[plugin_message_capacity] = "";
-    const int code = m_descriptor->on_iteration(m_handle, &iteration, message, sizeof message);
+    const int code =
+        m_plugin.descriptor().on_iteration(m_plugin.handle(), &iteration, message, sizeof message);
     if (code != SIDECORE_PLUGIN_OK) throw storage_error(failure("on_iteration", code, message));
   }
 
   void on_event(const config::event& event, int source, int iteration) override {
-    if (m_descriptor->on_event == nullptr) {
+    if (m_plugin.descriptor().on_event == nullptr) {
       throw storage_error(m_label + ": event '" + event.name + "' (" + m_context.model->file + ":" +
                           std::to_string(event.line) +
                           ") is routed to it, but it defines no on_event()");
@@ -102,15 +91,15 @@ class external_action final : public action {
     c.iteration = iteration;
     c.scope = c_scope(event.scope);
     char message[plugin_message_capacity] = "";
-    const int code = m_descriptor->on_event(m_handle, &c, message, sizeof message);
+    const int code = m_plugin.descriptor().on_event(m_plugin.handle(), &c, message, sizeof message);
     if (code != SIDECORE_PLUGIN_OK)
       throw storage_error(plugin_failure(m_label, "on_event", code, message));
   }
 
   void finish() override {
-    if (m_descriptor->finish == nullptr) return;
+    if (m_plugin.descriptor().finish == nullptr) return;
     char message[plugin_message_capacity] = "";
-    const int code = m_descriptor->finish(m_handle, message, sizeof message);
+    const int code = m_plugin.descriptor().finish(m_plugin.handle(), message, sizeof message);
     if (code != SIDECORE_PLUGIN_OK) throw storage_error(failure("finish", code, message));
   }
 
@@ -123,13 +112,10 @@ class external_action final : public action {
     return message;
   }
 
-  library_handle m_library;  // first: closed after the plugin's action is destroyed
-  const sidecore_action_descriptor* m_descriptor;
+  plugin_instance<sidecore_action_descriptor> m_plugin;
   std::string m_label;  // "plugin 'stats' (/path/libstats.so)"
   action_context m_context;
   c_iteration_view m_view;
-  void* m_handle = nullptr;
-  bool m_created = false;
 };
 
 }  // namespace
@@ -163,13 +149,9 @@ std::unique_ptr<action> make_action(const action_context& context) {
   }
   loaded_plugin plugin = load_plugin(settings.library, prefix, action_plugin_kind);
   const auto* descriptor = static_cast<const sidecore_action_descriptor*>(plugin.descriptor);
-  std::string missing;
-  if (descriptor->create == nullptr) missing += " create";
-  if (descriptor->destroy == nullptr) missing += " destroy";
-  if (!missing.empty()) {
-    throw config_error(prefix + "the descriptor of the plugin library " + plugin.named +
-                       " lacks the required function(s)" + missing);
-  }
+  require_functions(prefix, plugin.named,
+                    {{"create", descriptor->create != nullptr},
+                     {"destroy", descriptor->destroy != nullptr}});
   const std::string name =
       descriptor->name != nullptr && descriptor->name[0] != '\0' ? descriptor->name : settings.name;
   std::string label = settings.is_script()

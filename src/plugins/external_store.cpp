@@ -23,50 +23,36 @@ class external_store final : public store {
  public:
   external_store(library_handle library, const sidecore_store_descriptor* descriptor,
                  std::string label, const store_context& context)
-      : m_library(std::move(library)),
-        m_descriptor(descriptor),
+      : m_plugin(std::move(library), descriptor),
         m_label(std::move(label)),
         m_context(context),
         m_view(*context.model) {}
-
-  ~external_store() override {
-    if (m_created) m_descriptor->destroy(m_handle);
-  }
-  external_store(const external_store&) = delete;
-  external_store& operator=(const external_store&) = delete;
 
   // Runs the plugin's create(); separate from the constructor so that a failure leaves nothing
   // to destroy.
   void create() {
     const config::store& settings = *m_context.settings;
-    std::vector<const char*> keys, values;
-    for (const auto& [key, value] : settings.options) {
-      keys.push_back(key.c_str());
-      values.push_back(value.c_str());
-    }
+    const c_options options(settings.options);
     sidecore_store_config config{};
     config.simulation = m_context.model->simulation_name.c_str();
     config.store_name = settings.name.c_str();
     config.store_type = settings.type.c_str();
     config.library = settings.library.c_str();
-    config.option_count = keys.size();
-    config.option_keys = keys.data();
-    config.option_values = values.data();
+    config.option_count = options.keys.size();
+    config.option_keys = options.keys.data();
+    config.option_values = options.values.data();
     config.writer_index = m_context.writer_index;
     config.writer_count = m_context.writer_count;
     config.comm = m_context.comm;
     config.finish_comm = m_context.finish_comm;
     char message[plugin_message_capacity] = "";
-    void* handle = nullptr;
-    const int code = m_descriptor->create(&config, &handle, message, sizeof message);
+    const int code = m_plugin.create(config, message, sizeof message);
     // The server names the store in messages about iterations, not in those of
     // damaris_initialize: say where it is declared.
     const std::string where = store_location(m_context) + ": store \"" + settings.name + "\": ";
     if (code == SIDECORE_PLUGIN_CONFIG_ERROR)
       throw config_error(where + failure("create", code, message));
     if (code != SIDECORE_PLUGIN_OK) throw storage_error(where + failure("create", code, message));
-    m_handle = handle;
-    m_created = true;
   }
 
   void write_iteration(const iteration_data& data) override {
@@ -74,14 +60,15 @@ class external_store final : public store {
     if (frequency > 1 && data.iteration % frequency != 0) return;
     const sidecore_iteration& iteration = m_view.build(data, m_label);
     char message[plugin_message_capacity] = "";
-    const int code = m_descriptor->write_iteration(m_handle, &iteration, message, sizeof message);
+    const int code = m_plugin.descriptor().write_iteration(m_plugin.handle(), &iteration, message,
+                                                           sizeof message);
     if (code != SIDECORE_PLUGIN_OK) throw storage_error(failure("write_iteration", code, message));
   }
 
   void finish() override {
-    if (m_descriptor->finish == nullptr) return;
+    if (m_plugin.descriptor().finish == nullptr) return;
     char message[plugin_message_capacity] = "";
-    const int code = m_descriptor->finish(m_handle, message, sizeof message);
+    const int code = m_plugin.descriptor().finish(m_plugin.handle(), message, sizeof message);
     if (code != SIDECORE_PLUGIN_OK) throw storage_error(failure("finish", code, message));
   }
 
@@ -90,13 +77,10 @@ class external_store final : public store {
     return plugin_failure(m_label, function, code, message);
   }
 
-  library_handle m_library;  // first: closed after the plugin's store is destroyed
-  const sidecore_store_descriptor* m_descriptor;
+  plugin_instance<sidecore_store_descriptor> m_plugin;
   std::string m_label;  // "plugin 'npy' (/path/libsidecore_npy.so)"
   store_context m_context;
   c_iteration_view m_view;
-  void* m_handle = nullptr;
-  bool m_created = false;
 };
 
 }  // namespace
@@ -107,14 +91,10 @@ std::unique_ptr<store> make_external_store(const store_context& context) {
   loaded_plugin plugin = load_plugin(settings.library, prefix, store_plugin_kind);
   const auto* descriptor = static_cast<const sidecore_store_descriptor*>(plugin.descriptor);
   const std::string& named = plugin.named;
-  std::string missing;
-  if (descriptor->create == nullptr) missing += " create";
-  if (descriptor->write_iteration == nullptr) missing += " write_iteration";
-  if (descriptor->destroy == nullptr) missing += " destroy";
-  if (!missing.empty()) {
-    throw config_error(prefix + "the descriptor of the plugin library " + named +
-                       " lacks the required function(s)" + missing);
-  }
+  require_functions(prefix, named,
+                    {{"create", descriptor->create != nullptr},
+                     {"write_iteration", descriptor->write_iteration != nullptr},
+                     {"destroy", descriptor->destroy != nullptr}});
   const std::string plugin_name =
       descriptor->name != nullptr && descriptor->name[0] != '\0' ? descriptor->name : settings.type;
   auto result = std::make_unique<external_store>(

@@ -83,6 +83,26 @@ loaded_plugin load_plugin(const std::string& library, const std::string& prefix,
   return result;
 }
 
+void require_functions(const std::string& prefix, const std::string& named,
+                       std::initializer_list<std::pair<const char*, bool>> functions) {
+  std::string missing;
+  for (const auto& [function, present] : functions)
+    if (!present) missing += std::string(" ") + function;
+  if (!missing.empty()) {
+    throw config_error(prefix + "the descriptor of the plugin library " + named +
+                       " lacks the required function(s)" + missing);
+  }
+}
+
+c_options::c_options(const std::vector<std::pair<std::string, std::string>>& options) {
+  keys.reserve(options.size());
+  values.reserve(options.size());
+  for (const auto& [key, value] : options) {
+    keys.push_back(key.c_str());
+    values.push_back(value.c_str());
+  }
+}
+
 std::string plugin_failure(const std::string& label, const char* function, int code,
                            char* message) {
   message[plugin_message_capacity - 1] = '\0';

@@ -5,8 +5,10 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/model.hpp"
@@ -48,6 +50,54 @@ struct loaded_plugin {
 // ("file:line: store \"s\": ") naming the library, and both versions when they differ.
 loaded_plugin load_plugin(const std::string& library, const std::string& prefix,
                           const plugin_kind& kind);
+
+// Throws config_error starting with `prefix` when a descriptor lacks functions the plugin kind
+// requires: each entry is a function's name and whether the descriptor has it.
+void require_functions(const std::string& prefix, const std::string& named,
+                       std::initializer_list<std::pair<const char*, bool>> functions);
+
+// The options of a plugin's XML element as the two parallel arrays its C configuration takes;
+// valid while the options are.
+struct c_options {
+  explicit c_options(const std::vector<std::pair<std::string, std::string>>& options);
+  std::vector<const char*> keys, values;
+};
+
+// One created instance of a plugin: its library kept open, its descriptor, and the handle its
+// create() returned, given back to its destroy() before the library closes. Move-less: the
+// plugin's handle may point back at it.
+template <typename Descriptor>
+class plugin_instance {
+ public:
+  plugin_instance(library_handle library, const Descriptor* descriptor) noexcept
+      : m_library(std::move(library)), m_descriptor(descriptor) {}
+  ~plugin_instance() {
+    if (m_created) m_descriptor->destroy(m_handle);
+  }
+  plugin_instance(const plugin_instance&) = delete;
+  plugin_instance& operator=(const plugin_instance&) = delete;
+
+  // Calls the plugin's create(); its code, with its message in `message` when it failed.
+  template <typename Config>
+  int create(const Config& config, char* message, std::size_t size) {
+    void* handle = nullptr;
+    const int code = m_descriptor->create(&config, &handle, message, size);
+    if (code == SIDECORE_PLUGIN_OK) {
+      m_handle = handle;
+      m_created = true;
+    }
+    return code;
+  }
+
+  const Descriptor& descriptor() const noexcept { return *m_descriptor; }
+  void* handle() const noexcept { return m_handle; }
+
+ private:
+  library_handle m_library;  // first: closed after the plugin's handle is destroyed
+  const Descriptor* m_descriptor;
+  void* m_handle = nullptr;
+  bool m_created = false;
+};
 
 // "<label>: <function>() failed with code <code>: <message>"; the message is the plugin's
 // buffer of plugin_message_capacity bytes (NUL-terminated here, in case it filled it).
