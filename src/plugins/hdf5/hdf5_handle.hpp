@@ -7,49 +7,21 @@
 #include <string_view>
 #include <utility>
 
+#include "common/unique_handle.hpp"
+
 namespace sidecore::plugins::hdf5 {
 
-// Owns one HDF5 id and closes it with close_fn. Move-only. The destructor ignores close
-// failures (it may run during unwinding); call close() where a failure must be reported,
-// e.g. on files, whose close flushes data.
+// Owns one HDF5 id and closes it with close_fn (common/unique_handle.hpp). close() reports
+// failures where they matter, e.g. on files, whose close flushes data.
 template <herr_t (*close_fn)(hid_t)>
-class handle {
- public:
-  handle() noexcept = default;
-  explicit handle(hid_t id) noexcept : m_id(id) {}
-  handle(const handle&) = delete;
-  handle& operator=(const handle&) = delete;
-  handle(handle&& other) noexcept : m_id(std::exchange(other.m_id, H5I_INVALID_HID)) {}
-  handle& operator=(handle&& other) noexcept {
-    if (this != &other) {
-      reset();
-      m_id = std::exchange(other.m_id, H5I_INVALID_HID);
-    }
-    return *this;
-  }
-  ~handle() { reset(); }
-
-  hid_t get() const noexcept { return m_id; }
-  bool valid() const noexcept { return m_id >= 0; }
-
-  void reset() noexcept {
-    if (m_id >= 0) {
-      close_fn(m_id);
-      m_id = H5I_INVALID_HID;
-    }
-  }
-
-  // Closes now and returns what the close function returned (negative on failure).
-  herr_t close() noexcept {
-    if (m_id < 0) return 0;
-    const herr_t status = close_fn(m_id);
-    m_id = H5I_INVALID_HID;
-    return status;
-  }
-
- private:
-  hid_t m_id = H5I_INVALID_HID;
+struct id_traits {
+  using value_type = hid_t;
+  static hid_t empty() noexcept { return H5I_INVALID_HID; }
+  static bool is_open(hid_t id) noexcept { return id >= 0; }
+  static herr_t close(hid_t& id) noexcept { return close_fn(id); }
 };
+template <herr_t (*close_fn)(hid_t)>
+using handle = unique_handle<id_traits<close_fn>>;
 
 using file_handle = handle<H5Fclose>;
 using dataset_handle = handle<H5Dclose>;
