@@ -1,10 +1,13 @@
 // Names of the files the HDF5 store writes, from the configuration alone: the store names its
 // files with these, and `sidecore validate` lists them, so that the two cannot disagree.
-// The string overloads take any text for the numbers ("<i>" makes a pattern).
+// The string overloads take any text for the numbers ("<i>" makes a pattern). The reader and
+// `sidecore inspect` read names back with parse_output_file_name.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace sidecore::config {
 
@@ -32,6 +35,19 @@ inline std::string iteration_file_name(const std::string& simulation,
 inline std::string iteration_file_name(const std::string& simulation, std::int32_t iteration) {
   return iteration_file_name(simulation, std::to_string(iteration));
 }
+
+// What a name written by the functions above says: <simulation>_It<iteration>[_Pr<writer>].h5,
+// with ".part" after it while the file is being written (or when its writer died).
+struct output_name_parts {
+  std::string simulation;
+  std::int32_t iteration = -1;
+  std::int32_t writer = -1;  // -1: a collective or master file
+  bool part = false;
+};
+
+// The parts of an output file's name (its last path component); nullopt for any other name.
+// Numbers are decimal digits only, within int32.
+std::optional<output_name_parts> parse_output_file_name(std::string_view name);
 
 // The XDMF file describing every stored iteration.
 inline std::string xdmf_file_name(const std::string& simulation) { return simulation + ".xmf"; }

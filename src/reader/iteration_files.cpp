@@ -4,7 +4,6 @@
 #include <hdf5.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -12,6 +11,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
+#include "config/output_names.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "plugins/hdf5/run_marker.hpp"
 
@@ -21,26 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using plugins::hdf5::attribute_handle;
 using plugins::hdf5::file_handle;
-
-bool parse_number(std::string_view& text, std::int32_t& value) {
-  const char* end = text.data() + text.size();
-  const auto [stop, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || stop == text.data() || value < 0) return false;
-  text.remove_prefix(static_cast<std::size_t>(stop - text.data()));
-  return true;
-}
-
-bool parse_output_name(std::string_view name, const std::string& base, output_name& out) {
-  const std::string lead = base + "_It";
-  if (name.substr(0, lead.size()) != lead) return false;
-  name.remove_prefix(lead.size());
-  if (!parse_number(name, out.iteration)) return false;
-  if (name.substr(0, 3) == "_Pr") {
-    name.remove_prefix(3);
-    if (!parse_number(name, out.writer)) return false;
-  }
-  return name == ".h5";
-}
 
 template <typename T>
 std::optional<T> root_attribute(hid_t file, const char* name, hid_t type) {
@@ -107,10 +87,10 @@ std::vector<std::pair<output_name, std::string>> list_outputs(const std::string&
                          "\"): " + ec.message());
   for (; it != end; it.increment(ec)) {
     if (ec) break;
-    output_name parsed;
     const std::string name = it->path().filename().string();
-    if (parse_output_name(name, base, parsed))
-      found.emplace_back(parsed, (directory / name).string());
+    const auto parts = config::parse_output_file_name(name);
+    if (parts && !parts->part && parts->simulation == base)
+      found.emplace_back(output_name{parts->iteration, parts->writer}, (directory / name).string());
   }
   return found;
 }

@@ -22,6 +22,7 @@
 
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "config/output_names.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "reader/iteration_files.hpp"
 #include "reader/run_reader.hpp"
@@ -106,47 +107,6 @@ arguments parse_arguments(int argc, char** argv) {
   return args;
 }
 
-// The parts of an output file's name: <simulation>_It<iteration>[_Pr<writer>].h5[.part].
-struct name_parts {
-  std::string simulation;
-  std::int32_t iteration = -1;
-  std::int32_t writer = -1;  // -1: a collective or master file
-  bool part = false;         // a file still being written, or left by a writer that died
-};
-
-bool parse_digits(std::string_view text, std::int32_t& value) {
-  if (text.empty() || text.size() > 9) return false;
-  value = 0;
-  for (const char c : text) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + (c - '0');
-  }
-  return true;
-}
-
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-std::optional<name_parts> parse_file_name(std::string_view name) {
-  name_parts p;
-  if (ends_with(name, ".part")) {
-    p.part = true;
-    name.remove_suffix(5);
-  }
-  if (!ends_with(name, ".h5")) return std::nullopt;
-  name.remove_suffix(3);
-  const std::size_t it = name.rfind("_It");
-  if (it == std::string_view::npos || it == 0) return std::nullopt;
-  const std::string_view rest = name.substr(it + 3);
-  const std::size_t pr = rest.find("_Pr");
-  if (!parse_digits(rest.substr(0, pr), p.iteration)) return std::nullopt;
-  if (pr != std::string_view::npos && !parse_digits(rest.substr(pr + 3), p.writer))
-    return std::nullopt;
-  p.simulation = std::string(name.substr(0, it));
-  return p;
-}
-
 struct file_info {
   std::string path;
   std::uint64_t bytes = 0;
@@ -186,7 +146,7 @@ std::map<std::string, run> scan_directory(const fs::path& directory, const std::
     std::error_code type_ec;
     if (!it->is_regular_file(type_ec)) continue;
     const std::string name = it->path().filename().string();
-    const std::optional<name_parts> parts = parse_file_name(name);
+    const std::optional<config::output_name_parts> parts = config::parse_output_file_name(name);
     if (!parts || (!simulation.empty() && parts->simulation != simulation)) continue;
     run& r = runs[parts->simulation];
     r.simulation = parts->simulation;
@@ -241,7 +201,7 @@ std::vector<run> find_runs(const std::string& path, std::optional<std::int32_t>&
   const std::string prefix_base = p.parent_path().empty() ? "" : p.parent_path().string() + "/";
   std::string simulation = p.filename().string();
   if (fs::is_regular_file(path, ec)) {
-    const std::optional<name_parts> parts = parse_file_name(simulation);
+    const std::optional<config::output_name_parts> parts = config::parse_output_file_name(simulation);
     if (!parts || parts->part)
       throw inspect_error{"\"" + path + "\" is not a file an HDF5 store writes (" + name_pattern +
                           ")"};
@@ -371,7 +331,7 @@ std::map<std::string, std::int32_t> time_invariant_references(const std::string&
       if (H5Lget_val(group, name, value.data(), value.size(), H5P_DEFAULT) < 0 ||
           H5Lunpack_elink_val(value.data(), value.size(), &flags, &target_file, &target_object) < 0)
         return 0;
-      const std::optional<name_parts> parts = parse_file_name(fs::path(target_file).filename().string());
+      const std::optional<config::output_name_parts> parts = config::parse_output_file_name(fs::path(target_file).filename().string());
       if (parts && parts->writer < 0) s.found[name] = parts->iteration;
       return 0;
     }
