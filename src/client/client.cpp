@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/interrupt_notice.hpp"
 #include "common/log.hpp"
@@ -33,8 +34,7 @@ client::client(const config::model& model, int client_index,
   // Room for every declared block of one iteration, so that damaris_alloc does not grow it.
   m_allocations.reserve(std::min<std::size_t>(
       model.variables.size() * static_cast<std::size_t>(std::max(1, model.arch.domains)), 1024));
-  const char* times = std::getenv("SIDECORE_WRITE_TIMES");
-  m_time_calls = times && *times && std::string_view(times) != "0";
+  m_time_calls = environment::write_times();
 }
 
 client::~client() = default;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 
@@ -42,11 +43,6 @@ std::string directory_of(const std::string& path) {
   return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
-std::string environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
 // The directory of the library holding this function: libsidecore.so, wherever it was loaded
 // from (a unit test links the objects into its executable instead).
 std::string own_directory() {
@@ -59,7 +55,7 @@ std::string own_directory() {
 
 // SIDECORE_PYSCRIPT_RUNNER, else next to libsidecore, else where it was built.
 std::string find_runner(std::string& searched) {
-  std::string overridden = environment("SIDECORE_PYSCRIPT_RUNNER");
+  std::string overridden = environment::text("SIDECORE_PYSCRIPT_RUNNER");
   if (!overridden.empty()) {
     searched = overridden + " (SIDECORE_PYSCRIPT_RUNNER)";
     return exists(overridden) ? overridden : std::string();
@@ -78,9 +74,9 @@ std::string find_runner(std::string& searched) {
 // find itself on PATH. Its path decides the prefix, so a virtual environment's packages are
 // found.
 std::string python_executable() {
-  std::string chosen = environment("SIDECORE_PYTHON");
+  std::string chosen = environment::text("SIDECORE_PYTHON");
   if (!chosen.empty()) return chosen;
-  const std::string venv = environment("VIRTUAL_ENV");
+  const std::string venv = environment::text("VIRTUAL_ENV");
   if (!venv.empty() && exists(venv + "/bin/python")) return venv + "/bin/python";
   return exists(built_python) ? std::string(built_python) : std::string();
 }
@@ -172,7 +168,7 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
 void open_python_symbols(const std::string& prefix) {
   // In a Python process (an mpi4py simulation) the interpreter is there: use it.
   if (::dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr) return;
-  std::string library = environment("SIDECORE_PYTHON_LIBRARY");
+  std::string library = environment::text("SIDECORE_PYTHON_LIBRARY");
   const bool overridden = !library.empty();
   if (!overridden) library = built_python_library;
   if (library.empty()) {

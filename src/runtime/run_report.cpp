@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/environment.hpp"
 #include "common/json_writer.hpp"
 #include "common/mpi_handles.hpp"
 #include "common/run_clock.hpp"
@@ -93,12 +94,10 @@ std::string path_for(const config::model& model) {
   const std::string name =
       (model.simulation_name.empty() ? std::string("sidecore") : model.simulation_name) +
       "_report.json";
-  const char* env = std::getenv("SIDECORE_REPORT");
-  if (!env || !*env) return name;
-  const std::string value = env;
-  const std::string lower = lowercase(value);
-  if (lower == "off" || lower == "0" || lower == "none" || lower == "false" || lower == "no")
-    return {};
+  const environment::report_choice choice = environment::report();
+  if (choice.where == environment::report_choice::kind::default_place) return name;
+  if (choice.where == environment::report_choice::kind::off) return {};
+  const std::string& value = choice.path;
   if (value.back() == '/' || is_directory(value)) {
     return (value.back() == '/' ? value : value + "/") + name;
   }

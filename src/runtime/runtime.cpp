@@ -16,6 +16,7 @@
 #include <random>
 #include <sstream>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/interrupt_notice.hpp"
 #include "common/job_failure.hpp"
@@ -173,19 +174,6 @@ std::string job_token(MPI_Comm comm) {
   return text;
 }
 
-// SIDECORE_STRICT=1 (true, yes, on) makes every configuration warning an error.
-int strict_from_environment() {
-  const char* env = std::getenv("SIDECORE_STRICT");
-  if (!env) return 0;
-  const std::string value = lowercase(env);
-  if (value == "1" || value == "true" || value == "yes" || value == "on") return 1;
-  if (!(value.empty() || value == "0" || value == "false" || value == "no" || value == "off"))
-    log::warning("SIDECORE_STRICT='", env,
-                 "' is not a boolean (1, true, yes, on or 0, false, no, off); strict checking "
-                 "stays off");
-  return 0;
-}
-
 // Why this process cannot read the configuration file at `file` ("" when it can).
 std::string unreadable(const std::string& file) {
   struct stat info{};
@@ -316,7 +304,7 @@ config::model runtime::load_everywhere(const std::string& file_or_text, MPI_Comm
   agree(comm, failure.empty() ? DAMARIS_OK : DAMARIS_CONFIG_ERROR, failure);
   text = broadcast_string(text, comm);
   // Every rank parses the same text with rank 0's options.
-  int strict = rank == 0 ? strict_from_environment() : 0;
+  int strict = rank == 0 ? (environment::strict() ? 1 : 0) : 0;
   check_mpi(MPI_Bcast(&strict, 1, MPI_INT, 0, comm), "MPI_Bcast");
   config::parse_options options;
   options.strict = strict != 0;

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/mpi_handles.hpp"
@@ -19,23 +20,6 @@
 
 namespace sidecore::server {
 namespace {
-
-constexpr double default_stats_interval = 30.0;
-
-// Seconds between two log lines of live counters: SIDECORE_STATS_INTERVAL, 0 for none.
-double stats_interval() {
-  const char* env = std::getenv("SIDECORE_STATS_INTERVAL");
-  if (!env || !*env) return default_stats_interval;
-  char* end = nullptr;
-  const double value = std::strtod(env, &end);
-  if (*end != '\0' || !(value >= 0.0) || value > 1e9) {
-    log::warning("SIDECORE_STATS_INTERVAL='", env,
-                 "' is not a number of seconds (0 turns the lines off); using ",
-                 default_stats_interval);
-    return default_stats_interval;
-  }
-  return value;
-}
 
 std::uint64_t nanoseconds(double seconds) {
   return seconds > 0.0 ? static_cast<std::uint64_t>(seconds * 1e9) : 0;
@@ -138,7 +122,7 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
   m_together = writers_size > 1 && (!independent || !m_actions.empty());
   m_scheduler = std::make_unique<scheduler>(model, writers, rank, size, independent);
   m_live.buffer_capacity = model.arch.buffer_size;
-  m_log_interval = stats_interval();
+  m_log_interval = environment::stats_interval_seconds();
   if (m_log_interval > 0)
     m_next_log = std::chrono::steady_clock::now() +
                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(

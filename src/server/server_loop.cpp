@@ -16,6 +16,7 @@
 #include <iterator>
 #include <string>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/units.hpp"
@@ -24,22 +25,7 @@
 namespace sidecore::server {
 namespace {
 constexpr int idle_rounds_before_sleep = 2000;
-constexpr long default_idle_poll_us = 1000;
 
-// The longest nap of an idle server, in microseconds (0: sleep until woken).
-long idle_poll_us() {
-  const char* env = std::getenv("SIDECORE_IDLE_POLL_US");
-  if (!env || !*env) return default_idle_poll_us;
-  char* end = nullptr;
-  const long value = std::strtol(env, &end, 10);
-  if (*end != '\0' || value < 0 || value > 1000000) {
-    log::warning("SIDECORE_IDLE_POLL_US='", env,
-                 "' is not a number of microseconds from 0 to 1000000; using ",
-                 default_idle_poll_us);
-    return default_idle_poll_us;
-  }
-  return value;
-}
 }  // namespace
 
 server_loop::server_loop(const config::model& model, const topology::layout& topo,
@@ -112,7 +98,7 @@ void server_loop::run() {
   m_stopped_count = 0;
   // Clients of different dedicated cores may stop at different times.
   m_processor.agree_before_storing(true);
-  const long poll_us = idle_poll_us();
+  const long poll_us = environment::idle_poll_us();
   long nap_us = 0;
   int idle = 0;
   while (m_stopped_count < m_channel.client_count()) {

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 
+#include "common/environment.hpp"
 #include "common/backoff.hpp"
 #include "common/mpi_handles.hpp"
 
@@ -22,8 +23,7 @@ constexpr std::int64_t undecided = 0, free_together = 1, left_to_finalize = 2;
 
 bool same_node(MPI_Comm comm, int size) {
   // Virtual nodes stand for separate machines: their counters are reached as there.
-  const char* virtual_nodes = std::getenv("SIDECORE_RANKS_PER_NODE");
-  if (virtual_nodes && *virtual_nodes) return false;
+  if (environment::ranks_per_node() > 0) return false;
   MPI_Comm node = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
             "MPI_Comm_split_type");

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
 
 namespace sidecore::topology {
@@ -85,7 +86,7 @@ layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes) {
   t.world_rank = t.world.rank();
   t.world_size = t.world.size();
 
-  int per_node = ranks_per_virtual_node();
+  int per_node = environment::ranks_per_node();
   communicator node;
   if (per_node > 0) {
     node = split(t.world.get(), t.world_rank / per_node, t.world_rank);
@@ -173,19 +174,5 @@ layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes) {
   return t;
 }
 
-
-int ranks_per_virtual_node() {
-  const char* env = std::getenv("SIDECORE_RANKS_PER_NODE");
-  if (!env || !*env) return 0;
-  char* end = nullptr;
-  errno = 0;
-  const long value = std::strtol(env, &end, 10);
-  if (errno == ERANGE) end = nullptr;
-  if (!end || *end != '\0' || value < 1 || value > 1048576)
-    throw config_error(std::string("SIDECORE_RANKS_PER_NODE='") + env +
-                       "' is not an integer from 1 to 1048576 (ranks per virtual node); unset "
-                       "it to use real nodes");
-  return static_cast<int>(value);
-}
 
 }  // namespace sidecore::topology

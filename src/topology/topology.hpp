@@ -54,8 +54,4 @@ layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes);
 // counts differing by at most one whatever n and s.
 int server_of_client(int client, int clients, int servers) noexcept;
 
-// SIDECORE_RANKS_PER_NODE: 0 when unset or empty, else its value (1 to 1048576). Throws
-// config_error naming the value for anything else.
-int ranks_per_virtual_node();
-
 }  // namespace sidecore::topology

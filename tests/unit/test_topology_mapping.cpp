@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/environment.hpp"
 #include "topology/topology.hpp"
 
 namespace {
@@ -66,7 +67,7 @@ namespace {
 TEST(topology, ranks_per_virtual_node_is_read_whole_and_in_range) {
   const auto with = [](const char* value) {
     ::setenv("SIDECORE_RANKS_PER_NODE", value, 1);
-    return sidecore::topology::ranks_per_virtual_node();
+    return sidecore::environment::ranks_per_node();
   };
   EXPECT_EQ(with(""), 0);
   EXPECT_EQ(with("4"), 4);

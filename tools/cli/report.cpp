@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/environment.hpp"
+
 namespace sidecore::cli {
 namespace {
 
@@ -57,8 +59,8 @@ int run_report(int argc, char** argv) {
     for (const std::string& c : candidates) std::cerr << "  " << c << "\n";
     return 1;
   }
-  const char* chosen = std::getenv("SIDECORE_PYTHON");
-  const std::string python = chosen != nullptr && *chosen != '\0' ? chosen : "python3";
+  const std::string chosen = environment::text("SIDECORE_PYTHON");
+  const std::string python = !chosen.empty() ? chosen : "python3";
 
   std::vector<char*> args;
   args.push_back(const_cast<char*>(python.c_str()));
@@ -73,8 +75,8 @@ int run_report(int argc, char** argv) {
   std::cerr << "sidecore report: cannot run '" << python << "': " << std::strerror(err) << "\n"
             << "  the report is drawn by a Python 3 script (" << script
             << "); install python3"
-            << (chosen != nullptr && *chosen != '\0' ? ", or correct SIDECORE_PYTHON"
-                                                     : ", or set SIDECORE_PYTHON to an interpreter")
+            << (!chosen.empty() ? ", or correct SIDECORE_PYTHON"
+                                : ", or set SIDECORE_PYTHON to an interpreter")
             << "\n";
   return 1;
 }

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/text.hpp"
@@ -95,24 +96,10 @@ arguments parse_arguments(int argc, char** argv) {
   return args;
 }
 
-// SIDECORE_STRICT as damaris_initialize reads it: 1, true, yes, on (any case).
-bool strict_from_environment() {
-  const char* env = std::getenv("SIDECORE_STRICT");
-  if (!env) return false;
-  const std::string value = lowercase(env);
-  return value == "1" || value == "true" || value == "yes" || value == "on";
-}
-
 // Ranks per node when --ranks-per-node is not given, and where the number comes from.
 std::pair<int, std::string> default_ranks_per_node(const config::model& model) {
-  if (const char* env = std::getenv("SIDECORE_RANKS_PER_NODE"); env && *env) {
-    char* end = nullptr;
-    const long value = std::strtol(env, &end, 10);
-    if (*end != '\0' || value < 1 || value > 1 << 30)
-      throw config_error(std::string("SIDECORE_RANKS_PER_NODE='") + env +
-                         "' is not a positive integer; unset it or give --ranks-per-node");
-    return {static_cast<int>(value), "SIDECORE_RANKS_PER_NODE"};
-  }
+  if (const int per_node = environment::ranks_per_node(); per_node > 0)
+    return {per_node, "SIDECORE_RANKS_PER_NODE"};
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int needed = 2 * model.arch.dedicated_cores;
   if (cores < needed)
@@ -483,7 +470,7 @@ int run_validate(int argc, char** argv) {
   log::configure(log::level::off, "");
   try {
     config::parse_options options;
-    options.strict = args.strict || strict_from_environment();
+    options.strict = args.strict || environment::strict();
     const std::string text = config::read_configuration_file(args.file);
     const config::model model = config::parse_model(text, args.file, options);
 

@@ -1,0 +1,108 @@
+#include "common/environment.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "common/text.hpp"
+
+namespace sidecore::environment {
+namespace {
+
+constexpr long default_idle_poll_us = 1000;
+constexpr double default_stats_interval = 30.0;
+
+// The value of name, or nullptr when unset or empty.
+const char* value_of(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+// A whole decimal integer in [low, high], or false.
+bool whole_integer(const char* text, long low, long high, long& out) {
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (errno == ERANGE || end == text || *end != '\0' || value < low || value > high) return false;
+  out = value;
+  return true;
+}
+
+}  // namespace
+
+bool strict() {
+  const char* env = value_of("SIDECORE_STRICT");
+  if (env == nullptr) return false;
+  const std::string value = lowercase(env);
+  if (value == "1" || value == "true" || value == "yes" || value == "on") return true;
+  if (!(value == "0" || value == "false" || value == "no" || value == "off"))
+    log::warning("SIDECORE_STRICT='", env,
+                 "' is not a boolean (1, true, yes, on or 0, false, no, off); strict checking "
+                 "stays off");
+  return false;
+}
+
+int ranks_per_node() {
+  const char* env = value_of("SIDECORE_RANKS_PER_NODE");
+  if (env == nullptr) return 0;
+  long value = 0;
+  if (!whole_integer(env, 1, 1048576, value))
+    throw config_error(std::string("SIDECORE_RANKS_PER_NODE='") + env +
+                       "' is not an integer from 1 to 1048576 (ranks per virtual node); unset "
+                       "it to use real nodes");
+  return static_cast<int>(value);
+}
+
+long idle_poll_us() {
+  const char* env = value_of("SIDECORE_IDLE_POLL_US");
+  if (env == nullptr) return default_idle_poll_us;
+  long value = 0;
+  if (!whole_integer(env, 0, 1000000, value)) {
+    log::warning("SIDECORE_IDLE_POLL_US='", env,
+                 "' is not a number of microseconds from 0 to 1000000; using ",
+                 default_idle_poll_us);
+    return default_idle_poll_us;
+  }
+  return value;
+}
+
+double stats_interval_seconds() {
+  const char* env = value_of("SIDECORE_STATS_INTERVAL");
+  if (env == nullptr) return default_stats_interval;
+  char* end = nullptr;
+  const double value = std::strtod(env, &end);
+  if (*end != '\0' || !(value >= 0.0) || value > 1e9) {
+    log::warning("SIDECORE_STATS_INTERVAL='", env,
+                 "' is not a number of seconds (0 turns the lines off); using ",
+                 default_stats_interval);
+    return default_stats_interval;
+  }
+  return value;
+}
+
+bool write_times() {
+  const char* env = value_of("SIDECORE_WRITE_TIMES");
+  return env != nullptr && std::string_view(env) != "0";
+}
+
+report_choice report() {
+  report_choice choice;
+  const char* env = value_of("SIDECORE_REPORT");
+  if (env == nullptr) return choice;
+  const std::string lower = lowercase(env);
+  if (lower == "off" || lower == "0" || lower == "none" || lower == "false" || lower == "no") {
+    choice.where = report_choice::kind::off;
+  } else {
+    choice.where = report_choice::kind::path;
+    choice.path = env;
+  }
+  return choice;
+}
+
+std::string text(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+}  // namespace sidecore::environment
