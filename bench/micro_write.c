@@ -202,8 +202,12 @@ static void run_write(const struct options* o, size_t bytes) {
           if (it == 0) first_prefaulted_ns = memcpy_warm(prefaulted, source_twin, bytes);
           break;
         }
-        case 1: warm_ns[it] = memcpy_warm(warm, source, bytes); break;
-        default: cold_ns[it] = memcpy_cold(source, bytes); break;
+        case 1:
+          warm_ns[it] = memcpy_warm(warm, source, bytes);
+          break;
+        default:
+          cold_ns[it] = memcpy_cold(source, bytes);
+          break;
       }
     }
     compute_for(o->pause_us);
@@ -212,10 +216,11 @@ static void run_write(const struct options* o, size_t bytes) {
   printf("\"iterations\":%d,\"pause_us\":%ld,", o->iterations, o->pause_us);
   printf("\"write_page_faults\":{\"first\":%ld,\"steady_mean\":%.1f},", first_faults,
          (double)steady_faults / o->iterations);
-  printf("\"first\":{\"write\":%lld,\"end_iteration\":%lld,\"write_end\":%lld,"
-         "\"memcpy_warm\":%lld,\"memcpy_cold\":%lld,\"memcpy_prefaulted\":%lld},\"steady\":{",
-         (long long)write_ns[0], (long long)end_ns[0], (long long)both_ns[0],
-         (long long)warm_ns[0], (long long)cold_ns[0], (long long)first_prefaulted_ns);
+  printf(
+      "\"first\":{\"write\":%lld,\"end_iteration\":%lld,\"write_end\":%lld,"
+      "\"memcpy_warm\":%lld,\"memcpy_cold\":%lld,\"memcpy_prefaulted\":%lld},\"steady\":{",
+      (long long)write_ns[0], (long long)end_ns[0], (long long)both_ns[0], (long long)warm_ns[0],
+      (long long)cold_ns[0], (long long)first_prefaulted_ns);
   print_summary("write", write_ns + 1, (size_t)o->iterations, 0);
   print_summary("write_end", both_ns + 1, (size_t)o->iterations, 0);
   print_summary("end_iteration", end_ns + 1, (size_t)o->iterations, 0);
@@ -308,8 +313,8 @@ enum { calls_pause_us = 200 };
  * ("hot"), each filling the whole block: on a shared machine a pause of a few milliseconds
  * leaves the caches cold, and so does a fill larger than the caches; the calls' cost is then
  * mostly the cache lines they touch. Then at least 100 writing one cache line of the block,
- * each after a short compute phase ("calls"): the calls' own cost, which shows whether it depends on the
- * size. */
+ * each after a short compute phase ("calls"): the calls' own cost, which shows whether it depends
+ * on the size. */
 static void run_alloc(const struct options* o, size_t bytes) {
   /* The calls loop fills nothing: it affords more samples than the ones that fill the block. */
   const int calls = o->iterations < 100 ? 100 : o->iterations;
@@ -325,10 +330,11 @@ static void run_alloc(const struct options* o, size_t bytes) {
   alloc_loop(&s, 2 * o->iterations + 1, calls, bytes < 64 ? bytes : 64, calls_pause_us);
   print_header(o, "alloc", (long)bytes);
   printf("\"iterations\":%d,\"pause_us\":%ld,", o->iterations, o->pause_us);
-  printf("\"first\":{\"alloc_commit_clear\":%lld,\"alloc\":%lld,\"commit\":%lld,\"clear\":%lld,"
-         "\"end_iteration\":%lld},\"steady\":{",
-         (long long)s.total[0], (long long)s.alloc[0], (long long)s.commit[0],
-         (long long)s.clear[0], (long long)s.end[0]);
+  printf(
+      "\"first\":{\"alloc_commit_clear\":%lld,\"alloc\":%lld,\"commit\":%lld,\"clear\":%lld,"
+      "\"end_iteration\":%lld},\"steady\":{",
+      (long long)s.total[0], (long long)s.alloc[0], (long long)s.commit[0], (long long)s.clear[0],
+      (long long)s.end[0]);
   print_alloc_summaries(&s, 1, (size_t)o->iterations);
   printf("},\"hot\":{");
   print_alloc_summaries(&s, o->iterations + 1, (size_t)o->iterations);
@@ -447,12 +453,13 @@ static void run_stream(const struct options* o, size_t bytes) {
   const int64_t sync_ns = now_ns() - started - loop_ns;
 
   print_header(o, "stream", (long)bytes);
-  printf("\"api\":\"%s\",\"iterations\":%d,\"copy_calibration\":%lld,\"total\":%lld,"
-         "\"sync\":%lld,\"put_sum\":%lld,\"end_sum\":%lld,\"alloc_sum\":%lld,\"copy_sum\":%lld,"
-         "\"slow_puts\":%d,",
-         o->stream_alloc ? "alloc" : "write", n, (long long)copy_ns, (long long)loop_ns,
-         (long long)sync_ns, (long long)sum_i64(put_ns, n), (long long)sum_i64(end_ns, n),
-         (long long)sum_i64(wait_ns, n), (long long)sum_i64(copy_in_ns, n), slow);
+  printf(
+      "\"api\":\"%s\",\"iterations\":%d,\"copy_calibration\":%lld,\"total\":%lld,"
+      "\"sync\":%lld,\"put_sum\":%lld,\"end_sum\":%lld,\"alloc_sum\":%lld,\"copy_sum\":%lld,"
+      "\"slow_puts\":%d,",
+      o->stream_alloc ? "alloc" : "write", n, (long long)copy_ns, (long long)loop_ns,
+      (long long)sync_ns, (long long)sum_i64(put_ns, n), (long long)sum_i64(end_ns, n),
+      (long long)sum_i64(wait_ns, n), (long long)sum_i64(copy_in_ns, n), slow);
   printf("\"first\":{\"put\":%lld,\"end_iteration\":%lld},\"steady\":{", (long long)put_ns[0],
          (long long)end_ns[0]);
   print_summary("put", put_ns + 1, (size_t)(n - 1), 0);
@@ -470,14 +477,20 @@ static int parse_phases(const char* text) {
   int phases = 0;
   char copy[128];
   snprintf(copy, sizeof copy, "%s", text);
-  for (char* save = NULL, *word = strtok_r(copy, ",", &save); word;
+  for (char *save = NULL, *word = strtok_r(copy, ",", &save); word;
        word = strtok_r(NULL, ",", &save)) {
-    if (!strcmp(word, "write")) phases |= phase_write;
-    else if (!strcmp(word, "alloc")) phases |= phase_alloc;
-    else if (!strcmp(word, "small")) phases |= phase_small;
-    else if (!strcmp(word, "empty")) phases |= phase_empty;
-    else if (!strcmp(word, "stream")) phases |= phase_stream;
-    else return -1;
+    if (!strcmp(word, "write"))
+      phases |= phase_write;
+    else if (!strcmp(word, "alloc"))
+      phases |= phase_alloc;
+    else if (!strcmp(word, "small"))
+      phases |= phase_small;
+    else if (!strcmp(word, "empty"))
+      phases |= phase_empty;
+    else if (!strcmp(word, "stream"))
+      phases |= phase_stream;
+    else
+      return -1;
   }
   return phases;
 }
@@ -501,18 +514,27 @@ static int parse_options(int argc, char** argv, struct options* o) {
     }
     if (!v) return -1;
     ++i;
-    if (!strcmp(a, "--phases")) o->phases = parse_phases(v);
-    else if (!strcmp(a, "--iterations")) o->iterations = atoi(v);
-    else if (!strcmp(a, "--pause-us")) o->pause_us = atol(v);
-    else if (!strcmp(a, "--small-writes")) o->small_writes = atol(v);
-    else if (!strcmp(a, "--small-per-iteration")) o->small_per_iteration = atoi(v);
-    else if (!strcmp(a, "--empty")) o->empty_iterations = atol(v);
-    else if (!strcmp(a, "--label")) o->label = v;
+    if (!strcmp(a, "--phases"))
+      o->phases = parse_phases(v);
+    else if (!strcmp(a, "--iterations"))
+      o->iterations = atoi(v);
+    else if (!strcmp(a, "--pause-us"))
+      o->pause_us = atol(v);
+    else if (!strcmp(a, "--small-writes"))
+      o->small_writes = atol(v);
+    else if (!strcmp(a, "--small-per-iteration"))
+      o->small_per_iteration = atoi(v);
+    else if (!strcmp(a, "--empty"))
+      o->empty_iterations = atol(v);
+    else if (!strcmp(a, "--label"))
+      o->label = v;
     else if (!strcmp(a, "--stream-api")) {
-      if (!strcmp(v, "alloc")) o->stream_alloc = 1;
-      else if (strcmp(v, "write") != 0) return -1;
-    }
-    else return -1;
+      if (!strcmp(v, "alloc"))
+        o->stream_alloc = 1;
+      else if (strcmp(v, "write") != 0)
+        return -1;
+    } else
+      return -1;
   }
   if (!o->config || o->phases <= 0 || o->iterations < 1 || o->pause_us < 0 ||
       o->small_per_iteration < 1 || o->small_writes < o->small_per_iteration ||

@@ -96,11 +96,12 @@ int main(int argc, char** argv) {
   }
   if (rank == 0) {
     const int64_t a = median(into_sent, iterations), b = median(into_private, iterations);
-    printf("%zu bytes, %d iterations (medians): memcpy into the buffer MPI just sent %lld ns, "
-           "into a private buffer %lld ns (%.2fx), %.1f page faults per copy into the sent "
-           "buffer; MPI_Isend x2 + MPI_Testall %lld ns\n",
-           bytes, iterations, (long long)a, (long long)b, (double)a / (double)b,
-           (double)faults_into_sent / iterations, (long long)median(mpi_calls, iterations));
+    printf(
+        "%zu bytes, %d iterations (medians): memcpy into the buffer MPI just sent %lld ns, "
+        "into a private buffer %lld ns (%.2fx), %.1f page faults per copy into the sent "
+        "buffer; MPI_Isend x2 + MPI_Testall %lld ns\n",
+        bytes, iterations, (long long)a, (long long)b, (double)a / (double)b,
+        (double)faults_into_sent / iterations, (long long)median(mpi_calls, iterations));
   }
   free(mpi_calls);
   free(into_private);

@@ -58,9 +58,10 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       printf("demo: %d clients wrote %d iterations of %.1f MiB each\n", size, iterations,
              count * sizeof(double) / 1048576.0);
-      printf("demo: the simulation waited %.3f ms for I/O in all (%.3f ms per iteration); "
-             "a plain memcpy of the same bytes took %.3f ms\n",
-             worst_io * 1e3, worst_io * 1e3 / iterations, worst_copy * 1e3);
+      printf(
+          "demo: the simulation waited %.3f ms for I/O in all (%.3f ms per iteration); "
+          "a plain memcpy of the same bytes took %.3f ms\n",
+          worst_io * 1e3, worst_io * 1e3 / iterations, worst_copy * 1e3);
     }
     free(field);
     free(scratch);

@@ -12,7 +12,7 @@
 #define NX 24 /* per client, interior */
 #define NY 32
 #define NZ 32
-#define AT(t, z, y, x) (t)[((size_t)(z) * NY + (y)) * (NX + 2) + (x)]
+#define AT(t, z, y, x) (t)[((size_t)(z)*NY + (y)) * (NX + 2) + (x)]
 
 static void check(int rc, const char* call) {
   if (rc != DAMARIS_OK && rc != DAMARIS_NO_SERVER) {
@@ -58,14 +58,14 @@ int main(int argc, char** argv) {
         }
     const int left = rank > 0 ? rank - 1 : MPI_PROC_NULL;
     const int right = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
-    MPI_Datatype face;  /* one x column of every (z, y): a strided plane */
+    MPI_Datatype face; /* one x column of every (z, y): a strided plane */
     MPI_Type_vector(NZ * NY, 1, NX + 2, MPI_DOUBLE, &face);
     MPI_Type_commit(&face);
     for (int it = 0; it < iterations; ++it) {
       MPI_Sendrecv(&AT(t, 0, 0, NX), 1, face, right, 0, &AT(t, 0, 0, 0), 1, face, left, 0, comm,
                    MPI_STATUS_IGNORE);
-      MPI_Sendrecv(&AT(t, 0, 0, 1), 1, face, left, 1, &AT(t, 0, 0, NX + 1), 1, face, right, 1,
-                   comm, MPI_STATUS_IGNORE);
+      MPI_Sendrecv(&AT(t, 0, 0, 1), 1, face, left, 1, &AT(t, 0, 0, NX + 1), 1, face, right, 1, comm,
+                   MPI_STATUS_IGNORE);
       for (int z = 0; z < NZ; ++z)
         for (int y = 0; y < NY; ++y)
           for (int x = 1; x <= NX; ++x) {
@@ -74,10 +74,10 @@ int main(int argc, char** argv) {
                               (right == MPI_PROC_NULL && x == NX);
             AT(next, z, y, x) =
                 outer ? 0.0
-                      : AT(t, z, y, x) + 0.12 * (AT(t, z - 1, y, x) + AT(t, z + 1, y, x) +
-                                                 AT(t, z, y - 1, x) + AT(t, z, y + 1, x) +
-                                                 AT(t, z, y, x - 1) + AT(t, z, y, x + 1) -
-                                                 6.0 * AT(t, z, y, x));
+                      : AT(t, z, y, x) +
+                            0.12 * (AT(t, z - 1, y, x) + AT(t, z + 1, y, x) + AT(t, z, y - 1, x) +
+                                    AT(t, z, y + 1, x) + AT(t, z, y, x - 1) + AT(t, z, y, x + 1) -
+                                    6.0 * AT(t, z, y, x));
           }
       double* swap = t;
       t = next;

@@ -36,7 +36,8 @@ static double initial(int64_t y, int64_t x, int ny, int nx) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   if (argc != 3 && argc != 5) {
-    fprintf(stderr, "usage: %s <config.xml> <iterations> [<checkpoint prefix> <iteration>]\n", argv[0]);
+    fprintf(stderr, "usage: %s <config.xml> <iterations> [<checkpoint prefix> <iteration>]\n",
+            argv[0]);
     MPI_Finalize();
     return 2;
   }

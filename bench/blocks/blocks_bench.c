@@ -154,7 +154,8 @@ int main(int argc, char** argv) {
   else if (argc == 4 && strcmp(argv[1], "read") == 0)
     rc = read_run(argv[2], atoi(argv[3]));
   else
-    fprintf(stderr, "usage: %s write <xml> <iterations> <blocks> | read <prefix> <iteration>\n", argv[0]);
+    fprintf(stderr, "usage: %s write <xml> <iterations> <blocks> | read <prefix> <iteration>\n",
+            argv[0]);
   MPI_Finalize();
   return rc;
 }

@@ -141,11 +141,11 @@ static void fill_fields(double* const fields[VARIABLES], int nx, int ny, int nz,
   double* sin_x[VARIABLES] = {x_velocity + nx, x_velocity + 2 * nx, x_velocity + 3 * nx};
   double* cos_x[VARIABLES] = {x_velocity + 4 * nx, x_velocity + 5 * nx, x_velocity + 6 * nx};
   double* y_temperature = x_velocity + 7 * (size_t)nx; /* cos(2 pi (0.7 y + 0.23)) */
-  double* y_pressure = y_temperature + ny;            /* sin(2 pi (1.2 y + 0.41 - t/50)) */
-  double* y_velocity = y_pressure + ny;               /* sin(2 pi (0.9 y + 0.37)) */
-  double* z_temperature = y_velocity + ny;            /* sin(2 pi (1.9 z + 0.05)) */
-  double* z_pressure = z_temperature + nz;            /* cos(2 pi (0.6 z + 0.29)) */
-  double* z_velocity = z_pressure + nz;               /* cos(2 pi (1.2 z + 0.19 + t/200)) */
+  double* y_pressure = y_temperature + ny;             /* sin(2 pi (1.2 y + 0.41 - t/50)) */
+  double* y_velocity = y_pressure + ny;                /* sin(2 pi (0.9 y + 0.37)) */
+  double* z_temperature = y_velocity + ny;             /* sin(2 pi (1.9 z + 0.05)) */
+  double* z_pressure = z_temperature + nz;             /* cos(2 pi (0.6 z + 0.29)) */
+  double* z_velocity = z_pressure + nz;                /* cos(2 pi (1.2 z + 0.19 + t/200)) */
   /* The oblique waves: amplitude * sin(2 pi (kx x + ky y + kz z + phase)), per variable. */
   static const double oblique_x[VARIABLES] = {0.8, 1.4, 0.5};
   static const double oblique_y[VARIABLES] = {1.1, 0.5, 1.3};
@@ -197,10 +197,10 @@ static void fill_fields(double* const fields[VARIABLES], int nx, int ny, int nz,
       double* pressure = fields[1] + n;
       double* velocity = fields[2] + n;
       for (int i = 0; i < nx; ++i) {
-        temperature[i] = t_row + t_amp * x_temperature[i] + sin_x[0][i] * cos_b[0] +
-                         cos_x[0][i] * sin_b[0];
-        pressure[i] = p_row + p_amp * x_pressure[i] + sin_x[1][i] * cos_b[1] +
-                      cos_x[1][i] * sin_b[1];
+        temperature[i] =
+            t_row + t_amp * x_temperature[i] + sin_x[0][i] * cos_b[0] + cos_x[0][i] * sin_b[0];
+        pressure[i] =
+            p_row + p_amp * x_pressure[i] + sin_x[1][i] * cos_b[1] + cos_x[1][i] * sin_b[1];
         velocity[i] = v_amp * x_velocity[i] + sin_x[2][i] * cos_b[2] + cos_x[2][i] * sin_b[2];
       }
       n += (size_t)nx;
@@ -306,8 +306,8 @@ static void run_client(const struct options* o) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     fprintf(f, "{\"label\": \"%s\", \"clients\": %d, \"iterations\": %d, ", o->label, size, n);
-    fprintf(f, "\"dims\": [%d, %d, %d], \"variables\": %d, \"bytes_per_iteration\": %zu, ", nz,
-            ny, nx, VARIABLES, VARIABLES * variable_bytes);
+    fprintf(f, "\"dims\": [%d, %d, %d], \"variables\": %d, \"bytes_per_iteration\": %zu, ", nz, ny,
+            nx, VARIABLES, VARIABLES * variable_bytes);
     fprintf(f, "\"compute_ms\": %.6g, \"compute_mode\": \"%s\", ", o->compute_ms,
             o->sleep_compute ? "sleep" : "spin");
     fprintf(f, "\"loop_s\": %.9g, \"sync_s\": %.9g, ", loop_s, sync_s);

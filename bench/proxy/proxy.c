@@ -7,10 +7,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include <Damaris.h>
 #include <errno.h>
-#include <sidecore/schedule.h>
 #include <getopt.h>
 #include <hdf5.h>
 #include <mpi.h>
+#include <sidecore/schedule.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,13 +39,13 @@ static const char* const backend_names[] = {"none",  "sidecore", "hdf5-fpp",
                                             "phdf5", "adios2",   "adios2-async"};
 
 typedef struct {
-  int local[3];  /* per-rank interior extents, C order (z, y, x) */
+  int local[3];   /* per-rank interior extents, C order (z, y, x) */
   int global_set; /* the user gave --global instead of --grid */
   int global[3];
   int vars;
   int iterations;
   int write_period;
-  int sweeps; /* stencil sweeps (each with a halo exchange) per iteration */
+  int sweeps;    /* stencil sweeps (each with a halo exchange) per iteration */
   long alltoall; /* bytes sent to each rank by the MPI_Alltoall opening each iteration; 0: none */
   backend_kind backend;
   const char* output;
@@ -59,9 +59,9 @@ typedef struct {
   MPI_Comm comm; /* cartesian communicator of the simulation ranks */
   int rank, size;
   int dims[3], coords[3];
-  int n[3];        /* interior extents (z, y, x) */
-  int g[3];        /* global extents */
-  int64_t off[3];  /* global offset of this rank's first interior cell */
+  int n[3];            /* interior extents (z, y, x) */
+  int g[3];            /* global extents */
+  int64_t off[3];      /* global offset of this rank's first interior cell */
   double* temperature; /* (n+2)^3 with one ghost layer per side */
   float* pressure;     /* interior only */
   double* density;     /* interior only */
@@ -95,9 +95,7 @@ static hid_t check_h5(hid_t id, const char* call) {
   return id;
 }
 
-static size_t interior_count(const sim_state* s) {
-  return (size_t)s->n[0] * s->n[1] * s->n[2];
-}
+static size_t interior_count(const sim_state* s) { return (size_t)s->n[0] * s->n[1] * s->n[2]; }
 
 static size_t ghosted_index(const sim_state* s, int z, int y, int x) {
   return ((size_t)z * (s->n[1] + 2) + y) * (s->n[2] + 2) + x;
@@ -131,8 +129,10 @@ static void usage(void) {
 static int parse_extents(const char* text, int out[3]) {
   int a = 0, b = 0, c = 0;
   int got = sscanf(text, "%d,%d,%d", &a, &b, &c);
-  if (got == 1) b = c = a;
-  else if (got != 3) return -1;
+  if (got == 1)
+    b = c = a;
+  else if (got != 3)
+    return -1;
   if (a < 1 || b < 1 || c < 1) return -1;
   out[0] = c;
   out[1] = b;
@@ -142,29 +142,45 @@ static int parse_extents(const char* text, int out[3]) {
 
 static int parse_options(int argc, char** argv, options* o) {
   static const struct option longs[] = {
-      {"grid", required_argument, NULL, 'g'},   {"global", required_argument, NULL, 'G'},
-      {"vars", required_argument, NULL, 'v'},   {"iterations", required_argument, NULL, 'i'},
+      {"grid", required_argument, NULL, 'g'},         {"global", required_argument, NULL, 'G'},
+      {"vars", required_argument, NULL, 'v'},         {"iterations", required_argument, NULL, 'i'},
       {"write-period", required_argument, NULL, 'w'}, {"sweeps", required_argument, NULL, 'k'},
-      {"backend", required_argument, NULL, 'b'}, {"output", required_argument, NULL, 'o'},
-      {"xml", required_argument, NULL, 'x'},    {"json", required_argument, NULL, 'j'},
-      {"thread-multiple", no_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
-      {"alltoall", required_argument, NULL, 'a'},
-      {NULL, 0, NULL, 0}};
-  *o = (options){.local = {64, 64, 64}, .vars = 3, .iterations = 100, .write_period = 10,
-                 .sweeps = 1, .backend = backend_none, .output = "proxy_out"};
+      {"backend", required_argument, NULL, 'b'},      {"output", required_argument, NULL, 'o'},
+      {"xml", required_argument, NULL, 'x'},          {"json", required_argument, NULL, 'j'},
+      {"thread-multiple", no_argument, NULL, 't'},    {"help", no_argument, NULL, 'h'},
+      {"alltoall", required_argument, NULL, 'a'},     {NULL, 0, NULL, 0}};
+  *o = (options){.local = {64, 64, 64},
+                 .vars = 3,
+                 .iterations = 100,
+                 .write_period = 10,
+                 .sweeps = 1,
+                 .backend = backend_none,
+                 .output = "proxy_out"};
   int c;
   while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
     switch (c) {
-      case 'g': if (parse_extents(optarg, o->local)) return -1; break;
+      case 'g':
+        if (parse_extents(optarg, o->local)) return -1;
+        break;
       case 'G':
         if (parse_extents(optarg, o->global)) return -1;
         o->global_set = 1;
         break;
-      case 'v': o->vars = atoi(optarg); break;
-      case 'i': o->iterations = atoi(optarg); break;
-      case 'w': o->write_period = atoi(optarg); break;
-      case 'k': o->sweeps = atoi(optarg); break;
-      case 'a': o->alltoall = atol(optarg); break;
+      case 'v':
+        o->vars = atoi(optarg);
+        break;
+      case 'i':
+        o->iterations = atoi(optarg);
+        break;
+      case 'w':
+        o->write_period = atoi(optarg);
+        break;
+      case 'k':
+        o->sweeps = atoi(optarg);
+        break;
+      case 'a':
+        o->alltoall = atol(optarg);
+        break;
       case 'b': {
         int found = 0;
         for (size_t i = 0; i < sizeof backend_names / sizeof *backend_names; ++i) {
@@ -176,11 +192,20 @@ static int parse_options(int argc, char** argv, options* o) {
         if (!found) return -1;
         break;
       }
-      case 'o': o->output = optarg; break;
-      case 'x': o->xml = optarg; break;
-      case 'j': o->json = optarg; break;
-      case 't': o->thread_multiple = 1; break;
-      default: return -1;
+      case 'o':
+        o->output = optarg;
+        break;
+      case 'x':
+        o->xml = optarg;
+        break;
+      case 'j':
+        o->json = optarg;
+        break;
+      case 't':
+        o->thread_multiple = 1;
+        break;
+      default:
+        return -1;
     }
   }
   if (o->vars < 1 || o->vars > max_vars || o->iterations < 1 || o->write_period < 1 ||
@@ -241,10 +266,10 @@ static void exchange_halos(sim_state* s, MPI_Datatype faces[3][4]) {
     int lower, upper;
     MPI_Cart_shift(s->comm, d, 1, &lower, &upper);
     /* Outer edges keep ghosts at 0 (MPI_PROC_NULL leaves the receive buffer alone). */
-    MPI_Sendrecv(s->temperature, 1, faces[d][0], lower, 10 + d, s->temperature, 1,
-                 faces[d][3], upper, 10 + d, s->comm, MPI_STATUS_IGNORE);
-    MPI_Sendrecv(s->temperature, 1, faces[d][2], upper, 20 + d, s->temperature, 1,
-                 faces[d][1], lower, 20 + d, s->comm, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(s->temperature, 1, faces[d][0], lower, 10 + d, s->temperature, 1, faces[d][3],
+                 upper, 10 + d, s->comm, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(s->temperature, 1, faces[d][2], upper, 20 + d, s->temperature, 1, faces[d][1],
+                 lower, 20 + d, s->comm, MPI_STATUS_IGNORE);
   }
 }
 
@@ -316,8 +341,9 @@ static hid_t memory_space(const sim_state* s, int v) {
 }
 
 static const void* var_data(const sim_state* s, int v) {
-  return v == 0 ? (const void*)s->temperature
-                : v == 1 ? (const void*)s->pressure : (const void*)s->density;
+  return v == 0   ? (const void*)s->temperature
+         : v == 1 ? (const void*)s->pressure
+                  : (const void*)s->density;
 }
 
 static hid_t var_type(int v) { return v == 1 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE; }
@@ -335,8 +361,9 @@ static void hdf5_fpp_write(sim_state* s, int phase) {
   hid_t file = check_h5(H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "H5Fcreate");
   hsize_t three = 3;
   hid_t attr_space = check_h5(H5Screate_simple(1, &three, NULL), "H5Screate_simple");
-  hid_t attr = check_h5(H5Acreate2(file, "position", H5T_NATIVE_INT64, attr_space, H5P_DEFAULT,
-                                   H5P_DEFAULT), "H5Acreate2");
+  hid_t attr =
+      check_h5(H5Acreate2(file, "position", H5T_NATIVE_INT64, attr_space, H5P_DEFAULT, H5P_DEFAULT),
+               "H5Acreate2");
   check_h5(H5Awrite(attr, H5T_NATIVE_INT64, s->off), "H5Awrite");
   H5Aclose(attr);
   H5Sclose(attr_space);
@@ -345,10 +372,10 @@ static void hdf5_fpp_write(sim_state* s, int phase) {
   for (int v = 0; v < s->opt->vars; ++v) {
     hid_t fspace = check_h5(H5Screate_simple(3, n, NULL), "H5Screate_simple");
     hid_t mspace = memory_space(s, v);
-    hid_t dset = check_h5(H5Dcreate2(file, var_names[v], var_type(v), fspace, H5P_DEFAULT, dcpl,
-                                     H5P_DEFAULT), "H5Dcreate2");
-    check_h5(H5Dwrite(dset, var_type(v), mspace, fspace, H5P_DEFAULT, var_data(s, v)),
-             "H5Dwrite");
+    hid_t dset = check_h5(
+        H5Dcreate2(file, var_names[v], var_type(v), fspace, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+        "H5Dcreate2");
+    check_h5(H5Dwrite(dset, var_type(v), mspace, fspace, H5P_DEFAULT, var_data(s, v)), "H5Dwrite");
     H5Dclose(dset);
     H5Sclose(mspace);
     H5Sclose(fspace);
@@ -375,8 +402,9 @@ static void phdf5_write(sim_state* s, int phase) {
   hid_t dcpl = dataset_properties();
   for (int v = 0; v < s->opt->vars; ++v) {
     hid_t fspace = check_h5(H5Screate_simple(3, g, NULL), "H5Screate_simple");
-    hid_t dset = check_h5(H5Dcreate2(file, var_names[v], var_type(v), fspace, H5P_DEFAULT, dcpl,
-                                     H5P_DEFAULT), "H5Dcreate2");
+    hid_t dset = check_h5(
+        H5Dcreate2(file, var_names[v], var_type(v), fspace, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+        "H5Dcreate2");
     check_h5(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, off, NULL, n, NULL),
              "H5Sselect_hyperslab");
     hid_t mspace = memory_space(s, v);
@@ -407,9 +435,9 @@ static void adios2_setup(sim_state* s, int async) {
   /* Min/max per block are not needed by any reader of this output. */
   check_adios(adios2_set_parameter(s->io, "StatsLevel", "0") != adios2_error_none,
               "adios2_set_parameter(StatsLevel)");
-  check_adios(adios2_set_parameter(s->io, "AsyncWrite", async ? "true" : "false") !=
-                  adios2_error_none,
-              "adios2_set_parameter(AsyncWrite)");
+  check_adios(
+      adios2_set_parameter(s->io, "AsyncWrite", async ? "true" : "false") != adios2_error_none,
+      "adios2_set_parameter(AsyncWrite)");
   size_t shape[3], start[3], count[3], mstart[3] = {1, 1, 1}, mcount[3];
   for (int d = 0; d < 3; ++d) {
     shape[d] = (size_t)s->g[d];
@@ -418,9 +446,9 @@ static void adios2_setup(sim_state* s, int async) {
     mcount[d] = (size_t)s->n[d] + 2;
   }
   for (int v = 0; v < s->opt->vars; ++v) {
-    s->avars[v] = adios2_define_variable(s->io, var_names[v],
-                                         v == 1 ? adios2_type_float : adios2_type_double, 3,
-                                         shape, start, count, adios2_constant_dims_true);
+    s->avars[v] =
+        adios2_define_variable(s->io, var_names[v], v == 1 ? adios2_type_float : adios2_type_double,
+                               3, shape, start, count, adios2_constant_dims_true);
     check_adios(!s->avars[v], "adios2_define_variable");
   }
   check_adios(adios2_set_memory_selection(s->avars[0], 3, mstart, mcount) != adios2_error_none,
@@ -433,9 +461,9 @@ static void adios2_setup(sim_state* s, int async) {
 
 static void adios2_write(sim_state* s) {
   adios2_step_status status;
-  check_adios(adios2_begin_step(s->engine, adios2_step_mode_append, -1.0f, &status) !=
-                  adios2_error_none,
-              "adios2_begin_step");
+  check_adios(
+      adios2_begin_step(s->engine, adios2_step_mode_append, -1.0f, &status) != adios2_error_none,
+      "adios2_begin_step");
   for (int v = 0; v < s->opt->vars; ++v)
     check_adios(adios2_put(s->engine, s->avars[v], var_data(s, v), adios2_mode_deferred) !=
                     adios2_error_none,
@@ -451,15 +479,25 @@ static void adios2_teardown(sim_state* s) {
 
 static void write_phase(sim_state* s, int phase) {
   switch (s->opt->backend) {
-    case backend_none: break;
-    case backend_sidecore: sidecore_write(s); break;
-    case backend_hdf5_fpp: hdf5_fpp_write(s, phase); break;
-    case backend_phdf5: phdf5_write(s, phase); break;
+    case backend_none:
+      break;
+    case backend_sidecore:
+      sidecore_write(s);
+      break;
+    case backend_hdf5_fpp:
+      hdf5_fpp_write(s, phase);
+      break;
+    case backend_phdf5:
+      phdf5_write(s, phase);
+      break;
 #ifdef PROXY_HAVE_ADIOS2
     case backend_adios2:
-    case backend_adios2_async: adios2_write(s); break;
+    case backend_adios2_async:
+      adios2_write(s);
+      break;
 #else
-    default: break;
+    default:
+      break;
 #endif
   }
 }
@@ -467,12 +505,17 @@ static void write_phase(sim_state* s, int phase) {
 /* Waits until every phase is stored (or handed to the file system) by the back-end. */
 static void flush_backend(sim_state* s) {
   switch (s->opt->backend) {
-    case backend_sidecore: check_damaris(damaris_sync(), "damaris_sync"); break;
+    case backend_sidecore:
+      check_damaris(damaris_sync(), "damaris_sync");
+      break;
 #ifdef PROXY_HAVE_ADIOS2
     case backend_adios2:
-    case backend_adios2_async: adios2_teardown(s); break;
+    case backend_adios2_async:
+      adios2_teardown(s);
+      break;
 #endif
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -581,8 +624,7 @@ int main(int argc, char** argv) {
   for (int it = 0; it < opt.iterations; ++it) {
     if (opt.alltoall > 0) {
       double c0 = MPI_Wtime();
-      MPI_Alltoall(send, (int)opt.alltoall, MPI_BYTE, receive, (int)opt.alltoall, MPI_BYTE,
-                   s.comm);
+      MPI_Alltoall(send, (int)opt.alltoall, MPI_BYTE, receive, (int)opt.alltoall, MPI_BYTE, s.comm);
       double c = MPI_Wtime() - c0;
       comm_time += c;
       if (c > comm_max) comm_max = c;
@@ -604,8 +646,7 @@ int main(int argc, char** argv) {
       double w1 = MPI_Wtime();
       size_t at = 0;
       for (int v = 0; v < opt.vars; ++v) {
-        const char* src = v == 1 ? (const char*)s.pressure
-                                 : v == 2 ? (const char*)s.density : NULL;
+        const char* src = v == 1 ? (const char*)s.pressure : v == 2 ? (const char*)s.density : NULL;
         if (v == 0) {
           /* The interior rows of the ghosted field, as every back-end has to gather them. */
           for (int z = 1; z <= s.n[0]; ++z)
@@ -656,10 +697,10 @@ int main(int argc, char** argv) {
     if (!f) die("cannot write the JSON file", opt.json);
     fprintf(f, "{\n  \"backend\": \"%s\",\n  \"xml\": \"%s\",\n", backend_names[opt.backend],
             opt.xml ? opt.xml : "");
-    fprintf(f, "  \"ranks\": %d,\n  \"rank_grid\": [%d, %d, %d],\n", s.size, s.dims[0],
-            s.dims[1], s.dims[2]);
-    fprintf(f, "  \"local\": [%d, %d, %d],\n  \"global\": [%d, %d, %d],\n", s.n[0], s.n[1],
-            s.n[2], s.g[0], s.g[1], s.g[2]);
+    fprintf(f, "  \"ranks\": %d,\n  \"rank_grid\": [%d, %d, %d],\n", s.size, s.dims[0], s.dims[1],
+            s.dims[2]);
+    fprintf(f, "  \"local\": [%d, %d, %d],\n  \"global\": [%d, %d, %d],\n", s.n[0], s.n[1], s.n[2],
+            s.g[0], s.g[1], s.g[2]);
     fputs("  \"variables\": [", f);
     for (int v = 0; v < opt.vars; ++v) fprintf(f, "%s\"%s\"", v ? ", " : "", var_names[v]);
     fprintf(f, "],\n  \"iterations\": %d,\n  \"write_period\": %d,\n  \"sweeps\": %d,\n",

@@ -19,12 +19,12 @@
 #include <unistd.h>
 
 typedef struct {
-  char* backing;       /* folder that really holds the files */
-  char* bandwidth;     /* e.g. "125M": bytes per second, decimal suffixes k, M, G */
-  double jitter;       /* each write costs size/bandwidth times a factor in [1-j, 1+j] */
+  char* backing;        /* folder that really holds the files */
+  char* bandwidth;      /* e.g. "125M": bytes per second, decimal suffixes k, M, G */
+  double jitter;        /* each write costs size/bandwidth times a factor in [1-j, 1+j] */
   double stall_per_gib; /* expected stalls per GiB written (a loaded server pausing) */
-  double stall_ms;     /* length of one stall */
-  double meta_ms;      /* latency added to create, mkdir, unlink, rename, rmdir */
+  double stall_ms;      /* length of one stall */
+  double meta_ms;       /* latency added to create, mkdir, unlink, rename, rmdir */
   unsigned seed;
   int verbose;
 } throttle_options;
@@ -47,13 +47,17 @@ static throttle_state state;
 
 static const double burst_seconds = 0.005;
 
-#define OPTION(text, member) {text, offsetof(throttle_options, member), 1}
-static const struct fuse_opt option_spec[] = {
-    OPTION("backing=%s", backing),     OPTION("bw=%s", bandwidth),
-    OPTION("jitter=%lf", jitter),      OPTION("stalls_per_gib=%lf", stall_per_gib),
-    OPTION("stall_ms=%lf", stall_ms),  OPTION("meta_ms=%lf", meta_ms),
-    OPTION("seed=%u", seed),           OPTION("throttle_verbose", verbose),
-    FUSE_OPT_END};
+#define OPTION(text, member) \
+  { text, offsetof(throttle_options, member), 1 }
+static const struct fuse_opt option_spec[] = {OPTION("backing=%s", backing),
+                                              OPTION("bw=%s", bandwidth),
+                                              OPTION("jitter=%lf", jitter),
+                                              OPTION("stalls_per_gib=%lf", stall_per_gib),
+                                              OPTION("stall_ms=%lf", stall_ms),
+                                              OPTION("meta_ms=%lf", meta_ms),
+                                              OPTION("seed=%u", seed),
+                                              OPTION("throttle_verbose", verbose),
+                                              FUSE_OPT_END};
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -295,14 +299,30 @@ static off_t tfs_lseek(const char* path, off_t off, int whence, struct fuse_file
 }
 
 static const struct fuse_operations operations = {
-    .init = tfs_init,         .destroy = tfs_destroy,   .getattr = tfs_getattr,
-    .access = tfs_access,     .readlink = tfs_readlink, .readdir = tfs_readdir,
-    .mkdir = tfs_mkdir,       .unlink = tfs_unlink,     .rmdir = tfs_rmdir,
-    .symlink = tfs_symlink,   .rename = tfs_rename,     .link = tfs_link,
-    .chmod = tfs_chmod,       .chown = tfs_chown,       .truncate = tfs_truncate,
-    .utimens = tfs_utimens,   .create = tfs_create,     .open = tfs_open,
-    .read = tfs_read,         .write = tfs_write,       .statfs = tfs_statfs,
-    .release = tfs_release,   .fsync = tfs_fsync,       .fallocate = tfs_fallocate,
+    .init = tfs_init,
+    .destroy = tfs_destroy,
+    .getattr = tfs_getattr,
+    .access = tfs_access,
+    .readlink = tfs_readlink,
+    .readdir = tfs_readdir,
+    .mkdir = tfs_mkdir,
+    .unlink = tfs_unlink,
+    .rmdir = tfs_rmdir,
+    .symlink = tfs_symlink,
+    .rename = tfs_rename,
+    .link = tfs_link,
+    .chmod = tfs_chmod,
+    .chown = tfs_chown,
+    .truncate = tfs_truncate,
+    .utimens = tfs_utimens,
+    .create = tfs_create,
+    .open = tfs_open,
+    .read = tfs_read,
+    .write = tfs_write,
+    .statfs = tfs_statfs,
+    .release = tfs_release,
+    .fsync = tfs_fsync,
+    .fallocate = tfs_fallocate,
     .lseek = tfs_lseek,
 };
 
@@ -311,10 +331,23 @@ static double parse_bandwidth(const char* text) {
   char* end = NULL;
   double value = strtod(text, &end);
   switch (*end) {
-    case 'k': case 'K': value *= 1e3; ++end; break;
-    case 'm': case 'M': value *= 1e6; ++end; break;
-    case 'g': case 'G': value *= 1e9; ++end; break;
-    default: break;
+    case 'k':
+    case 'K':
+      value *= 1e3;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      value *= 1e6;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      value *= 1e9;
+      ++end;
+      break;
+    default:
+      break;
   }
   return *end == '\0' || strcmp(end, "B") == 0 ? value : -1.0;
 }

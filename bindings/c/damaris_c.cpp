@@ -16,8 +16,6 @@
 #include <utility>
 
 #include "Damaris.h"
-#include "sidecore/blocks.h"
-#include "sidecore/schedule.h"
 #include "common/c_boundary.hpp"
 #include "common/error.hpp"
 #include "common/job_failure.hpp"
@@ -25,6 +23,8 @@
 #include "plugins/python_scripts.hpp"
 #include "runtime/runtime.hpp"
 #include "server/actions.hpp"
+#include "sidecore/blocks.h"
+#include "sidecore/schedule.h"
 
 namespace {
 
@@ -131,8 +131,9 @@ int guarded(const char* function, Body&& body, failure_report report = failure_r
   try {
     if (report == failure_report::config_error_shown_by_rank_0 && code == DAMARIS_CONFIG_ERROR) {
       sidecore::log::debug(sidecore::c_boundary::last_error());
-      sidecore::log::error(function, ": invalid configuration (rank 0 prints what is wrong); "
-                                     "every later call returns DAMARIS_NOT_INITIALIZED");
+      sidecore::log::error(function,
+                           ": invalid configuration (rank 0 prints what is wrong); "
+                           "every later call returns DAMARIS_NOT_INITIALIZED");
     } else if (code == DAMARIS_NOT_INITIALIZED && g_initialize_failed.load()) {
       sidecore::log::debug(sidecore::c_boundary::last_error());
     } else if (code != DAMARIS_ALREADY_INITIALIZED &&
@@ -150,10 +151,10 @@ int guarded(const char* function, Body&& body, failure_report report = failure_r
 
 sidecore::runtime& current(const char* function) {
   if (!g_runtime)
-    throw sidecore::error(DAMARIS_NOT_INITIALIZED,
-                          std::string(function) + (g_initialize_failed.load()
-                                                       ? " after a failed damaris_initialize"
-                                                       : " called before damaris_initialize"));
+    throw sidecore::error(
+        DAMARIS_NOT_INITIALIZED,
+        std::string(function) + (g_initialize_failed.load() ? " after a failed damaris_initialize"
+                                                            : " called before damaris_initialize"));
   return *g_runtime;
 }
 
@@ -274,7 +275,7 @@ SIDECORE_API int damaris_alloc_block(const char* varname, int32_t block, void** 
 }
 
 SIDECORE_API int sidecore_alloc_block_shaped(const char* variable, int32_t block, void** address,
-                                            int32_t* type, int32_t* ndims, int64_t* extents) {
+                                             int32_t* type, int32_t* ndims, int64_t* extents) {
   return guarded("sidecore_alloc_block_shaped", [&] {
     auto& c = current_client("sidecore_alloc_block_shaped");
     if (!address || !type || !ndims || !extents)
@@ -303,7 +304,8 @@ SIDECORE_API int damaris_commit_block(const char* varname, int32_t block) {
 
 SIDECORE_API int damaris_commit_iteration(const char* varname, int32_t iteration) {
   return guarded("damaris_commit_iteration", [&] {
-    current_client("damaris_commit_iteration").commit(checked_name(varname, "varname"), 0, iteration);
+    current_client("damaris_commit_iteration")
+        .commit(checked_name(varname, "varname"), 0, iteration);
   });
 }
 
@@ -350,27 +352,42 @@ SIDECORE_API int damaris_signal(const char* signal_name) {
 }
 
 SIDECORE_API int damaris_bind(const char* signal_name, signal_t sig) {
-  return guarded("damaris_bind", [&] {
-    sidecore::server::action_registry::instance().bind(checked_name(signal_name, "signal_name"), sig);
-  }, failure_report::usual, thread_use::any);
+  return guarded(
+      "damaris_bind",
+      [&] {
+        sidecore::server::action_registry::instance().bind(checked_name(signal_name, "signal_name"),
+                                                           sig);
+      },
+      failure_report::usual, thread_use::any);
 }
 
 SIDECORE_API int damaris_parameter_get(const char* param_name, void* buffer, unsigned int size) {
-  return guarded("damaris_parameter_get", [&] {
-    current("damaris_parameter_get").parameter_table().get(checked_name(param_name, "param_name"), buffer, size);
-  }, failure_report::usual, thread_use::any);
+  return guarded(
+      "damaris_parameter_get",
+      [&] {
+        current("damaris_parameter_get")
+            .parameter_table()
+            .get(checked_name(param_name, "param_name"), buffer, size);
+      },
+      failure_report::usual, thread_use::any);
 }
 
 SIDECORE_API int damaris_parameter_set(const char* param_name, const void* buffer,
                                        unsigned int size) {
-  return guarded("damaris_parameter_set", [&] {
-    current("damaris_parameter_set").parameter_table().set(checked_name(param_name, "param_name"), buffer, size);
-  }, failure_report::usual, thread_use::any);
+  return guarded(
+      "damaris_parameter_set",
+      [&] {
+        current("damaris_parameter_set")
+            .parameter_table()
+            .set(checked_name(param_name, "param_name"), buffer, size);
+      },
+      failure_report::usual, thread_use::any);
 }
 
 SIDECORE_API int damaris_set_position(const char* var_name, const int64_t* position) {
   return guarded("damaris_set_position", [&] {
-    current_client("damaris_set_position").set_position(checked_name(var_name, "var_name"), 0, position);
+    current_client("damaris_set_position")
+        .set_position(checked_name(var_name, "var_name"), 0, position);
   });
 }
 
@@ -383,20 +400,24 @@ SIDECORE_API int damaris_set_block_position(const char* var_name, int32_t block,
 }
 
 SIDECORE_API int damaris_client_comm_get(MPI_Comm* comm) {
-  return guarded("damaris_client_comm_get", [&] {
-    sidecore::runtime& rt = current("damaris_client_comm_get");
-    if (!comm) throw sidecore::argument_error("comm is NULL");
-    rt.as_client("damaris_client_comm_get");
-    *comm = rt.client_comm();
-  }, failure_report::usual, thread_use::any);
+  return guarded(
+      "damaris_client_comm_get",
+      [&] {
+        sidecore::runtime& rt = current("damaris_client_comm_get");
+        if (!comm) throw sidecore::argument_error("comm is NULL");
+        rt.as_client("damaris_client_comm_get");
+        *comm = rt.client_comm();
+      },
+      failure_report::usual, thread_use::any);
 }
 
 SIDECORE_API int damaris_end_iteration(void) {
-  return guarded("damaris_end_iteration", [&] { current_client("damaris_end_iteration").end_iteration(); });
+  return guarded("damaris_end_iteration",
+                 [&] { current_client("damaris_end_iteration").end_iteration(); });
 }
 
 SIDECORE_API int sidecore_set_block_extents(const char* variable, int32_t block,
-                                           const int64_t* extents) {
+                                            const int64_t* extents) {
   return guarded("sidecore_set_block_extents", [&] {
     current_client("sidecore_set_block_extents")
         .set_extents(checked_name(variable, "variable"), block, extents);
@@ -418,33 +439,39 @@ SIDECORE_API int damaris_sync(void) {
 }
 
 SIDECORE_API int damaris_get_iteration(int* iteration) {
-  return guarded("damaris_get_iteration", [&] {
-    auto& c = current_client("damaris_get_iteration");
-    if (!iteration) throw sidecore::argument_error("iteration is NULL");
-    *iteration = c.iteration();
-  }, failure_report::usual, thread_use::any);
+  return guarded(
+      "damaris_get_iteration",
+      [&] {
+        auto& c = current_client("damaris_get_iteration");
+        if (!iteration) throw sidecore::argument_error("iteration is NULL");
+        *iteration = c.iteration();
+      },
+      failure_report::usual, thread_use::any);
 }
 
 SIDECORE_API int damaris_get_type(const char* variable_name, DAMARIS_TYPE_STR* vartype) {
-  return guarded("damaris_get_type", [&] {
-    const sidecore::config::model& model = current("damaris_get_type").model();
-    if (!vartype) throw sidecore::argument_error("vartype is NULL");
-    *vartype = DAMARIS_TYPE_UNDEFINED;
-    const std::string name = checked_name(variable_name, "variable_name");
-    const std::size_t v = model.find_variable(name);
-    if (v == sidecore::config::model::npos)
-      throw sidecore::error(DAMARIS_UNDEFINED_VARIABLE, "no variable named '" + name + "'");
-    const std::string& type = model.layouts[model.variables[v].layout_index].type_name;
-    static const std::pair<const char*, DAMARIS_TYPE_STR> types[] = {
-        {"short", DAMARIS_TYPE_SHORT},   {"int", DAMARIS_TYPE_INT},
-        {"integer", DAMARIS_TYPE_INT},   {"long", DAMARIS_TYPE_LONG},
-        {"float", DAMARIS_TYPE_FLOAT},   {"real", DAMARIS_TYPE_FLOAT},
-        {"double", DAMARIS_TYPE_DOUBLE}, {"char", DAMARIS_TYPE_CHAR},
-        {"character", DAMARIS_TYPE_CHAR}, {"string", DAMARIS_TYPE_STRING},
-        {"label", DAMARIS_TYPE_LABEL}};
-    for (const auto& [spelling, value] : types)
-      if (type == spelling) *vartype = value;
-  }, failure_report::usual, thread_use::any);
+  return guarded(
+      "damaris_get_type",
+      [&] {
+        const sidecore::config::model& model = current("damaris_get_type").model();
+        if (!vartype) throw sidecore::argument_error("vartype is NULL");
+        *vartype = DAMARIS_TYPE_UNDEFINED;
+        const std::string name = checked_name(variable_name, "variable_name");
+        const std::size_t v = model.find_variable(name);
+        if (v == sidecore::config::model::npos)
+          throw sidecore::error(DAMARIS_UNDEFINED_VARIABLE, "no variable named '" + name + "'");
+        const std::string& type = model.layouts[model.variables[v].layout_index].type_name;
+        static const std::pair<const char*, DAMARIS_TYPE_STR> types[] = {
+            {"short", DAMARIS_TYPE_SHORT},    {"int", DAMARIS_TYPE_INT},
+            {"integer", DAMARIS_TYPE_INT},    {"long", DAMARIS_TYPE_LONG},
+            {"float", DAMARIS_TYPE_FLOAT},    {"real", DAMARIS_TYPE_FLOAT},
+            {"double", DAMARIS_TYPE_DOUBLE},  {"char", DAMARIS_TYPE_CHAR},
+            {"character", DAMARIS_TYPE_CHAR}, {"string", DAMARIS_TYPE_STRING},
+            {"label", DAMARIS_TYPE_LABEL}};
+        for (const auto& [spelling, value] : types)
+          if (type == spelling) *vartype = value;
+      },
+      failure_report::usual, thread_use::any);
 }
 
 SIDECORE_API int damaris_has_plugin(DAMARIS_PLUGIN_TYPE plugin) {
@@ -455,34 +482,60 @@ SIDECORE_API int damaris_has_plugin(DAMARIS_PLUGIN_TYPE plugin) {
 
 SIDECORE_API const char* damaris_error_string(int code) {
   switch (code) {
-    case DAMARIS_OK: return "DAMARIS_OK: success";
-    case DAMARIS_INIT_ERROR: return "DAMARIS_INIT_ERROR: initialization failed";
-    case DAMARIS_FINALIZE_ERROR: return "DAMARIS_FINALIZE_ERROR: finalization failed";
-    case DAMARIS_CORE_IS_SERVER: return "DAMARIS_CORE_IS_SERVER: client call made on a dedicated core";
-    case DAMARIS_NO_SERVER: return "DAMARIS_NO_SERVER: no dedicated resource";
-    case DAMARIS_ALLOCATION_ERROR: return "DAMARIS_ALLOCATION_ERROR: the buffer cannot hold the request";
-    case DAMARIS_CONFIG_ERROR: return "DAMARIS_CONFIG_ERROR: invalid configuration";
-    case DAMARIS_ARGUMENT_ERROR: return "DAMARIS_ARGUMENT_ERROR: invalid argument";
-    case DAMARIS_MPI_ERROR: return "DAMARIS_MPI_ERROR: an MPI call failed";
-    case DAMARIS_DATASPACE_ERROR: return "DAMARIS_DATASPACE_ERROR: invalid data space";
-    case DAMARIS_CHANNEL_ERROR: return "DAMARIS_CHANNEL_ERROR: communication channel failed";
-    case DAMARIS_INVALID_TAG: return "DAMARIS_INVALID_TAG: invalid message tag";
-    case DAMARIS_NOT_INITIALIZED: return "DAMARIS_NOT_INITIALIZED: damaris_initialize was not called";
-    case DAMARIS_ALREADY_INITIALIZED: return "DAMARIS_ALREADY_INITIALIZED: already initialized";
-    case DAMARIS_UNDEFINED_ACTION: return "DAMARIS_UNDEFINED_ACTION: no such event or script";
-    case DAMARIS_UNDEFINED_PARAMETER: return "DAMARIS_UNDEFINED_PARAMETER: no such parameter";
-    case DAMARIS_UNDEFINED_VARIABLE: return "DAMARIS_UNDEFINED_VARIABLE: no such variable";
-    case DAMARIS_INVALID_BLOCK: return "DAMARIS_INVALID_BLOCK: block id out of range";
-    case DAMARIS_INVALID_DIMENSIONS: return "DAMARIS_INVALID_DIMENSIONS: invalid dimensions";
-    case DAMARIS_BLOCK_NOT_FOUND: return "DAMARIS_BLOCK_NOT_FOUND: block not allocated";
-    case DAMARIS_REACTOR_NOT_FOUND: return "DAMARIS_REACTOR_NOT_FOUND: messaging not available";
-    case DAMARIS_BIND_ERROR: return "DAMARIS_BIND_ERROR: cannot bind the function";
-    case DAMARIS_ERROR_UNKNOWN: return "DAMARIS_ERROR_UNKNOWN: unknown error";
-    default: return "unknown error code";
+    case DAMARIS_OK:
+      return "DAMARIS_OK: success";
+    case DAMARIS_INIT_ERROR:
+      return "DAMARIS_INIT_ERROR: initialization failed";
+    case DAMARIS_FINALIZE_ERROR:
+      return "DAMARIS_FINALIZE_ERROR: finalization failed";
+    case DAMARIS_CORE_IS_SERVER:
+      return "DAMARIS_CORE_IS_SERVER: client call made on a dedicated core";
+    case DAMARIS_NO_SERVER:
+      return "DAMARIS_NO_SERVER: no dedicated resource";
+    case DAMARIS_ALLOCATION_ERROR:
+      return "DAMARIS_ALLOCATION_ERROR: the buffer cannot hold the request";
+    case DAMARIS_CONFIG_ERROR:
+      return "DAMARIS_CONFIG_ERROR: invalid configuration";
+    case DAMARIS_ARGUMENT_ERROR:
+      return "DAMARIS_ARGUMENT_ERROR: invalid argument";
+    case DAMARIS_MPI_ERROR:
+      return "DAMARIS_MPI_ERROR: an MPI call failed";
+    case DAMARIS_DATASPACE_ERROR:
+      return "DAMARIS_DATASPACE_ERROR: invalid data space";
+    case DAMARIS_CHANNEL_ERROR:
+      return "DAMARIS_CHANNEL_ERROR: communication channel failed";
+    case DAMARIS_INVALID_TAG:
+      return "DAMARIS_INVALID_TAG: invalid message tag";
+    case DAMARIS_NOT_INITIALIZED:
+      return "DAMARIS_NOT_INITIALIZED: damaris_initialize was not called";
+    case DAMARIS_ALREADY_INITIALIZED:
+      return "DAMARIS_ALREADY_INITIALIZED: already initialized";
+    case DAMARIS_UNDEFINED_ACTION:
+      return "DAMARIS_UNDEFINED_ACTION: no such event or script";
+    case DAMARIS_UNDEFINED_PARAMETER:
+      return "DAMARIS_UNDEFINED_PARAMETER: no such parameter";
+    case DAMARIS_UNDEFINED_VARIABLE:
+      return "DAMARIS_UNDEFINED_VARIABLE: no such variable";
+    case DAMARIS_INVALID_BLOCK:
+      return "DAMARIS_INVALID_BLOCK: block id out of range";
+    case DAMARIS_INVALID_DIMENSIONS:
+      return "DAMARIS_INVALID_DIMENSIONS: invalid dimensions";
+    case DAMARIS_BLOCK_NOT_FOUND:
+      return "DAMARIS_BLOCK_NOT_FOUND: block not allocated";
+    case DAMARIS_REACTOR_NOT_FOUND:
+      return "DAMARIS_REACTOR_NOT_FOUND: messaging not available";
+    case DAMARIS_BIND_ERROR:
+      return "DAMARIS_BIND_ERROR: cannot bind the function";
+    case DAMARIS_ERROR_UNKNOWN:
+      return "DAMARIS_ERROR_UNKNOWN: unknown error";
+    default:
+      return "unknown error code";
   }
 }
 
-SIDECORE_API const char* damaris_last_error_message(void) { return sidecore::c_boundary::last_error(); }
+SIDECORE_API const char* damaris_last_error_message(void) {
+  return sidecore::c_boundary::last_error();
+}
 
 SIDECORE_API const char* sidecore_version(void) { return SIDECORE_VERSION_STRING; }
 

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "Damaris.h"
-#include "current_runtime.hpp"
 #include "common/c_boundary.hpp"
 #include "common/error.hpp"
+#include "current_runtime.hpp"
 #include "runtime/runtime.hpp"
 
 namespace {
@@ -41,10 +41,9 @@ SIDECORE_API int sidecore_environment_get(sidecore_environment_t* out) {
     e.number_of_nodes = env.number_of_nodes;
     // A client with dedicated resources receives nobody's blocks (the mode tells, since the
     // environment lists the writer's own index without them).
-    e.known_client_count =
-        (!rt.is_server() && rt.has_dedicated_resources())
-            ? 0
-            : static_cast<int32_t>(env.known_clients.size());
+    e.known_client_count = (!rt.is_server() && rt.has_dedicated_resources())
+                               ? 0
+                               : static_cast<int32_t>(env.known_clients.size());
     // The magic number is decimal milliseconds: far shorter than the field.
     const std::size_t n = std::min(env.magic.size(), sizeof e.magic_number - 1);
     std::memcpy(e.magic_number, env.magic.data(), n);
@@ -95,4 +94,6 @@ SIDECORE_API int sidecore_global_comm_get(MPI_Comm* comm) {
 }
 
 // An alias of damaris_last_error_message(): one error slot per thread (common/c_boundary.hpp).
-SIDECORE_API const char* sidecore_environment_last_error(void) { return sidecore::c_boundary::last_error(); }
+SIDECORE_API const char* sidecore_environment_last_error(void) {
+  return sidecore::c_boundary::last_error();
+}

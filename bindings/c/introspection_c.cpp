@@ -127,7 +127,7 @@ SIDECORE_API int sidecore_describe_open(const char* configfile, MPI_Comm comm,
 SIDECORE_API void sidecore_describe_close(sidecore_description* description) { delete description; }
 
 SIDECORE_API int sidecore_describe_fortran_order(const sidecore_description* description,
-                                                const char* variable, int32_t* fortran) {
+                                                 const char* variable, int32_t* fortran) {
   return guarded("sidecore_describe_fortran_order", [&] {
     const sidecore_description& d = checked(description);
     if (!variable) throw sidecore::argument_error("variable is NULL");
@@ -200,4 +200,6 @@ SIDECORE_API int sidecore_describe_domains(const sidecore_description* descripti
 }
 
 // An alias of damaris_last_error_message(): one error slot per thread (common/c_boundary.hpp).
-SIDECORE_API const char* sidecore_describe_last_error(void) { return sidecore::c_boundary::last_error(); }
+SIDECORE_API const char* sidecore_describe_last_error(void) {
+  return sidecore::c_boundary::last_error();
+}

@@ -34,13 +34,20 @@ T* required(T* pointer, const char* what) {
 
 element element_of(int32_t type) {
   switch (type) {
-    case DAMARIS_TYPE_CHAR: return element::int8;
-    case DAMARIS_TYPE_SHORT: return element::int16;
-    case DAMARIS_TYPE_INT: return element::int32;
-    case DAMARIS_TYPE_LONG: return element::int64;
-    case DAMARIS_TYPE_FLOAT: return element::float32;
-    case DAMARIS_TYPE_DOUBLE: return element::float64;
-    default: break;
+    case DAMARIS_TYPE_CHAR:
+      return element::int8;
+    case DAMARIS_TYPE_SHORT:
+      return element::int16;
+    case DAMARIS_TYPE_INT:
+      return element::int32;
+    case DAMARIS_TYPE_LONG:
+      return element::int64;
+    case DAMARIS_TYPE_FLOAT:
+      return element::float32;
+    case DAMARIS_TYPE_DOUBLE:
+      return element::float64;
+    default:
+      break;
   }
   throw argument_error("type " + std::to_string(type) +
                        " cannot be read (valid: DAMARIS_TYPE_CHAR, _SHORT, _INT, _LONG, _FLOAT, "
@@ -51,8 +58,8 @@ std::vector<std::int64_t> values(const int64_t* p, std::size_t n) { return {p, p
 
 }  // namespace
 
-SIDECORE_API int sidecore_read_iterations(const char* prefix, int32_t* iterations,
-                                          int32_t capacity, int32_t* count) {
+SIDECORE_API int sidecore_read_iterations(const char* prefix, int32_t* iterations, int32_t capacity,
+                                          int32_t* count) {
   return guarded("sidecore_read_iterations", [&] {
     required(count, "count");
     const std::vector<std::int32_t> stored =
@@ -136,13 +143,13 @@ SIDECORE_API int sidecore_read_block_info(const sidecore_reader* reader, const c
   });
 }
 
-SIDECORE_API int sidecore_read_block(sidecore_reader* reader, const char* variable,
-                                     int32_t source, int32_t block, int32_t type, void* buffer,
+SIDECORE_API int sidecore_read_block(sidecore_reader* reader, const char* variable, int32_t source,
+                                     int32_t block, int32_t type, void* buffer,
                                      uint64_t buffer_bytes) {
   return guarded("sidecore_read_block", [&] {
     required(reader, "reader")
-        ->run.read_block(required(variable, "variable"), source, block, element_of(type),
-                         buffer, buffer_bytes);
+        ->run.read_block(required(variable, "variable"), source, block, element_of(type), buffer,
+                         buffer_bytes);
   });
 }
 
@@ -158,4 +165,6 @@ SIDECORE_API int sidecore_read_region(sidecore_reader* reader, const char* varia
 }
 
 // An alias of damaris_last_error_message(): one error slot per thread (common/c_boundary.hpp).
-SIDECORE_API const char* sidecore_read_last_error(void) { return sidecore::c_boundary::last_error(); }
+SIDECORE_API const char* sidecore_read_last_error(void) {
+  return sidecore::c_boundary::last_error();
+}

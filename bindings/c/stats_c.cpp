@@ -8,9 +8,9 @@
 #include <string>
 
 #include "Damaris.h"
-#include "current_runtime.hpp"
 #include "common/c_boundary.hpp"
 #include "common/error.hpp"
+#include "current_runtime.hpp"
 #include "runtime/runtime.hpp"
 #include "transport/live_stats.hpp"
 
@@ -93,4 +93,6 @@ SIDECORE_API int sidecore_stats(sidecore_stats_t* out) {
 }
 
 // An alias of damaris_last_error_message(): one error slot per thread (common/c_boundary.hpp).
-SIDECORE_API const char* sidecore_stats_last_error(void) { return sidecore::c_boundary::last_error(); }
+SIDECORE_API const char* sidecore_stats_last_error(void) {
+  return sidecore::c_boundary::last_error();
+}

@@ -15,12 +15,23 @@ std::string escaped(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -153,7 +164,8 @@ std::string DamarisParaviewXML::ReturnXMLForParaview() const {
                          .always("write-vtk-binary", boolean(m_write_vtk_binary))
                          .optional("comment", m_comment)
                          .opened();
-  for (const std::string& script : m_scripts) text += "\n  <script>" + escaped(script) + "</script>";
+  for (const std::string& script : m_scripts)
+    text += "\n  <script>" + escaped(script) + "</script>";
   return text + "\n</paraview>";
 }
 

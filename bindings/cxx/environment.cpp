@@ -23,7 +23,6 @@ bool dedicated_nodes(const sidecore::runtime& rt) noexcept {
   return rt.topo().has_servers && rt.topo().remote_servers;
 }
 
-
 }  // namespace
 
 bool Environment::Initialized() { return current() != nullptr; }

@@ -57,7 +57,6 @@ struct file_closer {
                               filename + "\" (" + step + ")");
 }
 
-
 }  // namespace
 
 ModifyModel::ModifyModel() = default;

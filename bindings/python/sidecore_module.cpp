@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "Damaris.h"
-#include "sidecore/introspection.h"
 #include "sidecore/blocks.h"
 #include "sidecore/environment.h"
+#include "sidecore/introspection.h"
 #include "sidecore/read.h"
 #include "sidecore/schedule.h"
 #include "sidecore/stats.h"
@@ -195,8 +195,8 @@ void set_block_extents(const std::string& variable, int32_t block, std::vector<i
               " extents given, the layout has " + std::to_string(layout.shape.size()) +
               " dimensions");
   int32_t fortran = 0;
-  check_describe(sidecore_describe_fortran_order(description("set_block_extents"),
-                                                 variable.c_str(), &fortran));
+  check_describe(sidecore_describe_fortran_order(description("set_block_extents"), variable.c_str(),
+                                                 &fortran));
   std::vector<int64_t> program_order = shape;
   if (fortran) std::reverse(program_order.begin(), program_order.end());
   check(sidecore_set_block_extents(variable.c_str(), block, program_order.data()));
@@ -661,7 +661,8 @@ class output_reader {
     return complete != 0;
   }
   // (name, dtype name, global shape, block count) per variable.
-  std::vector<std::tuple<std::string, std::string, std::vector<int64_t>, int32_t>> variables() const {
+  std::vector<std::tuple<std::string, std::string, std::vector<int64_t>, int32_t>> variables()
+      const {
     int32_t count = 0;
     check_read(sidecore_read_variable_count(get(), &count));
     std::vector<std::tuple<std::string, std::string, std::vector<int64_t>, int32_t>> out;
@@ -680,7 +681,8 @@ class output_reader {
   std::vector<std::tuple<int32_t, int32_t, int32_t, std::vector<int64_t>, std::vector<int64_t>>>
   blocks(const std::string& variable) const {
     const int32_t count = block_count(variable);
-    std::vector<std::tuple<int32_t, int32_t, int32_t, std::vector<int64_t>, std::vector<int64_t>>> out;
+    std::vector<std::tuple<int32_t, int32_t, int32_t, std::vector<int64_t>, std::vector<int64_t>>>
+        out;
     out.reserve(static_cast<std::size_t>(count));
     for (int32_t i = 0; i < count; ++i) {
       sidecore_block_info b;

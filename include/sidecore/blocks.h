@@ -43,8 +43,8 @@ int sidecore_set_block_extents(const char* variable, int32_t block, const int64_
  *
  * Returns what damaris_alloc_block() returns; DAMARIS_ARGUMENT_ERROR for a NULL pointer
  * (nothing is reserved then). */
-int sidecore_alloc_block_shaped(const char* variable, int32_t block, void** address,
-                                int32_t* type, int32_t* ndims, int64_t* extents);
+int sidecore_alloc_block_shaped(const char* variable, int32_t block, void** address, int32_t* type,
+                                int32_t* ndims, int64_t* extents);
 
 #ifdef __cplusplus
 }

@@ -8,10 +8,9 @@
  * Copyright (c) 2026, the Sidecore developers. SPDX-License-Identifier: BSD-3-Clause
  *
  *     sidecore_reader* r;
- *     if (sidecore_read_open("out/sim", 40, &r) != DAMARIS_OK) { puts(sidecore_read_last_error()); ... }
- *     int64_t start[2] = {my_row0, 0}, count[2] = {my_rows, nx};
- *     sidecore_read_region(r, "temperature", start, count, DAMARIS_TYPE_DOUBLE, field, sizeof field);
- *     sidecore_read_close(r);
+ *     if (sidecore_read_open("out/sim", 40, &r) != DAMARIS_OK) { puts(sidecore_read_last_error());
+ * ... } int64_t start[2] = {my_row0, 0}, count[2] = {my_rows, nx}; sidecore_read_region(r,
+ * "temperature", start, count, DAMARIS_TYPE_DOUBLE, field, sizeof field); sidecore_read_close(r);
  *
  * Extents, positions and regions are in C order (slowest first), as in the files. A reader is
  * used by one thread at a time; it needs neither MPI nor damaris_initialize(): any process may
@@ -95,8 +94,7 @@ int sidecore_read_block(sidecore_reader* reader, const char* variable, int32_t s
  * the global extents); DAMARIS_ARGUMENT_ERROR (no global extents, NULL or small buffer,
  * unknown type); DAMARIS_ERROR_UNKNOWN (HDF5; data in a missing or torn file). */
 int sidecore_read_region(sidecore_reader* reader, const char* variable, const int64_t* start,
-                         const int64_t* count, int32_t type, void* buffer,
-                         uint64_t buffer_bytes);
+                         const int64_t* count, int32_t type, void* buffer, uint64_t buffer_bytes);
 
 /* The message of the last failed call on the calling thread ("" if none): an alias of
  * damaris_last_error_message(). */

@@ -44,8 +44,9 @@ extern "C" {
 #define SIDECORE_STATS_VERSION 1
 
 /* flags */
-#define SIDECORE_STATS_WRITER 1u      /* the writer's fields are filled */
-#define SIDECORE_STATS_WRITE_TIMES 2u /* client_write_seconds is measured (SIDECORE_WRITE_TIMES=1) */
+#define SIDECORE_STATS_WRITER 1u /* the writer's fields are filled */
+#define SIDECORE_STATS_WRITE_TIMES \
+  2u /* client_write_seconds is measured (SIDECORE_WRITE_TIMES=1) */
 
 typedef struct sidecore_stats {
   uint32_t size;    /* in: bytes the caller's struct has; out: bytes filled */
@@ -54,16 +55,16 @@ typedef struct sidecore_stats {
   uint32_t reserved;
 
   /* This client (bytes are payload bytes, as the layouts give them). */
-  uint64_t client_iterations;         /* iterations ended */
-  uint64_t client_blocks_written;     /* blocks handed over (write, or alloc + commit) */
+  uint64_t client_iterations;     /* iterations ended */
+  uint64_t client_blocks_written; /* blocks handed over (write, or alloc + commit) */
   uint64_t client_bytes_written;
-  uint64_t client_blocks_dropped;     /* dropped under policy="skip" (buffer full) */
+  uint64_t client_blocks_dropped; /* dropped under policy="skip" (buffer full) */
   uint64_t client_bytes_dropped;
   uint64_t client_iterations_skipped; /* iterations of which something was dropped */
   double client_write_seconds;        /* time in write calls (SIDECORE_STATS_WRITE_TIMES), else 0 */
 
   /* Its writer (SIDECORE_STATS_WRITER). Cumulative unless "now". */
-  uint64_t bytes_received;         /* blocks that reached the writer */
+  uint64_t bytes_received; /* blocks that reached the writer */
   uint64_t blocks_received;
   uint64_t bytes_buffered;         /* now: the writer's buffer in use */
   uint64_t buffer_peak;            /* most of the buffer ever in use */
@@ -77,24 +78,26 @@ typedef struct sidecore_stats {
   uint64_t bytes_pending;          /* now: received, not yet stored */
   uint64_t iterations_complete;    /* ended by every client of the writer */
   uint64_t iterations_stored;
-  uint64_t iterations_incomplete;  /* stored with data missing */
-  uint64_t store_failures;         /* store calls that failed */
-  uint64_t latency_count;          /* iterations timed below */
-  double latency_min;              /* seconds from an iteration's end (by its last client) */
-  double latency_mean;             /*   reaching the writer, to its stores' return */
+  uint64_t iterations_incomplete; /* stored with data missing */
+  uint64_t store_failures;        /* store calls that failed */
+  uint64_t latency_count;         /* iterations timed below */
+  double latency_min;             /* seconds from an iteration's end (by its last client) */
+  double latency_mean;            /*   reaching the writer, to its stores' return */
   double latency_max;
   double latency_last;
-  double store_seconds;             /* time in the stores */
+  double store_seconds;               /* time in the stores */
   double throughput_bytes_per_second; /* recent store throughput (0: not known yet) */
-  double io_debt_seconds;           /* now: bytes_pending at that throughput */
+  double io_debt_seconds;             /* now: bytes_pending at that throughput */
 } sidecore_stats_t;
 
 /* The fields up to client_write_seconds: the smallest size accepted. */
 #define SIDECORE_STATS_MIN_SIZE 72u
 
-#define SIDECORE_STATS_INIT {(uint32_t)sizeof(sidecore_stats_t), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0, \
-                             0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,               \
-                             0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}
+#define SIDECORE_STATS_INIT                                                                        \
+  {                                                                                                \
+    (uint32_t)sizeof(sidecore_stats_t), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
+        0, 0, 0, 0, 0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0                                  \
+  }
 
 /* Fills *out (see above). */
 int sidecore_stats(sidecore_stats_t* out);

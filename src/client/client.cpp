@@ -86,23 +86,21 @@ void client::close_iteration_time(double seconds) noexcept {
 std::size_t client::variable_index(std::string_view name) const {
   auto it = m_variables.find(name);
   if (it == m_variables.end())
-    throw error(DAMARIS_UNDEFINED_VARIABLE,
-                "no variable " + quoted(name) + " in " + m_model.file +
-                    " (give the full name, groups joined with '/')");
+    throw error(DAMARIS_UNDEFINED_VARIABLE, "no variable " + quoted(name) + " in " + m_model.file +
+                                                " (give the full name, groups joined with '/')");
   return it->second;
 }
 
 void client::check_block(std::size_t variable, int block) const {
   // Any number of blocks: <domains count> is what a client declares, not a limit.
   if (block < 0)
-    throw error(DAMARIS_INVALID_BLOCK,
-                "block " + std::to_string(block) + " of variable " +
-                    quoted(m_model.variables[variable].name) +
-                    " is out of range: block ids are 0 or more");
+    throw error(DAMARIS_INVALID_BLOCK, "block " + std::to_string(block) + " of variable " +
+                                           quoted(m_model.variables[variable].name) +
+                                           " is out of range: block ids are 0 or more");
 }
 
 void client::check_not_handed_over(std::size_t variable, int block,
-                                  const block_settings& settings) const {
+                                   const block_settings& settings) const {
   if (settings.handed_over == m_iteration)
     throw error(
         DAMARIS_ALLOCATION_ERROR,
@@ -138,8 +136,8 @@ void client::mark_skipped(std::size_t variable) {
 }
 
 transport::message client::block_message(std::size_t variable, int block, int iteration,
-                                          std::uint64_t offset, const evaluated_layout& shape,
-                                          const std::vector<std::int64_t>& position) const {
+                                         std::uint64_t offset, const evaluated_layout& shape,
+                                         const std::vector<std::int64_t>& position) const {
   transport::message m{};
   m.kind = transport::message_kind::block;
   m.variable = static_cast<std::int32_t>(variable);
@@ -173,8 +171,9 @@ client::allocation* client::find_allocation(std::size_t variable, int block, int
 void client::check_running(const char* call) const {
   if (m_stopped)
     throw error(DAMARIS_CHANNEL_ERROR,
-                std::string(call) + " after damaris_stop: the servers accept nothing more from "
-                                    "this client");
+                std::string(call) +
+                    " after damaris_stop: the servers accept nothing more from "
+                    "this client");
 }
 
 void client::check_placement(std::size_t variable, int block, const evaluated_layout& shape,
@@ -321,7 +320,8 @@ void client::commit(std::string_view name, int block, int iteration) {
   allocation* a = find_allocation(v, block, iteration);
   if (!a)
     throw error(DAMARIS_BLOCK_NOT_FOUND, "commit of block " + std::to_string(block) + " of " +
-                                             quoted(name) + " at iteration " + std::to_string(iteration) +
+                                             quoted(name) + " at iteration " +
+                                             std::to_string(iteration) +
                                              ": it was not allocated (call damaris_alloc first)");
   if (a->committed) return;
   a->committed = true;
@@ -338,9 +338,9 @@ void client::clear(std::string_view name, int block, int iteration) {
   check_block(v, block);
   allocation* a = find_allocation(v, block, iteration);
   if (!a)
-    throw error(DAMARIS_BLOCK_NOT_FOUND, "clear of block " + std::to_string(block) + " of " +
-                                             quoted(name) + " at iteration " + std::to_string(iteration) +
-                                             ": no such allocated block");
+    throw error(DAMARIS_BLOCK_NOT_FOUND,
+                "clear of block " + std::to_string(block) + " of " + quoted(name) +
+                    " at iteration " + std::to_string(iteration) + ": no such allocated block");
   if (!a->committed) commit(name, block, iteration);
   m_allocations.erase({static_cast<std::int32_t>(v), block, iteration});
 }
@@ -368,7 +368,8 @@ void client::end_iteration() {
     if (a.block.iteration > m_iteration || a.committed) continue;
     const std::string& variable = m_model.variables[a.block.variable].name;
     log::warning("block ", a.block.block, " of '", variable, "' was allocated at iteration ",
-                 a.block.iteration, " but never committed; committing it at the end of the iteration");
+                 a.block.iteration,
+                 " but never committed; committing it at the end of the iteration");
     commit(variable, a.block.block, a.block.iteration);
   }
   for (auto it = m_allocations.begin(); it != m_allocations.end();)
@@ -393,7 +394,8 @@ void client::end_iteration() {
 void client::set_position(std::string_view name, int block, const std::int64_t* position) {
   std::size_t v = variable_index(name);
   check_block(v, block);
-  if (!position) throw argument_error("damaris_set_position(" + quoted(name) + "): position is NULL");
+  if (!position)
+    throw argument_error("damaris_set_position(" + quoted(name) + "): position is NULL");
   const config::layout& layout = m_model.layouts[m_model.variables[v].layout_index];
   const std::size_t n = layout.dimensions.size();
   std::vector<std::int64_t>& stored = m_blocks.settings_of(v, block).position;

@@ -51,7 +51,9 @@ class client {
     const std::vector<std::int64_t>* extents = nullptr;
   };
   allocated_block alloc_shaped(std::string_view variable, int block);
-  void* alloc(std::string_view variable, int block) { return alloc_shaped(variable, block).address; }
+  void* alloc(std::string_view variable, int block) {
+    return alloc_shaped(variable, block).address;
+  }
   void commit(std::string_view variable, int block, int iteration);
   void clear(std::string_view variable, int block, int iteration);
   void signal(std::string_view event_name);
@@ -86,7 +88,7 @@ class client {
   // at alloc time) is prepared at once, so that commit only hands it over.
   struct allocation {
     transport::message block;  // variable, block, iteration, offset, shape, position
-    block_buffer owned;  // process memory (no dedicated core), or a dropped (skipped) block
+    block_buffer owned;        // process memory (no dedicated core), or a dropped (skipped) block
     void* address = nullptr;
     bool committed = false;
     bool dropped = false;
@@ -101,7 +103,8 @@ class client {
     std::size_t operator()(const allocation_key& k) const noexcept {
       std::uint64_t h = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.block)) << 32) ^
                         static_cast<std::uint32_t>(k.iteration);
-      h ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.variable)) * 0x9e3779b97f4a7c15ull;
+      h ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.variable)) *
+           0x9e3779b97f4a7c15ull;
       return static_cast<std::size_t>(h ^ (h >> 29));
     }
   };
@@ -125,14 +128,13 @@ class client {
   const evaluated_layout& block_shape(std::size_t variable, const block_settings& settings);
   // Each block is handed over once per iteration (written, or allocated): a second time
   // would make two blocks with the same (variable, iteration, source, block) key.
-  void check_not_handed_over(std::size_t variable, int block,
-                             const block_settings& settings) const;
+  void check_not_handed_over(std::size_t variable, int block, const block_settings& settings) const;
   // Memory for a block from the engine; empty when policy="skip" drops it (the rest of the
   // iteration is then dropped too).
   engines::reservation reserve(std::size_t variable, std::uint64_t bytes);
   transport::message block_message(std::size_t variable, int block, int iteration,
-                                    std::uint64_t offset, const evaluated_layout& shape,
-                                    const std::vector<std::int64_t>& position) const;
+                                   std::uint64_t offset, const evaluated_layout& shape,
+                                   const std::vector<std::int64_t>& position) const;
   // Hands a block described by m over to the engine; owned is its process memory (empty for
   // shared memory).
   void hand_over(const transport::message& m, block_buffer owned);

@@ -35,15 +35,18 @@ parameters::parameters(const config::model& model) : m_model(model) {
 std::size_t parameters::index_of(std::string_view name) const {
   std::size_t p = m_model.find_parameter(name);
   if (p == config::model::npos)
-    throw error(DAMARIS_UNDEFINED_PARAMETER, "no parameter " + quoted(name) + " in " + m_model.file);
+    throw error(DAMARIS_UNDEFINED_PARAMETER,
+                "no parameter " + quoted(name) + " in " + m_model.file);
   return p;
 }
 
-evaluated_layout parameters::evaluate(std::size_t index, const std::vector<std::int64_t>& values) const {
+evaluated_layout parameters::evaluate(std::size_t index,
+                                      const std::vector<std::int64_t>& values) const {
   const config::layout& l = m_model.layouts[index];
   evaluated_layout e;
   for (const config::expression& d : l.dimensions) e.dims.push_back(d.evaluate(values));
-  for (const config::expression& d : l.global_dimensions) e.global_dims.push_back(d.evaluate(values));
+  for (const config::expression& d : l.global_dimensions)
+    e.global_dims.push_back(d.evaluate(values));
   for (const auto& [before, after] : l.ghosts) {
     e.ghosts_before.push_back(before.evaluate(m_initial_values));
     e.ghosts_after.push_back(after.evaluate(m_initial_values));
@@ -62,16 +65,37 @@ void parameters::get(std::string_view name, void* buffer, unsigned size) const {
   if (size < bytes)
     throw argument_error("damaris_parameter_get(" + quoted(name) + "): buffer of " +
                          std::to_string(size) + " bytes is too small for a " +
-                         config::element_type_name(param.type) + " (" + std::to_string(bytes) + " bytes)");
+                         config::element_type_name(param.type) + " (" + std::to_string(bytes) +
+                         " bytes)");
   const std::int64_t i = m_values[p];
   const double d = m_reals[p];
   switch (param.type) {
-    case config::element_type::int8: { auto x = static_cast<std::int8_t>(i); std::memcpy(buffer, &x, 1); break; }
-    case config::element_type::int16: { auto x = static_cast<std::int16_t>(i); std::memcpy(buffer, &x, 2); break; }
-    case config::element_type::int32: { auto x = static_cast<std::int32_t>(i); std::memcpy(buffer, &x, 4); break; }
-    case config::element_type::int64: std::memcpy(buffer, &i, 8); break;
-    case config::element_type::float32: { auto x = static_cast<float>(d); std::memcpy(buffer, &x, 4); break; }
-    case config::element_type::float64: std::memcpy(buffer, &d, 8); break;
+    case config::element_type::int8: {
+      auto x = static_cast<std::int8_t>(i);
+      std::memcpy(buffer, &x, 1);
+      break;
+    }
+    case config::element_type::int16: {
+      auto x = static_cast<std::int16_t>(i);
+      std::memcpy(buffer, &x, 2);
+      break;
+    }
+    case config::element_type::int32: {
+      auto x = static_cast<std::int32_t>(i);
+      std::memcpy(buffer, &x, 4);
+      break;
+    }
+    case config::element_type::int64:
+      std::memcpy(buffer, &i, 8);
+      break;
+    case config::element_type::float32: {
+      auto x = static_cast<float>(d);
+      std::memcpy(buffer, &x, 4);
+      break;
+    }
+    case config::element_type::float64:
+      std::memcpy(buffer, &d, 8);
+      break;
   }
 }
 
@@ -82,19 +106,44 @@ void parameters::set(std::string_view name, const void* buffer, unsigned size) {
   const std::size_t bytes = config::element_size(param.type);
   if (size != bytes)
     throw argument_error("damaris_parameter_set(" + quoted(name) + "): " + std::to_string(size) +
-                         " bytes given, but the parameter is a " + config::element_type_name(param.type) +
-                         " (" + std::to_string(bytes) + " bytes)");
+                         " bytes given, but the parameter is a " +
+                         config::element_type_name(param.type) + " (" + std::to_string(bytes) +
+                         " bytes)");
   // Work on copies: if a dependent layout cannot be evaluated with the new value (division by
   // zero...), the call fails and nothing changes.
   std::vector<std::int64_t> values = m_values;
   double real = m_reals[p];
   switch (param.type) {
-    case config::element_type::int8: { std::int8_t x; std::memcpy(&x, buffer, 1); values[p] = x; break; }
-    case config::element_type::int16: { std::int16_t x; std::memcpy(&x, buffer, 2); values[p] = x; break; }
-    case config::element_type::int32: { std::int32_t x; std::memcpy(&x, buffer, 4); values[p] = x; break; }
-    case config::element_type::int64: std::memcpy(&values[p], buffer, 8); break;
-    case config::element_type::float32: { float x; std::memcpy(&x, buffer, 4); real = x; break; }
-    case config::element_type::float64: std::memcpy(&real, buffer, 8); break;
+    case config::element_type::int8: {
+      std::int8_t x;
+      std::memcpy(&x, buffer, 1);
+      values[p] = x;
+      break;
+    }
+    case config::element_type::int16: {
+      std::int16_t x;
+      std::memcpy(&x, buffer, 2);
+      values[p] = x;
+      break;
+    }
+    case config::element_type::int32: {
+      std::int32_t x;
+      std::memcpy(&x, buffer, 4);
+      values[p] = x;
+      break;
+    }
+    case config::element_type::int64:
+      std::memcpy(&values[p], buffer, 8);
+      break;
+    case config::element_type::float32: {
+      float x;
+      std::memcpy(&x, buffer, 4);
+      real = x;
+      break;
+    }
+    case config::element_type::float64:
+      std::memcpy(&real, buffer, 8);
+      break;
   }
   std::vector<evaluated_layout> updated;
   for (std::size_t l : m_dependents[p]) updated.push_back(evaluate(l, values));

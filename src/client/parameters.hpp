@@ -36,9 +36,9 @@ class parameters {
   std::size_t index_of(std::string_view name) const;
 
   const config::model& m_model;
-  std::vector<std::int64_t> m_values;  // integer parameters (expressions read them)
+  std::vector<std::int64_t> m_values;          // integer parameters (expressions read them)
   std::vector<std::int64_t> m_initial_values;  // as in the XML: ghost widths read these
-  std::vector<double> m_reals;         // float/double parameters
+  std::vector<double> m_reals;                 // float/double parameters
   std::vector<evaluated_layout> m_layouts;
   std::vector<std::vector<std::size_t>> m_dependents;  // per parameter: layouts reading it
 };

@@ -52,8 +52,8 @@ class line {
     char digits[24];
     int n = 0;
     const bool negative = value < 0;
-    unsigned long magnitude = negative ? 0UL - static_cast<unsigned long>(value)
-                                       : static_cast<unsigned long>(value);
+    unsigned long magnitude =
+        negative ? 0UL - static_cast<unsigned long>(value) : static_cast<unsigned long>(value);
     do {
       digits[n++] = static_cast<char>('0' + magnitude % 10);
       magnitude /= 10;
@@ -78,25 +78,34 @@ class line {
 
 void speak(int signal_number) {
   line out;
-  out.text("[sidecore ").text(g_where).text("] the job is ending on ")
+  out.text("[sidecore ")
+      .text(g_where)
+      .text("] the job is ending on ")
       .text(signal_number == SIGINT ? "SIGINT (Ctrl-C" : "SIGTERM (Ctrl-C on the launcher")
       .text(", the batch system, or MPI ending the job after another process failed); ")
-      .text(g_mode).text(": ");
+      .text(g_mode)
+      .text(": ");
   // What the job failure messages also say (job_failure.hpp: atomics, safe here).
   const char* doing = job_failure::current_doing();
   const char* call = job_failure::current_call();
   const int iteration = g_iteration.load(std::memory_order_relaxed);
-  if (doing) out.text("this process was ").text(doing);
-  else if (call) out.text("this process was in ").text(call);
-  else out.text("the simulation was computing");
+  if (doing)
+    out.text("this process was ").text(doing);
+  else if (call)
+    out.text("this process was in ").text(call);
+  else
+    out.text("the simulation was computing");
   if (iteration >= 0) out.text(" at iteration ").number(iteration);
   out.text(".\n[sidecore ").text(g_where).text("] Stored iterations are complete: ");
-  if (g_outputs[0]) out.text("in ").text(g_outputs).text(", every");
-  else out.text("every");
+  if (g_outputs[0])
+    out.text("in ").text(g_outputs).text(", every");
+  else
+    out.text("every");
   out.text(" file under its final name is whole. Iterations not yet stored");
   if (iteration >= 0) out.text(" (at most up to ").number(iteration).text(")");
-  out.text(" have no file or a *.part file only, and 'sidecore inspect' and the read API count "
-           "them as incomplete. No shared memory is left behind.\n");
+  out.text(
+      " have no file or a *.part file only, and 'sidecore inspect' and the read API count "
+      "them as incomplete. No shared memory is left behind.\n");
   out.write_to(STDERR_FILENO);
 }
 

@@ -31,12 +31,18 @@ sink_state& state() {
 
 const char* level_name(level lvl) {
   switch (lvl) {
-    case level::trace: return "trace";
-    case level::debug: return "debug";
-    case level::info: return "info";
-    case level::warning: return "warning";
-    case level::error: return "error";
-    default: return "off";
+    case level::trace:
+      return "trace";
+    case level::debug:
+      return "debug";
+    case level::info:
+      return "info";
+    case level::warning:
+      return "warning";
+    case level::error:
+      return "error";
+    default:
+      return "off";
   }
 }
 
@@ -60,9 +66,9 @@ void apply_environment(sink_state& s) {
 
 bool parse_level(const std::string& text, level& out) {
   static const std::pair<const char*, level> names[] = {
-      {"trace", level::trace}, {"debug", level::debug},     {"info", level::info},
+      {"trace", level::trace},     {"debug", level::debug},  {"info", level::info},
       {"warning", level::warning}, {"warn", level::warning}, {"error", level::error},
-      {"fatal", level::error}, {"off", level::off}};
+      {"fatal", level::error},     {"off", level::off}};
   std::string lower = text;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const auto& [name, lvl] : names) {
@@ -86,8 +92,9 @@ void configure(level xml_level, const std::string& file_name) {
   }
   if (!file_name.empty()) {
     s.file = std::fopen(file_name.c_str(), "a");
-    if (!s.file) std::fprintf(stderr, "[sidecore] cannot open log file '%s'; logging to stderr\n",
-                              file_name.c_str());
+    if (!s.file)
+      std::fprintf(stderr, "[sidecore] cannot open log file '%s'; logging to stderr\n",
+                   file_name.c_str());
   }
 }
 

@@ -25,10 +25,25 @@ void emit(level lvl, const Args&... args) {
   (out << ... << args);
   write(lvl, out.str());
 }
-template <typename... Args> void trace(const Args&... a) { emit(level::trace, a...); }
-template <typename... Args> void debug(const Args&... a) { emit(level::debug, a...); }
-template <typename... Args> void info(const Args&... a) { emit(level::info, a...); }
-template <typename... Args> void warning(const Args&... a) { emit(level::warning, a...); }
-template <typename... Args> void error(const Args&... a) { emit(level::error, a...); }
+template <typename... Args>
+void trace(const Args&... a) {
+  emit(level::trace, a...);
+}
+template <typename... Args>
+void debug(const Args&... a) {
+  emit(level::debug, a...);
+}
+template <typename... Args>
+void info(const Args&... a) {
+  emit(level::info, a...);
+}
+template <typename... Args>
+void warning(const Args&... a) {
+  emit(level::warning, a...);
+}
+template <typename... Args>
+void error(const Args&... a) {
+  emit(level::error, a...);
+}
 
 }  // namespace sidecore::log

@@ -75,8 +75,7 @@ int stop_on_finalize(MPI_Comm, int, void* watch, void*) {
 
 }  // namespace
 
-peer_watch::peer_watch(MPI_Comm comm, role mine, double period_seconds)
-    : m_period(period_seconds) {
+peer_watch::peer_watch(MPI_Comm comm, role mine, double period_seconds) : m_period(period_seconds) {
   int size = 1;
   MPI_Comm_rank(comm, &m_rank);
   MPI_Comm_size(comm, &size);
@@ -87,15 +86,14 @@ peer_watch::peer_watch(MPI_Comm comm, role mine, double period_seconds)
   process_status(self.pid, state, self.started);
   self.role = static_cast<std::int32_t>(mine);
   m_peers.resize(static_cast<std::size_t>(size));
-  check_mpi(MPI_Allgather(&self, sizeof self, MPI_BYTE, m_peers.data(), sizeof self, MPI_BYTE,
-                          comm),
-            "MPI_Allgather");
+  check_mpi(
+      MPI_Allgather(&self, sizeof self, MPI_BYTE, m_peers.data(), sizeof self, MPI_BYTE, comm),
+      "MPI_Allgather");
   // Rank 0's identity names the job (unique on its machine, the same for every process).
   char key[64];
-  std::snprintf(key, sizeof key, "%016llx-%lld-%llu",
-                static_cast<unsigned long long>(m_peers[0].host),
-                static_cast<long long>(m_peers[0].pid),
-                static_cast<unsigned long long>(m_peers[0].started));
+  std::snprintf(
+      key, sizeof key, "%016llx-%lld-%llu", static_cast<unsigned long long>(m_peers[0].host),
+      static_cast<long long>(m_peers[0].pid), static_cast<unsigned long long>(m_peers[0].started));
   job_failure::set_job_key(key);
   // Each process watches the next rank of its machine (round the machine): every rank is
   // watched by exactly one other, so one death is noticed once, at little cost.

@@ -50,9 +50,9 @@ class peer_watch {
 
  private:
   struct peer {
-    std::uint64_t host = 0;       // machine identity (host name and boot)
+    std::uint64_t host = 0;  // machine identity (host name and boot)
     std::int64_t pid = 0;
-    std::uint64_t started = 0;    // start time in clock ticks since boot: tells a reused pid
+    std::uint64_t started = 0;  // start time in clock ticks since boot: tells a reused pid
     std::int32_t role = 0;
     std::int32_t unused = 0;
   };

@@ -1,4 +1,5 @@
-// Integer expressions over parameters: a recursive-descent parser and an overflow-checked evaluator.
+// Integer expressions over parameters: a recursive-descent parser and an overflow-checked
+// evaluator.
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -12,9 +13,9 @@ namespace sidecore::config {
 struct expression::node {
   enum class kind { constant, parameter, negate, add, subtract, multiply, divide, modulo };
   kind op = kind::constant;
-  std::int64_t value = 0;    // constant
-  std::size_t index = 0;     // parameter
-  std::string name;          // parameter, for messages
+  std::int64_t value = 0;  // constant
+  std::size_t index = 0;   // parameter
+  std::string name;        // parameter, for messages
   std::shared_ptr<const node> lhs;
   std::shared_ptr<const node> rhs;
 };
@@ -24,7 +25,9 @@ namespace {
 using node_ptr = std::shared_ptr<const expression::node>;
 using kind = expression::node::kind;
 
-std::string prefix(const std::string& where) { return where.empty() ? std::string() : where + ": "; }
+std::string prefix(const std::string& where) {
+  return where.empty() ? std::string() : where + ": ";
+}
 
 [[noreturn]] void fail_evaluation(const std::string& where, const std::string& text,
                                   const std::string& what, const std::string& hint) {
@@ -133,8 +136,8 @@ class parser {
   }
 
   [[noreturn]] void syntax_error(const std::string& expected) {
-    std::string found = m_pos < m_text.size() ? "'" + std::string(1, m_text[m_pos]) + "'"
-                                              : std::string("the end");
+    std::string found =
+        m_pos < m_text.size() ? "'" + std::string(1, m_text[m_pos]) + "'" : std::string("the end");
     throw config_error(prefix(m_where) + "syntax error in expression '" + std::string(m_text) +
                        "' at column " + std::to_string(m_pos + 1) + ": found " + found +
                        "; expected " + expected);
@@ -211,15 +214,15 @@ class parser {
     std::int64_t value = 0;
     while (m_pos < m_text.size() && std::isdigit(static_cast<unsigned char>(m_text[m_pos]))) {
       const int digit = m_text[m_pos] - '0';
-      if (__builtin_mul_overflow(value, 10, &value) || __builtin_add_overflow(value, digit, &value)) {
+      if (__builtin_mul_overflow(value, 10, &value) ||
+          __builtin_add_overflow(value, digit, &value)) {
         throw config_error(prefix(m_where) + "integer literal too large in expression '" +
                            std::string(m_text) + "'; integers must fit in 64 bits");
       }
       ++m_pos;
     }
-    if (m_pos < m_text.size() &&
-        (std::isalpha(static_cast<unsigned char>(m_text[m_pos])) || m_text[m_pos] == '_' ||
-         m_text[m_pos] == '.')) {
+    if (m_pos < m_text.size() && (std::isalpha(static_cast<unsigned char>(m_text[m_pos])) ||
+                                  m_text[m_pos] == '_' || m_text[m_pos] == '.')) {
       syntax_error("an integer (expressions are integer arithmetic only)");
     }
     auto n = std::make_shared<expression::node>();
@@ -229,8 +232,8 @@ class parser {
 
   node_ptr name() {
     const std::size_t start = m_pos;
-    while (m_pos < m_text.size() && (std::isalnum(static_cast<unsigned char>(m_text[m_pos])) ||
-                                     m_text[m_pos] == '_')) {
+    while (m_pos < m_text.size() &&
+           (std::isalnum(static_cast<unsigned char>(m_text[m_pos])) || m_text[m_pos] == '_')) {
       ++m_pos;
     }
     const std::string_view id = m_text.substr(start, m_pos - start);

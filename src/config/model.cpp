@@ -26,36 +26,54 @@ std::optional<std::uint64_t> array_bytes(const std::vector<std::int64_t>& extent
 
 std::size_t element_size(element_type type) noexcept {
   switch (type) {
-    case element_type::int8: return 1;
-    case element_type::int16: return 2;
-    case element_type::int32: return 4;
-    case element_type::int64: return 8;
-    case element_type::float32: return 4;
-    case element_type::float64: return 8;
+    case element_type::int8:
+      return 1;
+    case element_type::int16:
+      return 2;
+    case element_type::int32:
+      return 4;
+    case element_type::int64:
+      return 8;
+    case element_type::float32:
+      return 4;
+    case element_type::float64:
+      return 8;
   }
   return 0;
 }
 
 const char* element_type_name(element_type type) noexcept {
   switch (type) {
-    case element_type::int8: return "char";
-    case element_type::int16: return "short";
-    case element_type::int32: return "int";
-    case element_type::int64: return "long";
-    case element_type::float32: return "float";
-    case element_type::float64: return "double";
+    case element_type::int8:
+      return "char";
+    case element_type::int16:
+      return "short";
+    case element_type::int32:
+      return "int";
+    case element_type::int64:
+      return "long";
+    case element_type::float32:
+      return "float";
+    case element_type::float64:
+      return "double";
   }
   return "unknown";
 }
 
 std::int32_t damaris_type_code(element_type type) noexcept {
   switch (type) {
-    case element_type::int8: return DAMARIS_TYPE_CHAR;
-    case element_type::int16: return DAMARIS_TYPE_SHORT;
-    case element_type::int32: return DAMARIS_TYPE_INT;
-    case element_type::int64: return DAMARIS_TYPE_LONG;
-    case element_type::float32: return DAMARIS_TYPE_FLOAT;
-    case element_type::float64: return DAMARIS_TYPE_DOUBLE;
+    case element_type::int8:
+      return DAMARIS_TYPE_CHAR;
+    case element_type::int16:
+      return DAMARIS_TYPE_SHORT;
+    case element_type::int32:
+      return DAMARIS_TYPE_INT;
+    case element_type::int64:
+      return DAMARIS_TYPE_LONG;
+    case element_type::float32:
+      return DAMARIS_TYPE_FLOAT;
+    case element_type::float64:
+      return DAMARIS_TYPE_DOUBLE;
   }
   return DAMARIS_TYPE_UNDEFINED;
 }

@@ -36,7 +36,7 @@ std::size_t element_size(element_type type) noexcept;
 // in 64 bits (extents below 0 count as 0).
 std::optional<std::uint64_t> array_bytes(const std::vector<std::int64_t>& extents,
                                          std::size_t element_bytes) noexcept;
-const char* element_type_name(element_type type) noexcept;  // "int", "double", ...
+const char* element_type_name(element_type type) noexcept;   // "int", "double", ...
 std::int32_t damaris_type_code(element_type type) noexcept;  // DAMARIS_TYPE_CHAR, ... (Damaris.h)
 bool is_integer(element_type type) noexcept;
 
@@ -248,9 +248,9 @@ enum class full_buffer_policy { wait, skip };
 // iteration as soon as it is complete.
 enum class schedule_policy : unsigned {
   drain = 0,
-  rate = 1u << 0,   // at most `writers` writers of the job store at once; `bandwidth` per writer
-  slots = 1u << 1,  // the iteration time cut into one slot per writer; each stores in its own
-  phase = 1u << 2,  // stores begin only while every client of the writer computes
+  rate = 1u << 0,     // at most `writers` writers of the job store at once; `bandwidth` per writer
+  slots = 1u << 1,    // the iteration time cut into one slot per writer; each stores in its own
+  phase = 1u << 2,    // stores begin only while every client of the writer computes
   ordered = 1u << 3,  // the writers store in one order across the job (schedule_order)
   self = 1u << 4,     // phase, slots or at once, chosen from what is measured, and adapted
 };
@@ -264,11 +264,9 @@ struct schedule_settings {
   int writers = 0;         // rate: at most this many writers store at once; 0: no limit
   double bandwidth = 0.0;  // rate: bytes per second per writer; 0: no limit
   schedule_order order = schedule_order::iteration;  // ordered: by what
-  std::string trace;       // "" or the path prefix of a per-writer trace (CSV) of stores
-  int line = 0;            // of the <schedule> element; 0 when there is none
-  bool uses(schedule_policy p) const noexcept {
-    return (policies & static_cast<unsigned>(p)) != 0;
-  }
+  std::string trace;  // "" or the path prefix of a per-writer trace (CSV) of stores
+  int line = 0;       // of the <schedule> element; 0 when there is none
+  bool uses(schedule_policy p) const noexcept { return (policies & static_cast<unsigned>(p)) != 0; }
   bool drains() const noexcept { return policies == 0; }
 };
 

@@ -18,8 +18,8 @@ inline std::string iteration_file_stem(const std::string& simulation,
 }
 
 // FilePerCore: the file of writer `writer` (its rank among the store's writers).
-inline std::string per_writer_file_name(const std::string& simulation,
-                                        const std::string& iteration, const std::string& writer) {
+inline std::string per_writer_file_name(const std::string& simulation, const std::string& iteration,
+                                        const std::string& writer) {
   return iteration_file_stem(simulation, iteration) + "_Pr" + writer + ".h5";
 }
 inline std::string per_writer_file_name(const std::string& simulation, std::int32_t iteration,

@@ -366,8 +366,7 @@ void builder::read_variable(xml n, const std::string& path, bool enabled,
   // Damaris lists scripts separated by commas, semicolons or spaces.
   std::string script_names = attribute(n, "script");
   std::replace_if(
-      script_names.begin(), script_names.end(), [](char c) { return c == ';' || c == ' '; },
-      ',');
+      script_names.begin(), script_names.end(), [](char c) { return c == ';' || c == ' '; }, ',');
   for (const std::string& name : split(script_names, ',')) {
     const std::string script = trim(name);
     if (script.empty() || is_none(script)) continue;
@@ -488,8 +487,7 @@ void builder::check_references() {
       if (scripts.count(script)) continue;
       std::vector<std::string> known(scripts.begin(), scripts.end());
       warn(m_variable_nodes[i],
-           "variable '" + v.name + "' names undeclared script '" + script +
-               "'; it is ignored (" +
+           "variable '" + v.name + "' names undeclared script '" + script + "'; it is ignored (" +
                (known.empty() ? std::string("declare it in <scripts> with <pyscript name=\"") +
                                     script + "\" file=\"...\"/>"
                               : detail::suggest(script, known, "scripts")) +
@@ -574,11 +572,12 @@ void builder::resolve_selections() {
     const variable& index = m_model.variables[found];
     const layout& index_layout = m_model.layouts[index.layout_index];
     const layout& own_layout = m_model.layouts[v.layout_index];
-    const std::string index_text = "variable '" + index.name + "' (line " +
-                                   std::to_string(index.line) + ")";
+    const std::string index_text =
+        "variable '" + index.name + "' (line " + std::to_string(index.line) + ")";
     if (!is_integer(index_layout.type)) {
-      fail(n, what + " names " + index_text + " of layout '" + index_layout.name + "', type '" +
-                  index_layout.type_name + "'",
+      fail(n,
+           what + " names " + index_text + " of layout '" + index_layout.name + "', type '" +
+               index_layout.type_name + "'",
            "the index variable holds global positions: give it a layout of an integer type "
            "(short, int, integer, long)");
     }
@@ -588,9 +587,9 @@ void builder::resolve_selections() {
                "' or select with another variable");
     }
     if (!index_layout.ghosts.empty() || !own_layout.ghosts.empty()) {
-      fail(n, what + ": layout '" +
-                  (own_layout.ghosts.empty() ? index_layout.name : own_layout.name) +
-                  "' has ghost zones",
+      fail(n,
+           what + ": layout '" + (own_layout.ghosts.empty() ? index_layout.name : own_layout.name) +
+               "' has ghost zones",
            "select-file places every element of a block, so neither layout may have ghosts");
     }
     if (v.enabled && !index.enabled) {
@@ -614,10 +613,11 @@ void builder::resolve_selections() {
       const std::int64_t own = count(own_layout);
       const std::int64_t positions = count(index_layout);
       if (own != positions) {
-        fail(n, what + ": a block of '" + v.name + "' has " + std::to_string(own) +
-                    " elements (layout '" + own_layout.name + "') but a block of '" + index.name +
-                    "' gives " + std::to_string(positions) + " positions (layout '" +
-                    index_layout.name + "'), with the parameters' initial values",
+        fail(n,
+             what + ": a block of '" + v.name + "' has " + std::to_string(own) +
+                 " elements (layout '" + own_layout.name + "') but a block of '" + index.name +
+                 "' gives " + std::to_string(positions) + " positions (layout '" +
+                 index_layout.name + "'), with the parameters' initial values",
              "the index variable gives one global position per element: give both layouts the "
              "same element count");
       }

@@ -120,8 +120,9 @@ void read_schedule(const pugi::xml_node& architecture_node, std::string_view tex
       const std::string name = names.substr(start, end - start);
       at = end;
       any = true;
-      const auto known = std::find_if(schedule_policy_choices.begin(), schedule_policy_choices.end(),
-                                      [&](const auto& c) { return name == c.name; });
+      const auto known =
+          std::find_if(schedule_policy_choices.begin(), schedule_policy_choices.end(),
+                       [&](const auto& c) { return name == c.name; });
       if (known == schedule_policy_choices.end()) {
         r.fail("invalid policy '" + name + "' in attribute 'policy' of <schedule>",
                "valid values, which may be stacked (\"phase rate\"): drain (store each "
@@ -173,9 +174,10 @@ void read_schedule(const pugi::xml_node& architecture_node, std::string_view tex
     } else if (value == "writer") {
       s.order = schedule_order::writer;
     } else {
-      r.invalid("order", "iteration (no writer begins an iteration before every writer stored "
-                         "the one before, the default) or writer (also writer by writer within "
-                         "an iteration)");
+      r.invalid("order",
+                "iteration (no writer begins an iteration before every writer stored "
+                "the one before, the default) or writer (also writer by writer within "
+                "an iteration)");
     }
     if (!s.uses(schedule_policy::ordered)) {
       r.fail("attribute 'order' is given without the ordered policy",
@@ -191,10 +193,12 @@ void read_schedule(const pugi::xml_node& architecture_node, std::string_view tex
     }
   }
   if (!s.uses(schedule_policy::rate) && (r.has("writers") || r.has("bandwidth"))) {
-    r.fail(std::string("attribute '") + (r.has("writers") ? "writers" : "bandwidth") + "' is given with policy=\"" +
-               (s.drains() ? std::string("drain") : r.raw("policy")) + "\", which takes no such limit",
-           "add rate to the policy (policy=\"rate\", or stacked: \"phase rate\") to limit writers or "
-           "bandwidth, or remove the attribute");
+    r.fail(
+        std::string("attribute '") + (r.has("writers") ? "writers" : "bandwidth") +
+            "' is given with policy=\"" + (s.drains() ? std::string("drain") : r.raw("policy")) +
+            "\", which takes no such limit",
+        "add rate to the policy (policy=\"rate\", or stacked: \"phase rate\") to limit writers or "
+        "bandwidth, or remove the attribute");
   }
   if (s.uses(schedule_policy::rate) && s.writers == 0 && s.bandwidth == 0.0) {
     r.fail("policy=\"rate\" is given without a limit",

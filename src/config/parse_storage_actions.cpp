@@ -299,8 +299,7 @@ void builder::read_script(xml n, const std::string& kind) {
       s.nthreads = std::to_string(integer(n, "nthreads", 1, 0, 1 << 20));
     }
     s.keep_workers = pick(n, "keep-workers", keep_workers_choices, false);
-    s.dask_keep =
-        static_cast<int>(integer(n, "dask-keep", 4, 1, std::numeric_limits<int>::max()));
+    s.dask_keep = static_cast<int>(integer(n, "dask-keep", 4, 1, std::numeric_limits<int>::max()));
     if (has(n, "timeout")) {
       const std::optional<double> seconds = real(attribute(n, "timeout"));
       if (!seconds || !(*seconds > 0)) {

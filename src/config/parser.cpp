@@ -320,12 +320,14 @@ std::string builder::name_attribute(xml n, std::string_view attribute_name) cons
   }
   // Names end up in HDF5 paths, XDMF (XML) and messages; paths in open().
   if (value.size() > max_name_bytes)
-    fail(n, "'" + std::string(attribute_name) + "' on <" + name_of(n) + "> is too long: '" +
-                shown(value) + "'",
+    fail(n,
+         "'" + std::string(attribute_name) + "' on <" + name_of(n) + "> is too long: '" +
+             shown(value) + "'",
          "at most " + std::to_string(max_name_bytes) + " bytes");
   if (has_control_character(value))
-    fail(n, "'" + std::string(attribute_name) + "' on <" + name_of(n) +
-                "> holds a control character (a byte below 0x20, or 0x7f)",
+    fail(n,
+         "'" + std::string(attribute_name) + "' on <" + name_of(n) +
+             "> holds a control character (a byte below 0x20, or 0x7f)",
          "use printable characters only");
   return value;
 }

@@ -202,11 +202,8 @@ const std::vector<choice<std::string>> shm_type_choices = {{"posix", "posix"}, {
 const std::vector<choice<language>> script_language_choices = {{"python", language::python}};
 
 const std::vector<choice<schedule_policy>> schedule_policy_choices = {
-    {"drain", schedule_policy::drain},
-    {"rate", schedule_policy::rate},
-    {"slots", schedule_policy::slots},
-    {"phase", schedule_policy::phase},
-    {"ordered", schedule_policy::ordered},
-    {"self", schedule_policy::self}};
+    {"drain", schedule_policy::drain},     {"rate", schedule_policy::rate},
+    {"slots", schedule_policy::slots},     {"phase", schedule_policy::phase},
+    {"ordered", schedule_policy::ordered}, {"self", schedule_policy::self}};
 
 }  // namespace sidecore::config::detail

@@ -32,9 +32,7 @@ class inline_engine final : public engine {
   void stop(int iteration) override;
   void resume(int) override {}
   const transport::live_stats* writer_stats() const noexcept override { return &m_stats; }
-  const server::iteration_processor* local_writer() const noexcept override {
-    return &m_processor;
-  }
+  const server::iteration_processor* local_writer() const noexcept override { return &m_processor; }
 
  private:
   void rethrow_store_failure();

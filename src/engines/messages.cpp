@@ -24,7 +24,8 @@ std::string block_problem(const transport::message& m, const message_limits& lim
            range_text(0, static_cast<std::int64_t>(model.variables.size()) - 1) + ")";
   const config::variable& variable = model.variables[m.variable];
   const config::layout& layout = model.layouts[variable.layout_index];
-  if (m.block < 0) return "block " + std::to_string(m.block) + " is out of range (valid: 0 or more)";
+  if (m.block < 0)
+    return "block " + std::to_string(m.block) + " is out of range (valid: 0 or more)";
   const std::size_t rank = layout.dimensions.size();
   if (m.ndims == 0 || m.ndims > static_cast<std::uint32_t>(transport::max_dimensions) ||
       m.ndims != rank)
@@ -141,7 +142,8 @@ std::string message_problem(const transport::message& m, const message_limits& l
       if (!limits.sync_allowed)
         return "kind is phase, which this transport never sends (valid: block, end of "
                "iteration, signal, stop)";
-      if (m.flags < transport::client_phase::computing || m.flags > transport::client_phase::blocked)
+      if (m.flags < transport::client_phase::computing ||
+          m.flags > transport::client_phase::blocked)
         return "phase " + std::to_string(m.flags) + " is not a phase (valid: 1..4)";
       if (m.source != limits.source)
         return "source is " + std::to_string(m.source) + " in the queue of client " +

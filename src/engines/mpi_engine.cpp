@@ -27,8 +27,8 @@ void mpi_engine::phase(transport::client_phase::state now) {
 reservation mpi_engine::reserve(std::uint64_t bytes) {
   reservation r;
   // Waiting for room: the server must pull whatever this client's phase.
-  const bool blocked = m_phases_wanted && m_phase != transport::client_phase::unmarked &&
-                       !m_sender.has_room(bytes);
+  const bool blocked =
+      m_phases_wanted && m_phase != transport::client_phase::unmarked && !m_sender.has_room(bytes);
   if (blocked) send_phase(transport::client_phase::blocked);
   r.owned = m_sender.reserve(bytes);
   if (blocked) send_phase(m_phase);
@@ -47,8 +47,8 @@ void mpi_engine::signal(const config::event& event, std::size_t index, int itera
 void mpi_engine::report_store_failures() {
   const std::string failures = m_sender.take_store_failures();
   if (!failures.empty())
-    throw storage_error("the dedicated node (rank " + std::to_string(m_server_rank) + "): " +
-                        failures);
+    throw storage_error("the dedicated node (rank " + std::to_string(m_server_rank) +
+                        "): " + failures);
 }
 
 void mpi_engine::iteration_started(int) { report_store_failures(); }

@@ -29,9 +29,7 @@ class shm_engine final : public engine {
   void stop(int iteration) override;
   void resume(int iteration) override;
   void phase(transport::client_phase::state now) override { m_channel.phase_of(m_slot).enter(now); }
-  const transport::live_stats* writer_stats() const noexcept override {
-    return &m_channel.stats();
-  }
+  const transport::live_stats* writer_stats() const noexcept override { return &m_channel.stats(); }
 
  private:
   // Into this client's ring; wakes the server when asked or when the ring is half full.
@@ -54,8 +52,8 @@ class shm_engine final : public engine {
   std::uint32_t m_slot;
   int m_source;
   int m_server_rank;
-  std::uint64_t m_stretch = 0;      // where this client's searches of the shared heap start
-  std::int64_t m_slowest_seen = 0;  // iterations the slowest client of the core had ended
+  std::uint64_t m_stretch = 0;        // where this client's searches of the shared heap start
+  std::int64_t m_slowest_seen = 0;    // iterations the slowest client of the core had ended
   std::uint32_t m_failures_seen = 0;  // store failures of the server already reported here
   bool m_server_stalled = false;      // a wait for the server timed out...
   std::uint64_t m_stalled_at = 0;     // ...when its heartbeat was this

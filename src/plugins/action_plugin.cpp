@@ -140,8 +140,7 @@ std::unique_ptr<action> make_action(const action_context& context) {
       std::string searched;
       for (const auto& [key, value] : settings.options)
         if (key == "runner-search") searched = value;
-      throw config_error(prefix + "the Python script runner was not found (looked for " +
-                         searched +
+      throw config_error(prefix + "the Python script runner was not found (looked for " + searched +
                          "); it is built with SIDECORE_BUILD_PYTHON=ON and installed next to "
                          "libsidecore, or named by SIDECORE_PYSCRIPT_RUNNER");
     }
@@ -149,14 +148,13 @@ std::unique_ptr<action> make_action(const action_context& context) {
   }
   loaded_plugin plugin = load_plugin(settings.library, prefix, action_plugin_kind);
   const auto* descriptor = static_cast<const sidecore_action_descriptor*>(plugin.descriptor);
-  require_functions(prefix, plugin.named,
-                    {{"create", descriptor->create != nullptr},
-                     {"destroy", descriptor->destroy != nullptr}});
+  require_functions(
+      prefix, plugin.named,
+      {{"create", descriptor->create != nullptr}, {"destroy", descriptor->destroy != nullptr}});
   const std::string name =
       descriptor->name != nullptr && descriptor->name[0] != '\0' ? descriptor->name : settings.name;
-  std::string label = settings.is_script()
-                          ? "script '" + settings.name + "'"
-                          : "plugin '" + name + "' (" + plugin.path + ")";
+  std::string label = settings.is_script() ? "script '" + settings.name + "'"
+                                           : "plugin '" + name + "' (" + plugin.path + ")";
   auto result = std::make_unique<external_action>(std::move(plugin.library), descriptor,
                                                   std::move(label), context);
   result->create();

@@ -20,8 +20,8 @@ namespace {
 
 #ifdef SIDECORE_PYSCRIPT_RUNNER
 constexpr bool supported = true;
-constexpr const char* runner_name = SIDECORE_PYSCRIPT_RUNNER;      // libsidecore_pyscript.so
-constexpr const char* build_directory = SIDECORE_PYSCRIPT_BUILD_DIR;  // where it was built
+constexpr const char* runner_name = SIDECORE_PYSCRIPT_RUNNER;          // libsidecore_pyscript.so
+constexpr const char* build_directory = SIDECORE_PYSCRIPT_BUILD_DIR;   // where it was built
 constexpr const char* built_python_library = SIDECORE_PYTHON_LIBRARY;  // "" for a static one
 constexpr const char* built_python = SIDECORE_PYTHON_EXECUTABLE;
 #else
@@ -128,10 +128,9 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
   for (const config::variable& v : model.variables) {
     const config::layout& l = model.layouts[v.layout_index];
     if (l.fortran_order) fortran_variables += (fortran_variables.empty() ? "" : ",") + v.name;
-    if (!v.time_varying)
-      constant_variables += (constant_variables.empty() ? "" : ",") + v.name;
-    type_strings += (type_strings.empty() ? "" : ",") + v.name + "=" +
-                    damaris_type_string(l.type_name);
+    if (!v.time_varying) constant_variables += (constant_variables.empty() ? "" : ",") + v.name;
+    type_strings +=
+        (type_strings.empty() ? "" : ",") + v.name + "=" + damaris_type_string(l.type_name);
   }
   for (const config::script& s : model.scripts) {
     config::action_plugin& action = model.action_plugins.at(s.action);
@@ -141,8 +140,8 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
     o.clear();
     o.emplace_back("file", s.file);
     o.emplace_back("python", python);
-    o.emplace_back("host", runner.empty() ? std::string() : directory_of(runner) + "/" +
-                                                                host_directory_name);
+    o.emplace_back(
+        "host", runner.empty() ? std::string() : directory_of(runner) + "/" + host_directory_name);
     o.emplace_back("runner-search", searched);
     o.emplace_back("scheduler-file", s.scheduler_file);
     o.emplace_back("timeout", std::to_string(s.timeout_seconds));

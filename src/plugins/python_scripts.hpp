@@ -21,8 +21,8 @@ struct script_environment {
   int clients_per_node = 0;
   int cores_per_node = 0;  // ranks per node
   int number_of_nodes = 1;
-  std::string magic;                 // the same on every rank of the job
-  std::vector<int> known_clients;    // client indices whose blocks this writer receives
+  std::string magic;               // the same on every rank of the job
+  std::vector<int> known_clients;  // client indices whose blocks this writer receives
 };
 
 // Whether this Sidecore can run Python scripts (built with SIDECORE_BUILD_PYTHON=ON).

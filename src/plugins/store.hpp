@@ -14,8 +14,8 @@ namespace sidecore::plugins {
 
 // One block as handed to a store. The data stays valid for the duration of write_iteration.
 struct block_view {
-  std::int32_t source = 0;     // client index (rank in the clients' communicator)
-  std::int32_t block_id = 0;   // domain index within the client
+  std::int32_t source = 0;    // client index (rank in the clients' communicator)
+  std::int32_t block_id = 0;  // domain index within the client
   std::int32_t iteration = 0;
   const void* data = nullptr;
   std::uint64_t bytes = 0;

@@ -52,10 +52,10 @@ found_file look_at(std::int32_t writer, const std::string& path) {
   const file_handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!file.valid()) return f;
   f.readable = true;
-  f.run = root_attribute<std::int64_t>(file.get(), plugins::hdf5::run_id_attribute,
-                                       H5T_NATIVE_INT64);
-  f.writers = root_attribute<std::int32_t>(file.get(), plugins::hdf5::writers_attribute,
-                                           H5T_NATIVE_INT32);
+  f.run =
+      root_attribute<std::int64_t>(file.get(), plugins::hdf5::run_id_attribute, H5T_NATIVE_INT64);
+  f.writers =
+      root_attribute<std::int32_t>(file.get(), plugins::hdf5::writers_attribute, H5T_NATIVE_INT32);
   f.complete = root_attribute<std::int32_t>(file.get(), "complete", H5T_NATIVE_INT32);
   return f;
 }
@@ -100,9 +100,8 @@ iteration_files survey_iteration(const std::string& prefix, std::int32_t iterati
   std::vector<found_file> files;
   for (const auto& [name, path] : list_outputs(prefix))
     if (name.iteration == iteration) files.push_back(look_at(name.writer, path));
-  std::sort(files.begin(), files.end(), [](const found_file& a, const found_file& b) {
-    return a.writer < b.writer;
-  });
+  std::sort(files.begin(), files.end(),
+            [](const found_file& a, const found_file& b) { return a.writer < b.writer; });
 
   iteration_files result;
   result.iteration = iteration;
@@ -172,12 +171,12 @@ std::string iteration_files::problems() const {
   std::vector<std::string> parts;
   if (!missing_writers.empty()) {
     std::string list;
-    for (const std::int32_t w : missing_writers) list += (list.empty() ? "" : ", ") + std::to_string(w);
+    for (const std::int32_t w : missing_writers)
+      list += (list.empty() ? "" : ", ") + std::to_string(w);
     parts.push_back("writer file" + std::string(missing_writers.size() > 1 ? "s " : " ") + list +
                     " of " + std::to_string(writers) + " missing");
   }
-  if (!unreadable.empty())
-    parts.push_back("unreadable (torn, or not HDF5): " + joined(unreadable));
+  if (!unreadable.empty()) parts.push_back("unreadable (torn, or not HDF5): " + joined(unreadable));
   if (!incomplete.empty()) parts.push_back("complete = 0 in " + joined(incomplete));
   if (!other_run.empty()) parts.push_back("left by another run, not read: " + joined(other_run));
   if (!per_core && shared.empty() && unreadable.empty() && parts.empty())

@@ -32,11 +32,16 @@ element element_of(hid_t type, const call_site& site) {
   const std::size_t size = H5Tget_size(type);
   if (kind == H5T_INTEGER) {
     switch (size) {
-      case 1: return element::int8;
-      case 2: return element::int16;
-      case 4: return element::int32;
-      case 8: return element::int64;
-      default: break;
+      case 1:
+        return element::int8;
+      case 2:
+        return element::int16;
+      case 4:
+        return element::int32;
+      case 8:
+        return element::int64;
+      default:
+        break;
     }
   } else if (kind == H5T_FLOAT) {
     return size <= 4 ? element::float32 : element::float64;
@@ -49,12 +54,18 @@ element element_of(hid_t type, const call_site& site) {
 
 hid_t memory_type(element type) {
   switch (type) {
-    case element::int8: return H5T_NATIVE_SCHAR;
-    case element::int16: return H5T_NATIVE_SHORT;
-    case element::int32: return H5T_NATIVE_INT32;
-    case element::int64: return H5T_NATIVE_INT64;
-    case element::float32: return H5T_NATIVE_FLOAT;
-    case element::float64: return H5T_NATIVE_DOUBLE;
+    case element::int8:
+      return H5T_NATIVE_SCHAR;
+    case element::int16:
+      return H5T_NATIVE_SHORT;
+    case element::int32:
+      return H5T_NATIVE_INT32;
+    case element::int64:
+      return H5T_NATIVE_INT64;
+    case element::float32:
+      return H5T_NATIVE_FLOAT;
+    case element::float64:
+      return H5T_NATIVE_DOUBLE;
   }
   return H5T_NATIVE_DOUBLE;
 }
@@ -160,12 +171,16 @@ herr_t collect_datasets(hid_t group, const char* name, const H5L_info_t* info, v
 
 std::size_t element_bytes(element type) noexcept {
   switch (type) {
-    case element::int8: return 1;
-    case element::int16: return 2;
+    case element::int8:
+      return 1;
+    case element::int16:
+      return 2;
     case element::int32:
-    case element::float32: return 4;
+    case element::float32:
+      return 4;
     case element::int64:
-    case element::float64: return 8;
+    case element::float64:
+      return 8;
   }
   return 0;
 }
@@ -228,8 +243,8 @@ run_reader::run_reader(const std::string& prefix, std::int32_t iteration)
   m_complete = s.complete();
   for (std::size_t f = 0; f < m_files->paths.size(); ++f) {
     const call_site site{m_files->paths[f], {}};
-    m_files->files.emplace_back(check_id(
-        H5Fopen(m_files->paths[f].c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "H5Fopen", site));
+    m_files->files.emplace_back(
+        check_id(H5Fopen(m_files->paths[f].c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "H5Fopen", site));
     scan_file(f, per_core, nullptr);
   }
   // Time-invariant variables stored in an earlier iteration: the master file names that
@@ -258,8 +273,8 @@ run_reader::~run_reader() = default;
 
 void run_reader::add_earlier_variables(const std::string& prefix, const std::string& master_path) {
   const call_site master_site{master_path, {}};
-  const file_handle master(check_id(H5Fopen(master_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
-                                    "H5Fopen", master_site));
+  const file_handle master(
+      check_id(H5Fopen(master_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "H5Fopen", master_site));
   std::vector<std::string> datasets;
   check_status(H5Lvisit(master.get(), H5_INDEX_NAME, H5_ITER_NATIVE, collect_datasets, &datasets),
                "H5Lvisit", master_site);
@@ -267,8 +282,10 @@ void run_reader::add_earlier_variables(const std::string& prefix, const std::str
   for (const std::string& name : datasets) {
     if (m_index.count(name) != 0) continue;
     const call_site site{master_path, name};
-    const dataset_handle dataset(check_id(H5Dopen2(master.get(), name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
-    const std::vector<std::int32_t> stored = read_attribute<std::int32_t>(dataset.get(), "stored_iteration", site);
+    const dataset_handle dataset(
+        check_id(H5Dopen2(master.get(), name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
+    const std::vector<std::int32_t> stored =
+        read_attribute<std::int32_t>(dataset.get(), "stored_iteration", site);
     if (!stored.empty() && stored[0] != m_iteration) earlier[stored[0]].insert(name);
   }
   for (const auto& [stored, names] : earlier) {
@@ -323,15 +340,19 @@ void run_reader::scan_file(std::size_t file, bool per_core, const std::set<std::
       continue;
     }
     const call_site site{path, name};
-    const dataset_handle dataset(check_id(H5Dopen2(handle, name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
+    const dataset_handle dataset(
+        check_id(H5Dopen2(handle, name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
     const datatype_handle type(check_id(H5Dget_type(dataset.get()), "H5Dget_type", site));
-    const std::vector<std::int32_t> source = read_attribute<std::int32_t>(dataset.get(), "source", site);
+    const std::vector<std::int32_t> source =
+        read_attribute<std::int32_t>(dataset.get(), "source", site);
     if (!source.empty()) {
       // One block in its own dataset: <variable>/P<source>[/B<block>].
-      const std::vector<std::int32_t> id = read_attribute<std::int32_t>(dataset.get(), "block", site);
+      const std::vector<std::int32_t> id =
+          read_attribute<std::int32_t>(dataset.get(), "block", site);
       const std::int32_t block = id.empty() ? 0 : id[0];
       std::string variable = name;
-      const std::string with_block = "/P" + std::to_string(source[0]) + "/B" + std::to_string(block);
+      const std::string with_block =
+          "/P" + std::to_string(source[0]) + "/B" + std::to_string(block);
       const std::string without = "/P" + std::to_string(source[0]);
       if (ends_with(variable, with_block))
         variable.resize(variable.size() - with_block.size());
@@ -345,11 +366,12 @@ void run_reader::scan_file(std::size_t file, bool per_core, const std::set<std::
       info.extents = extents_of(dataset.get(), site);
       info.position = read_attribute<std::int64_t>(dataset.get(), "position", site);
       info.position.resize(info.extents.size(), 0);
-      const std::size_t v = variable_slot(
-          variable, element_of(type.get(), site),
-          read_attribute<std::int64_t>(dataset.get(), "global_dimensions", site));
+      const std::size_t v =
+          variable_slot(variable, element_of(type.get(), site),
+                        read_attribute<std::int64_t>(dataset.get(), "global_dimensions", site));
       m_variables[v].blocks.push_back(std::move(info));
-      m_locations[v].push_back({file, name, std::vector<std::int64_t>(m_variables[v].blocks.back().extents.size(), 0)});
+      m_locations[v].push_back(
+          {file, name, std::vector<std::int64_t>(m_variables[v].blocks.back().extents.size(), 0)});
       continue;
     }
     if (per_core) continue;  // not a block of a file-per-core file
@@ -357,9 +379,12 @@ void run_reader::scan_file(std::size_t file, bool per_core, const std::set<std::
     const std::vector<std::int64_t> global = extents_of(dataset.get(), site);
     const std::size_t v = variable_slot(name, element_of(type.get(), site), global);
     m_files->global[name] = {file, name, std::vector<std::int64_t>(global.size(), 0)};
-    const std::vector<std::int32_t> origins = read_attribute<std::int32_t>(dataset.get(), "block_origins", site);
-    const std::vector<std::int64_t> extents = read_attribute<std::int64_t>(dataset.get(), "block_dimensions", site);
-    const std::vector<std::int64_t> positions = read_attribute<std::int64_t>(dataset.get(), "block_positions", site);
+    const std::vector<std::int32_t> origins =
+        read_attribute<std::int32_t>(dataset.get(), "block_origins", site);
+    const std::vector<std::int64_t> extents =
+        read_attribute<std::int64_t>(dataset.get(), "block_dimensions", site);
+    const std::vector<std::int64_t> positions =
+        read_attribute<std::int64_t>(dataset.get(), "block_positions", site);
     const std::size_t n = global.size(), rows = origins.size() / 3;
     if (extents.size() != rows * n || positions.size() != rows * n) continue;
     for (std::size_t r = 0; r < rows; ++r) {
@@ -386,24 +411,29 @@ void run_reader::scan_packed(
   const std::string data_name = plugins::hdf5::packed_data_name(variable);
   const std::string index_name = plugins::hdf5::packed_index_name(variable);
   const call_site site{path, data_name}, index_site{path, index_name};
-  const dataset_handle data(check_id(H5Dopen2(handle, data_name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
+  const dataset_handle data(
+      check_id(H5Dopen2(handle, data_name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
   const datatype_handle type(check_id(H5Dget_type(data.get()), "H5Dget_type", site));
-  const std::vector<std::int32_t> ndims_attribute = read_attribute<std::int32_t>(data.get(), "ndims", site);
+  const std::vector<std::int32_t> ndims_attribute =
+      read_attribute<std::int32_t>(data.get(), "ndims", site);
   const std::int64_t packed_elements = extents_of(data.get(), site).at(0);
-  const dataset_handle index(check_id(H5Dopen2(handle, index_name.c_str(), H5P_DEFAULT), "H5Dopen2", index_site));
+  const dataset_handle index(
+      check_id(H5Dopen2(handle, index_name.c_str(), H5P_DEFAULT), "H5Dopen2", index_site));
   const std::vector<std::int64_t> shape = extents_of(index.get(), index_site);
-  const std::size_t ndims = ndims_attribute.empty() ? 0 : static_cast<std::size_t>(ndims_attribute[0]);
+  const std::size_t ndims =
+      ndims_attribute.empty() ? 0 : static_cast<std::size_t>(ndims_attribute[0]);
   const std::size_t columns = plugins::hdf5::packed_index_fixed_columns + 2 * ndims;
   if (shape.size() != 2 || static_cast<std::size_t>(shape[1]) != columns)
-    throw storage_error("\"" + index_name + "\" in \"" + path + "\" is not a packed block index of " +
-                        std::to_string(ndims) + " dimensions (expected " + std::to_string(columns) +
-                        " columns)");
+    throw storage_error("\"" + index_name + "\" in \"" + path +
+                        "\" is not a packed block index of " + std::to_string(ndims) +
+                        " dimensions (expected " + std::to_string(columns) + " columns)");
   std::vector<std::int64_t> rows(static_cast<std::size_t>(shape[0]) * columns);
   if (!rows.empty())
     check_status(H5Dread(index.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()),
                  "H5Dread", index_site);
-  const std::size_t v = variable_slot(variable, element_of(type.get(), site),
-                                      read_attribute<std::int64_t>(data.get(), "global_dimensions", site));
+  const std::size_t v =
+      variable_slot(variable, element_of(type.get(), site),
+                    read_attribute<std::int64_t>(data.get(), "global_dimensions", site));
   for (std::size_t r = 0; r < static_cast<std::size_t>(shape[0]); ++r) {
     const std::int64_t* row = rows.data() + r * columns;
     block_info info;
@@ -433,8 +463,8 @@ const variable_info& run_reader::variable(const std::string& name) const {
   std::string list;
   for (const variable_info& v : m_variables) list += (list.empty() ? "" : ", ") + v.name;
   throw error(DAMARIS_UNDEFINED_VARIABLE, "no variable '" + name + "' in iteration " +
-                                              std::to_string(m_iteration) + " (stored: " +
-                                              (list.empty() ? "none" : list) + ")");
+                                              std::to_string(m_iteration) +
+                                              " (stored: " + (list.empty() ? "none" : list) + ")");
 }
 
 void run_reader::read_block(const std::string& name, std::int32_t source, std::int32_t block,
@@ -442,10 +472,11 @@ void run_reader::read_block(const std::string& name, std::int32_t source, std::i
   const plugins::hdf5::error_print_guard quiet;
   const variable_info& v = variable(name);
   const std::size_t index = m_index.at(name);
-  const auto it = std::lower_bound(v.blocks.begin(), v.blocks.end(), std::make_pair(source, block),
-                                   [](const block_info& b, const std::pair<std::int32_t, std::int32_t>& key) {
-                                     return std::tie(b.source, b.block) < std::tie(key.first, key.second);
-                                   });
+  const auto it =
+      std::lower_bound(v.blocks.begin(), v.blocks.end(), std::make_pair(source, block),
+                       [](const block_info& b, const std::pair<std::int32_t, std::int32_t>& key) {
+                         return std::tie(b.source, b.block) < std::tie(key.first, key.second);
+                       });
   if (it == v.blocks.end() || it->source != source || it->block != block) {
     // The block may lie in a writer's file that is missing or torn: say which.
     const std::string gone = m_survey.missing_data_files(m_prefix);
@@ -456,24 +487,40 @@ void run_reader::read_block(const std::string& name, std::int32_t source, std::i
   }
   if (!out) throw argument_error("the buffer is NULL");
   const std::uint64_t elements = product(it->extents);
-  check_room(elements * element_bytes(type), bytes, "block " + std::to_string(block) + " of source " + std::to_string(source) + " of '" + name + "'");
+  check_room(elements * element_bytes(type), bytes,
+             "block " + std::to_string(block) + " of source " + std::to_string(source) + " of '" +
+                 name + "'");
   if (elements == 0) return;
   const location& at = m_locations[index][static_cast<std::size_t>(it - v.blocks.begin())];
   const call_site site{m_files->paths[at.file], at.dataset};
-  const dataset_handle dataset(check_id(H5Dopen2(m_files->files[at.file].get(), at.dataset.c_str(), H5P_DEFAULT), "H5Dopen2", site));
+  const dataset_handle dataset(check_id(
+      H5Dopen2(m_files->files[at.file].get(), at.dataset.c_str(), H5P_DEFAULT), "H5Dopen2", site));
   const dataspace_handle file_space(check_id(H5Dget_space(dataset.get()), "H5Dget_space", site));
   if (at.packed) {
     const hsize_t start_1d = static_cast<hsize_t>(at.packed_offset), count_1d = elements;
-    check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start_1d, nullptr, &count_1d, nullptr), "H5Sselect_hyperslab", site);
-    const dataspace_handle memory_space(check_id(H5Screate_simple(1, &count_1d, nullptr), "H5Screate_simple", site));
-    check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(), H5P_DEFAULT, out), "H5Dread", site);
+    check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start_1d, nullptr,
+                                     &count_1d, nullptr),
+                 "H5Sselect_hyperslab", site);
+    const dataspace_handle memory_space(
+        check_id(H5Screate_simple(1, &count_1d, nullptr), "H5Screate_simple", site));
+    check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(),
+                         H5P_DEFAULT, out),
+                 "H5Dread", site);
     return;
   }
-  const std::vector<hsize_t> start(at.offset.begin(), at.offset.end()), count(it->extents.begin(), it->extents.end());
+  const std::vector<hsize_t> start(at.offset.begin(), at.offset.end()),
+      count(it->extents.begin(), it->extents.end());
   if (!count.empty())
-    check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), "H5Sselect_hyperslab", site);
-  const dataspace_handle memory_space(check_id(count.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), "H5Screate_simple", site));
-  check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(), H5P_DEFAULT, out), "H5Dread", site);
+    check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                     count.data(), nullptr),
+                 "H5Sselect_hyperslab", site);
+  const dataspace_handle memory_space(check_id(
+      count.empty() ? H5Screate(H5S_SCALAR)
+                    : H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr),
+      "H5Screate_simple", site));
+  check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(),
+                       H5P_DEFAULT, out),
+               "H5Dread", site);
 }
 
 void run_reader::read_region(const std::string& name, const std::vector<std::int64_t>& start,
@@ -484,12 +531,19 @@ void run_reader::read_region(const std::string& name, const std::vector<std::int
   const std::size_t index = m_index.at(name);
   const std::size_t n = v.global_extents.size();
   if (n == 0)
-    throw argument_error("variable '" + name + "' has no global extents (its layout gives none): read its blocks one by one");
+    throw argument_error(
+        "variable '" + name +
+        "' has no global extents (its layout gives none): read its blocks one by one");
   if (start.size() != n || count.size() != n)
-    throw error(DAMARIS_INVALID_DIMENSIONS, "variable '" + name + "' has " + std::to_string(n) + " dimensions; the region gives " + std::to_string(start.size()));
+    throw error(DAMARIS_INVALID_DIMENSIONS, "variable '" + name + "' has " + std::to_string(n) +
+                                                " dimensions; the region gives " +
+                                                std::to_string(start.size()));
   for (std::size_t d = 0; d < n; ++d)
     if (start[d] < 0 || count[d] < 0 || start[d] + count[d] > v.global_extents[d])
-      throw error(DAMARIS_INVALID_DIMENSIONS, "region start " + text_of(start) + " count " + text_of(count) + " is outside the global extents " + text_of(v.global_extents) + " of '" + name + "'");
+      throw error(DAMARIS_INVALID_DIMENSIONS, "region start " + text_of(start) + " count " +
+                                                  text_of(count) +
+                                                  " is outside the global extents " +
+                                                  text_of(v.global_extents) + " of '" + name + "'");
   if (!out) throw argument_error("the buffer is NULL");
   const std::uint64_t elements = product(count);
   check_room(elements * element_bytes(type), bytes, "the region of '" + name + "'");
@@ -511,12 +565,13 @@ void run_reader::read_region(const std::string& name, const std::vector<std::int
       covered += overlap;
     }
     if (covered < elements)
-      throw storage_error("variable '" + name + "', region start " + text_of(start) + " count " +
-                          text_of(count) + " of iteration " + std::to_string(m_iteration) +
-                          ": " + std::to_string(elements - covered) + " of its " +
-                          std::to_string(elements) + " elements are in no file that can be read; "
-                          "the data of " + m_survey.missing_data_files(m_prefix) +
-                          " is lost (" + m_survey.problems() + ")");
+      throw storage_error(
+          "variable '" + name + "', region start " + text_of(start) + " count " + text_of(count) +
+          " of iteration " + std::to_string(m_iteration) + ": " +
+          std::to_string(elements - covered) + " of its " + std::to_string(elements) +
+          " elements are in no file that can be read; "
+          "the data of " +
+          m_survey.missing_data_files(m_prefix) + " is lost (" + m_survey.problems() + ")");
   }
   std::memset(out, 0, elements * element_bytes(type));
   const std::vector<hsize_t> memory_extents(count.begin(), count.end());
@@ -526,13 +581,16 @@ void run_reader::read_region(const std::string& name, const std::vector<std::int
   std::size_t open_file = 0;
   std::string open_name;
   const auto read_part = [&](const location& at, const std::vector<std::int64_t>& lo,
-                             const std::vector<std::int64_t>& hi, const std::vector<std::int64_t>& origin,
+                             const std::vector<std::int64_t>& hi,
+                             const std::vector<std::int64_t>& origin,
                              const std::vector<std::int64_t>& block_extents) {
     // [lo, hi) in global coordinates; origin: the global position of the dataset's at.offset.
     const call_site site{m_files->paths[at.file], at.dataset};
     // Consecutive blocks often share a dataset (a packed one, a collective file's): opened once.
     if (!open_dataset.valid() || open_file != at.file || open_name != at.dataset) {
-      open_dataset = dataset_handle(check_id(H5Dopen2(m_files->files[at.file].get(), at.dataset.c_str(), H5P_DEFAULT), "H5Dopen2", site));
+      open_dataset = dataset_handle(
+          check_id(H5Dopen2(m_files->files[at.file].get(), at.dataset.c_str(), H5P_DEFAULT),
+                   "H5Dopen2", site));
       open_file = at.file;
       open_name = at.dataset;
     }
@@ -541,8 +599,11 @@ void run_reader::read_region(const std::string& name, const std::vector<std::int
     if (at.packed) {
       // The block's run of the 1-D dataset, read into its place when the region holds all of
       // it, else staged and the overlap copied.
-      const hsize_t start_1d = static_cast<hsize_t>(at.packed_offset), count_1d = product(block_extents);
-      check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start_1d, nullptr, &count_1d, nullptr), "H5Sselect_hyperslab", site);
+      const hsize_t start_1d = static_cast<hsize_t>(at.packed_offset),
+                    count_1d = product(block_extents);
+      check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start_1d, nullptr,
+                                       &count_1d, nullptr),
+                   "H5Sselect_hyperslab", site);
       bool whole = true;
       std::vector<hsize_t> memory_start(n), part(n);
       std::vector<std::int64_t> part_extents(n), in_block(n), in_region(n);
@@ -555,15 +616,24 @@ void run_reader::read_region(const std::string& name, const std::vector<std::int
         in_block[d] = lo[d] - origin[d];
       }
       if (whole) {
-        const dataspace_handle memory_space(check_id(H5Screate_simple(static_cast<int>(n), memory_extents.data(), nullptr), "H5Screate_simple", site));
-        check_status(H5Sselect_hyperslab(memory_space.get(), H5S_SELECT_SET, memory_start.data(), nullptr, part.data(), nullptr), "H5Sselect_hyperslab", site);
-        check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(), H5P_DEFAULT, out), "H5Dread", site);
+        const dataspace_handle memory_space(
+            check_id(H5Screate_simple(static_cast<int>(n), memory_extents.data(), nullptr),
+                     "H5Screate_simple", site));
+        check_status(H5Sselect_hyperslab(memory_space.get(), H5S_SELECT_SET, memory_start.data(),
+                                         nullptr, part.data(), nullptr),
+                     "H5Sselect_hyperslab", site);
+        check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(),
+                             H5P_DEFAULT, out),
+                     "H5Dread", site);
         return;
       }
       const std::size_t element = element_bytes(type);
       staging.resize(count_1d * element);
-      const dataspace_handle memory_space(check_id(H5Screate_simple(1, &count_1d, nullptr), "H5Screate_simple", site));
-      check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(), H5P_DEFAULT, staging.data()), "H5Dread", site);
+      const dataspace_handle memory_space(
+          check_id(H5Screate_simple(1, &count_1d, nullptr), "H5Screate_simple", site));
+      check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(),
+                           H5P_DEFAULT, staging.data()),
+                   "H5Dread", site);
       copy_box(staging.data(), block_extents, in_block, static_cast<unsigned char*>(out), count,
                in_region, part_extents, element);
       return;
@@ -574,10 +644,18 @@ void run_reader::read_region(const std::string& name, const std::vector<std::int
       part[d] = static_cast<hsize_t>(hi[d] - lo[d]);
       memory_start[d] = static_cast<hsize_t>(lo[d] - start[d]);
     }
-    check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, file_start.data(), nullptr, part.data(), nullptr), "H5Sselect_hyperslab", site);
-    const dataspace_handle memory_space(check_id(H5Screate_simple(static_cast<int>(n), memory_extents.data(), nullptr), "H5Screate_simple", site));
-    check_status(H5Sselect_hyperslab(memory_space.get(), H5S_SELECT_SET, memory_start.data(), nullptr, part.data(), nullptr), "H5Sselect_hyperslab", site);
-    check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(), H5P_DEFAULT, out), "H5Dread", site);
+    check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, file_start.data(), nullptr,
+                                     part.data(), nullptr),
+                 "H5Sselect_hyperslab", site);
+    const dataspace_handle memory_space(
+        check_id(H5Screate_simple(static_cast<int>(n), memory_extents.data(), nullptr),
+                 "H5Screate_simple", site));
+    check_status(H5Sselect_hyperslab(memory_space.get(), H5S_SELECT_SET, memory_start.data(),
+                                     nullptr, part.data(), nullptr),
+                 "H5Sselect_hyperslab", site);
+    check_status(H5Dread(dataset.get(), memory_type(type), memory_space.get(), file_space.get(),
+                         H5P_DEFAULT, out),
+                 "H5Dread", site);
   };
 
   // A collective file holds the whole array in one dataset: one read.

@@ -20,16 +20,16 @@ enum class element : int { int8 = 6, int16 = 1, int32 = 2, int64 = 3, float32 = 
 std::size_t element_bytes(element type) noexcept;
 
 struct block_info {
-  std::int32_t writer = 0;  // the writer whose file holds it
-  std::int32_t source = 0;  // the client that wrote it
-  std::int32_t block = 0;   // its id
+  std::int32_t writer = 0;             // the writer whose file holds it
+  std::int32_t source = 0;             // the client that wrote it
+  std::int32_t block = 0;              // its id
   std::vector<std::int64_t> extents;   // interior extents, C order
   std::vector<std::int64_t> position;  // global offset of its first element (zeros if none)
 };
 
 struct variable_info {
-  std::string name;  // full name, groups joined with '/'
-  element type = element::float64;  // as stored (16-bit floats: float32)
+  std::string name;                          // full name, groups joined with '/'
+  element type = element::float64;           // as stored (16-bit floats: float32)
   std::vector<std::int64_t> global_extents;  // empty when the layout gives none
   std::vector<block_info> blocks;            // ordered by (source, block)
 };
@@ -77,9 +77,10 @@ class run_reader {
   // iteration's files, scanned from those files.
   void add_earlier_variables(const std::string& prefix, const std::string& master_path);
   // The blocks of a variable stored packed (BlockLayout Packed) in a file-per-core file.
-  void scan_packed(std::size_t file, const std::string& variable,
-                   const std::function<std::size_t(const std::string&, element,
-                                                   const std::vector<std::int64_t>&)>& variable_slot);
+  void scan_packed(
+      std::size_t file, const std::string& variable,
+      const std::function<std::size_t(const std::string&, element,
+                                      const std::vector<std::int64_t>&)>& variable_slot);
   const location& where(const std::string& variable, std::size_t block) const;
 
   std::int32_t m_iteration;
@@ -87,8 +88,8 @@ class run_reader {
   iteration_files m_survey;
   bool m_complete = true;
   std::vector<variable_info> m_variables;
-  std::map<std::string, std::size_t> m_index;        // name -> m_variables
-  std::vector<std::vector<location>> m_locations;    // like m_variables[v].blocks
+  std::map<std::string, std::size_t> m_index;      // name -> m_variables
+  std::vector<std::vector<location>> m_locations;  // like m_variables[v].blocks
   std::unique_ptr<opened> m_files;
 };
 

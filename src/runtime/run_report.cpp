@@ -26,7 +26,7 @@ constexpr int report_version = 1;
 double seconds_of(std::uint64_t ns) { return static_cast<double>(ns) * 1e-9; }
 
 bool is_directory(const std::string& path) {
-  struct stat info{};
+  struct stat info {};
   return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
@@ -162,8 +162,10 @@ std::string client_json(const client_part& c) {
   j.field("bytes_dropped", c.counters.bytes_dropped);
   j.field("iterations_skipped", c.counters.iterations_skipped);
   j.key("write_seconds");
-  if (c.times) j.value(c.counters.seconds_in_calls);
-  else j.null();
+  if (c.times)
+    j.value(c.counters.seconds_in_calls);
+  else
+    j.null();
   j.key("iteration_times");
   if (!c.times) {
     j.null();
@@ -264,8 +266,10 @@ std::string gather_and_write(MPI_Comm comm, const std::string& path, const run_f
     int err = 0;
     while (done < text.size() && err == 0) {
       const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-      if (n > 0) done += static_cast<std::size_t>(n);
-      else if (n < 0 && errno != EINTR) err = errno;
+      if (n > 0)
+        done += static_cast<std::size_t>(n);
+      else if (n < 0 && errno != EINTR)
+        err = errno;
     }
     if (::close(fd) != 0 && err == 0) err = errno;
     if (err != 0) {

@@ -176,7 +176,7 @@ std::string job_token(MPI_Comm comm) {
 
 // Why this process cannot read the configuration file at `file` ("" when it can).
 std::string unreadable(const std::string& file) {
-  struct stat info{};
+  struct stat info {};
   if (::stat(file.c_str(), &info) != 0)
     return "cannot read configuration file '" + file + "': " + std::strerror(errno);
   if (S_ISDIR(info.st_mode))
@@ -378,10 +378,10 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   agree(m_topo.world.get(), code, message);
   // Every process leaves the agreement above together: the run report's times start here.
   run_clock::set_origin();
-  interrupt_notice::install(m_topo.world_rank == 0,
-                            "rank " + std::to_string(m_topo.world_rank) +
-                                (m_topo.is_server ? " server" : " client"),
-                            mode_name(), output_directories(m_model));
+  interrupt_notice::install(
+      m_topo.world_rank == 0,
+      "rank " + std::to_string(m_topo.world_rank) + (m_topo.is_server ? " server" : " client"),
+      mode_name(), output_directories(m_model));
   if (m_client) interrupt_notice::note_iteration(m_client->iteration());
   watch_peers();
   if (m_topo.world_rank == 0)
@@ -407,7 +407,7 @@ runtime::~runtime() {
 }
 
 void runtime::watch_peers() {
-  const peer_watch::role role = !m_topo.is_server    ? peer_watch::role::client
+  const peer_watch::role role = !m_topo.is_server       ? peer_watch::role::client
                                 : m_topo.remote_servers ? peer_watch::role::dedicated_node
                                                         : peer_watch::role::dedicated_core;
   // Checked a few times per buffer timeout, so that a death is noticed well within it, and at

@@ -14,7 +14,8 @@ action_registry& action_registry::instance() {
 }
 
 void action_registry::bind(const std::string& event_name, signal_t function) {
-  if (!function) throw error(DAMARIS_BIND_ERROR, "damaris_bind(\"" + event_name + "\"): null function");
+  if (!function)
+    throw error(DAMARIS_BIND_ERROR, "damaris_bind(\"" + event_name + "\"): null function");
   std::lock_guard<std::mutex> lock(m_mutex);
   m_bound[event_name] = function;
   m_resolved.erase(event_name);
@@ -32,15 +33,17 @@ signal_t action_registry::resolve(const config::event& event, const std::string&
     handle = ::dlopen(event.library.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (!handle) {
       const char* why = ::dlerror();
-      throw error(DAMARIS_BIND_ERROR, where + ": event '" + event.name + "': cannot load library '" +
-                                          event.library + "': " + (why ? why : "unknown error"));
+      throw error(DAMARIS_BIND_ERROR, where + ": event '" + event.name +
+                                          "': cannot load library '" + event.library +
+                                          "': " + (why ? why : "unknown error"));
     }
   }
   ::dlerror();
   void* symbol = ::dlsym(handle, event.action.c_str());
   if (!symbol) {
     throw error(DAMARIS_BIND_ERROR,
-                where + ": event '" + event.name + "': function '" + event.action + "' not found in " +
+                where + ": event '" + event.name + "': function '" + event.action +
+                    "' not found in " +
                     (event.library.empty() ? std::string("the executable (link it with -rdynamic, "
                                                          "or call damaris_bind)")
                                            : "'" + event.library + "'"));

@@ -86,8 +86,10 @@ std::uint64_t active_buffer::to_spill_file(int iteration, std::vector<stored_blo
     std::uint64_t done = 0;
     while (ok && done < b->view.bytes) {
       ssize_t n = ::pwrite(fd, data + done, b->view.bytes - done, static_cast<off_t>(total + done));
-      if (n <= 0) ok = false;
-      else done += static_cast<std::uint64_t>(n);
+      if (n <= 0)
+        ok = false;
+      else
+        done += static_cast<std::uint64_t>(n);
     }
     total += b->view.bytes;
   }
@@ -99,9 +101,8 @@ std::uint64_t active_buffer::to_spill_file(int iteration, std::vector<stored_blo
                  std::strerror(err), "); it stays in the shared buffer");
     return 0;
   }
-  std::shared_ptr<const void> mapping(map, [total](const void* p) {
-    ::munmap(const_cast<void*>(p), total);
-  });
+  std::shared_ptr<const void> mapping(
+      map, [total](const void* p) { ::munmap(const_cast<void*>(p), total); });
   std::vector<transport::heap_extent> ranges;
   std::uint64_t freed = 0;
   for (std::size_t i = 0; i < blocks.size(); ++i) {

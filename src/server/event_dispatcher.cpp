@@ -17,9 +17,8 @@ namespace sidecore::server {
 
 event_dispatcher::event_dispatcher(const config::model& model, MPI_Comm servers, int clients)
     : m_model(model), m_servers(servers), m_clients(clients) {
-  m_has_bcast = std::any_of(model.events.begin(), model.events.end(), [](const config::event& e) {
-    return e.scope == config::scope::bcast;
-  });
+  m_has_bcast = std::any_of(model.events.begin(), model.events.end(),
+                            [](const config::event& e) { return e.scope == config::scope::bcast; });
   if (servers != MPI_COMM_NULL) {
     MPI_Comm_rank(servers, &m_rank);
     MPI_Comm_size(servers, &m_size);

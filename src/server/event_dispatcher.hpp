@@ -60,7 +60,7 @@ class event_dispatcher {
   std::map<std::pair<std::int32_t, std::int32_t>, group_state> m_groups;  // (event, iteration)
   std::set<std::int32_t> m_warned;  // events whose unfired groups were forgotten
   std::vector<int> m_sent;          // broadcasts sent to each server
-  std::vector<int> m_received;  // broadcasts received from each server
+  std::vector<int> m_received;      // broadcasts received from each server
 };
 
 }  // namespace sidecore::server

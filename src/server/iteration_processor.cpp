@@ -47,10 +47,9 @@ stored_block stored_block_from(const transport::message& m, const void* data) {
   return b;
 }
 
-iteration_processor::iteration_processor(const config::model& model, MPI_Comm writers,
-                                         int sources, release_function release,
-                                         int writer_index, int writer_count,
-                                         MPI_Comm finish_comm)
+iteration_processor::iteration_processor(const config::model& model, MPI_Comm writers, int sources,
+                                         release_function release, int writer_index,
+                                         int writer_count, MPI_Comm finish_comm)
     : m_model(model),
       m_sources(sources),
       m_release(std::move(release)),
@@ -67,12 +66,11 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
   // exchange metadata among writers (a master file, the XDMF) do it at the end instead.
   // Collective writes and time-invariant variables (on which the writers agree) cannot wait.
   const config::schedule_settings& schedule = model.arch.schedule;
-  const bool coordinated =
-      size > 1 && ((schedule.uses(config::schedule_policy::rate) && schedule.writers > 0 &&
-                    schedule.writers < size) ||
-                   schedule.uses(config::schedule_policy::ordered) ||
-                   schedule.uses(config::schedule_policy::slots) ||
-                   schedule.uses(config::schedule_policy::self));
+  const bool coordinated = size > 1 && ((schedule.uses(config::schedule_policy::rate) &&
+                                         schedule.writers > 0 && schedule.writers < size) ||
+                                        schedule.uses(config::schedule_policy::ordered) ||
+                                        schedule.uses(config::schedule_policy::slots) ||
+                                        schedule.uses(config::schedule_policy::self));
   auto deferrable = [&](std::size_t s) {
     const plugins::store_needs needs = plugins::needs_of(model, model.stores[s]);
     if (!coordinated || needs.collective_writes || !needs.writers_exchange) return false;
@@ -83,8 +81,9 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
   };
   m_stores.resize(model.stores.size());
   for (std::size_t s = 0; s < model.stores.size(); ++s) {
-    bool used = std::any_of(model.variables.begin(), model.variables.end(),
-                            [s](const config::variable& v) { return v.store_index == s && v.enabled; });
+    bool used =
+        std::any_of(model.variables.begin(), model.variables.end(),
+                    [s](const config::variable& v) { return v.store_index == s && v.enabled; });
     if (!used) continue;
     plugins::store_context context;
     context.model = &model;
@@ -114,8 +113,8 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
   for (std::size_t s = 0; s < m_stores.size(); ++s) {
     if (!m_stores[s]) continue;
     const plugins::store_needs needs = plugins::needs_of(model, model.stores[s]);
-    independent = independent && !needs.collective_writes &&
-                  (!needs.writers_exchange || deferrable(s));
+    independent =
+        independent && !needs.collective_writes && (!needs.writers_exchange || deferrable(s));
     for (const config::variable& v : model.variables)
       if (v.store_index == s && v.enabled && !v.time_varying) independent = false;
   }
@@ -288,10 +287,11 @@ void iteration_processor::refresh_live(std::chrono::steady_clock::time_point now
   }
   m_live.bytes_dropped = m_live.bytes_skipped + m_live.bytes_failed;
   m_live.store_failures = m_counters.store_failures;
-  m_live.debt_ns = m_live.throughput_bps
-                       ? static_cast<std::uint64_t>(static_cast<double>(m_live.bytes_pending) /
-                                                    static_cast<double>(m_live.throughput_bps) * 1e9)
-                       : 0;
+  m_live.debt_ns =
+      m_live.throughput_bps
+          ? static_cast<std::uint64_t>(static_cast<double>(m_live.bytes_pending) /
+                                       static_cast<double>(m_live.throughput_bps) * 1e9)
+          : 0;
   if (m_publish_to) m_publish_to->publish(m_live);
   if (m_log_interval > 0) {
     if (now == std::chrono::steady_clock::time_point{}) now = std::chrono::steady_clock::now();
@@ -314,8 +314,8 @@ void iteration_processor::log_live() const {
             v.iterations_stored, " iterations stored, latency ms min/mean/max/last ",
             milliseconds(v.latency_min_ns), "/", milliseconds(mean), "/",
             milliseconds(v.latency_max_ns), "/", milliseconds(v.latency_last_ns), "; pending ",
-            readable_bytes(v.bytes_pending), ", I/O debt ",
-            milliseconds(v.debt_ns), " ms at ", readable_bytes(v.throughput_bps), "/s");
+            readable_bytes(v.bytes_pending), ", I/O debt ", milliseconds(v.debt_ns), " ms at ",
+            readable_bytes(v.throughput_bps), "/s");
 }
 
 bool iteration_processor::store_next() {
@@ -379,7 +379,8 @@ void iteration_processor::finish() {
       m_stores[s]->finish();
     } catch (const std::exception& e) {
       ++m_counters.store_failures;
-      std::string message = "store '" + m_model.stores[s].name + "' at the end of the run: " + e.what();
+      std::string message =
+          "store '" + m_model.stores[s].name + "' at the end of the run: " + e.what();
       log::error(message);
       if (m_failure.empty()) m_failure = message;
     }
@@ -395,8 +396,8 @@ void iteration_processor::finish() {
     const action_tally& t = m_tallies[a];
     if (t.calls > 1) {
       // The first call pays for imports and first touches: the others say what a call costs.
-      log::info(settings.is_script() ? "script '" : "action plugin '", settings.name, "': ",
-                t.calls, " call(s), ", t.seconds, " s in them (the first ", t.first * 1e6,
+      log::info(settings.is_script() ? "script '" : "action plugin '", settings.name,
+                "': ", t.calls, " call(s), ", t.seconds, " s in them (the first ", t.first * 1e6,
                 " us, the others ", (t.seconds - t.first) * 1e6 / static_cast<double>(t.calls - 1),
                 " us each)");
     }
@@ -417,9 +418,11 @@ void iteration_processor::note_action_failure(std::size_t a, const std::string& 
   }
   ++m_counters.script_failures;
   if (m_tallies[a].failures++ == 0) {
-    log::error("script '", settings.name, "' (", m_model.scripts[settings.script].file,
-               ") raised ", when, "; the run goes on, later failures of this script are "
-               "logged in one line:\n", what);
+    log::error("script '", settings.name, "' (", m_model.scripts[settings.script].file, ") raised ",
+               when,
+               "; the run goes on, later failures of this script are "
+               "logged in one line:\n",
+               what);
     return;
   }
   // The exception itself is the last line of a traceback.

@@ -114,9 +114,8 @@ void remote_server_loop::publish_failures() {
   m_published_failures = failures;
   if (m_first_failure.empty()) {
     const std::string& store_failure = m_processor.pending_failure();
-    m_first_failure = store_failure.empty()
-                          ? "dropped a malformed notification (see its log)"
-                          : "could not store: " + store_failure;
+    m_first_failure = store_failure.empty() ? "dropped a malformed notification (see its log)"
+                                            : "could not store: " + store_failure;
   }
   // Reports already delivered free their slot.
   while (!m_reports.empty()) {
@@ -169,7 +168,8 @@ void remote_server_loop::run() {
   auto pause = std::chrono::microseconds(0);
   while (!finished()) {
     bool progress = receive_announcements();
-    for (std::uint32_t slot = 0; slot < m_clients.size(); ++slot) progress = advance(slot) || progress;
+    for (std::uint32_t slot = 0; slot < m_clients.size(); ++slot)
+      progress = advance(slot) || progress;
     if (m_events.has_bcast()) progress = m_events.poll() || progress;
     publish_failures();
     if (progress) {
@@ -193,7 +193,8 @@ bool remote_server_loop::receive_announcements() {
   for (;;) {
     int flag = 0;
     MPI_Status status;
-    check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, transport::announce_tag, m_link, &flag, &status), "MPI_Iprobe");
+    check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, transport::announce_tag, m_link, &flag, &status),
+              "MPI_Iprobe");
     if (!flag) return any;
     transport::message m;
     check_mpi(MPI_Recv(&m, sizeof m, MPI_BYTE, status.MPI_SOURCE, transport::announce_tag, m_link,
@@ -201,7 +202,8 @@ bool remote_server_loop::receive_announcements() {
               "MPI_Recv");
     auto it = m_slot_of_rank.find(status.MPI_SOURCE);
     if (it == m_slot_of_rank.end()) {
-      log::error("message from rank ", status.MPI_SOURCE, ", which is not a client of this server (ignored)");
+      log::error("message from rank ", status.MPI_SOURCE,
+                 ", which is not a client of this server (ignored)");
       continue;
     }
     if (const std::string problem = problem_of(it->second, m); !problem.empty()) {
@@ -215,7 +217,7 @@ bool remote_server_loop::receive_announcements() {
     } else if (m.kind == transport::message_kind::sync) {
       // The client waits for this server: nothing of it is held back meanwhile.
       m_phases[it->second].current.store(transport::client_phase::blocked,
-                                          std::memory_order_relaxed);
+                                         std::memory_order_relaxed);
       m_sync_requests.emplace_back(status.MPI_SOURCE, m.iteration);
       answer_syncs();
     } else if (m.kind == transport::message_kind::phase) {
@@ -290,8 +292,7 @@ void remote_server_loop::handle_control(std::uint32_t slot, const transport::mes
       const bool dropped = c.tainted.erase(m.iteration) > 0;
       c.ended = std::int64_t{m.iteration} + 1;
       m_processor.end_iteration(static_cast<int>(slot), m.iteration,
-                                (m.flags & transport::iteration_skipped) != 0 || dropped,
-                                m.bytes);
+                                (m.flags & transport::iteration_skipped) != 0 || dropped, m.bytes);
       account_stored(before);
       publish_failures();
       answer_syncs();
@@ -324,7 +325,8 @@ void remote_server_loop::answer_syncs() {
   const std::int32_t stored = m_processor.stored_iterations();
   for (auto it = m_sync_requests.begin(); it != m_sync_requests.end();) {
     if (it->second <= stored) {
-      check_mpi(MPI_Send(&stored, 1, MPI_INT32_T, it->first, transport::sync_tag, m_link), "MPI_Send");
+      check_mpi(MPI_Send(&stored, 1, MPI_INT32_T, it->first, transport::sync_tag, m_link),
+                "MPI_Send");
       it = m_sync_requests.erase(it);
     } else {
       ++it;

@@ -22,8 +22,8 @@
 #include "transport/buffer_pool.hpp"
 #include "transport/client_phase.hpp"
 #include "transport/live_stats.hpp"
-#include "transport/mpi_sender.hpp"
 #include "transport/message.hpp"
+#include "transport/mpi_sender.hpp"
 
 namespace sidecore::server {
 
@@ -47,9 +47,9 @@ class remote_server_loop {
 
  private:
   struct client_state {
-    int rank = -1;  // in the link communicator
+    int rank = -1;                         // in the link communicator
     std::deque<transport::message> queue;  // announced, not yet handled, in order
-    block_buffer buffer;  // data being received for queue.front()
+    block_buffer buffer;                   // data being received for queue.front()
     MPI_Request request = MPI_REQUEST_NULL;
     bool stopped = false;
     std::int64_t ended = 0;          // iterations it has ended

@@ -12,9 +12,9 @@
 #include "server/scheduler.hpp"
 
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
 #include <sstream>
-#include <cinttypes>
 #include <thread>
 
 #include "common/backoff.hpp"
@@ -96,8 +96,7 @@ scheduler::scheduler(const config::model& model, MPI_Comm writers, int writer_in
                    "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase,held,"
                    "phase_seen_from,phase_seen_to\n",
                    writer_index, writer_count, m_settings.writers, m_settings.bandwidth,
-                   m_turns ? 1 : 0, m_settings.policies,
-                   seconds_since_epoch(m_created));
+                   m_turns ? 1 : 0, m_settings.policies, seconds_since_epoch(m_created));
       std::fflush(m_trace);
     }
   }
@@ -123,8 +122,8 @@ scheduler::~scheduler() {
                 " s slept for the bandwidth, ", c.seconds_waiting_slot, " s waiting for a slot (",
                 c.slots_missed, " ready after their slot), ", c.seconds_waiting_phase,
                 " s waiting for the clients to compute (", c.phases_forced,
-                " stores begun outside a compute phase at the deadline), ",
-                c.seconds_waiting_turn, " s waiting for a turn (", c.turns_forced,
+                " stores begun outside a compute phase at the deadline), ", c.seconds_waiting_turn,
+                " s waiting for a turn (", c.turns_forced,
                 " stores run without one at the deadline), ", c.seconds_waiting_order,
                 " s waiting for the writers before (", c.order_forced, " out of order), ",
                 c.self_changes, " choice(s) of self");
@@ -169,8 +168,9 @@ void scheduler::after_store() noexcept {
   if (m_holding) give_turn_back();
   if (m_progress && m_progress->try_store(m_writer_index, m_iteration) != MPI_SUCCESS) {
     try {
-      log::error("publishing this writer's progress failed: writers after it in <schedule "
-                 "policy=\"ordered\"> wait for their deadline");
+      log::error(
+          "publishing this writer's progress failed: writers after it in <schedule "
+          "policy=\"ordered\"> wait for their deadline");
     } catch (...) {
     }
   }
@@ -187,16 +187,14 @@ void scheduler::after_store() noexcept {
   if (m_trace) {
     const bool slot = m_slot_end != clock::time_point{};
     const bool seen = m_phase_seen_to != clock::time_point{};
-    std::fprintf(m_trace,
-                 "%d,%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%d,%.6f,%.6f,%d,%" PRIu64 ",%.6f,%.6f\n",
-                 m_iteration,
-                 m_bytes, seconds_since_epoch(m_completed), seconds_since_epoch(m_ready),
-                 seconds_since_epoch(m_begin), seconds_since_epoch(end), held ? 1 : 0,
-                 slot ? seconds_since_epoch(m_slot_begin) : 0.0,
-                 slot ? seconds_since_epoch(m_slot_end) : 0.0,
-                 static_cast<int>(m_phase_reason), m_held,
-                 seen ? seconds_since_epoch(m_phase_seen_from) : 0.0,
-                 seen ? seconds_since_epoch(m_phase_seen_to) : 0.0);
+    std::fprintf(
+        m_trace, "%d,%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%d,%.6f,%.6f,%d,%" PRIu64 ",%.6f,%.6f\n",
+        m_iteration, m_bytes, seconds_since_epoch(m_completed), seconds_since_epoch(m_ready),
+        seconds_since_epoch(m_begin), seconds_since_epoch(end), held ? 1 : 0,
+        slot ? seconds_since_epoch(m_slot_begin) : 0.0,
+        slot ? seconds_since_epoch(m_slot_end) : 0.0, static_cast<int>(m_phase_reason), m_held,
+        seen ? seconds_since_epoch(m_phase_seen_from) : 0.0,
+        seen ? seconds_since_epoch(m_phase_seen_to) : 0.0);
     std::fflush(m_trace);
   }
 }
@@ -281,8 +279,8 @@ void scheduler::wait_for_slot(clock::time_point completed, int slot, int count) 
 scheduler::self_choice scheduler::choose(std::uint64_t held) {
   self_choice c;
   const double fill = m_buffer_bytes > 0 ? static_cast<double>(held) / m_buffer_bytes : 0.0;
-  const bool pressed = fill > 0.5 || (m_choice.kind == self_choice::at_once && m_choice.pressed &&
-                                      fill > 0.25);
+  const bool pressed =
+      fill > 0.5 || (m_choice.kind == self_choice::at_once && m_choice.pressed && fill > 0.25);
   if (!m_marks_seen) {
     for (const transport::client_phase* p : m_phases) {
       const std::uint32_t state = p->current.load(std::memory_order_relaxed);
@@ -354,7 +352,8 @@ bool scheduler::clients_compute(double expected, std::uint32_t& why) const noexc
         marked = true;
         // Time left in this phase, judged from the length of the previous one; a store that
         // could never fit in a phase begins in any.
-        const double last = 1e-9 * static_cast<double>(p->last_compute_ns.load(std::memory_order_relaxed));
+        const double last =
+            1e-9 * static_cast<double>(p->last_compute_ns.load(std::memory_order_relaxed));
         const std::uint64_t since = p->since_ns.load(std::memory_order_relaxed);
         const double elapsed = now > since ? 1e-9 * static_cast<double>(now - since) : 0.0;
         if (last > 0.0 && expected > 0.0 && expected < last && elapsed + expected > last)
@@ -379,7 +378,8 @@ bool scheduler::clients_compute(double expected, std::uint32_t& why) const noexc
 void scheduler::wait_for_phase(std::uint64_t bytes) {
   if (m_phases.empty()) {
     if (!m_warned_phase && m_writer_index == 0)
-      log::warning(m_file, ":", m_settings.line, ": <schedule policy=\"phase\"> is not applied: "
+      log::warning(m_file, ":", m_settings.line,
+                   ": <schedule policy=\"phase\"> is not applied: "
                    "in synchronous mode the stores run inside damaris_end_iteration, where "
                    "the client does not compute");
     m_warned_phase = true;
@@ -404,8 +404,11 @@ void scheduler::wait_for_phase(std::uint64_t bytes) {
     m_phase_reason = why;
     if (why == transport::client_phase::unmarked && !m_warned_phase) {
       m_warned_phase = true;
-      log::warning(m_file, ":", m_settings.line, ": <schedule policy=\"phase\">: no client of "
-                   "writer ", m_writer_index, " has marked a compute phase yet, so its stores "
+      log::warning(m_file, ":", m_settings.line,
+                   ": <schedule policy=\"phase\">: no client of "
+                   "writer ",
+                   m_writer_index,
+                   " has marked a compute phase yet, so its stores "
                    "run at once; the clients mark them with sidecore_compute_begin() and "
                    "sidecore_compute_end() (sidecore/schedule.h)");
     }
@@ -497,8 +500,10 @@ void scheduler::wait_for_order(int iteration) {
   backoff pause(std::chrono::microseconds(20), std::chrono::microseconds(1000));
   while (!allowed()) {
     if (clock::now() >= deadline) {
-      log::warning("iteration ", iteration, ": storing now, out of <schedule policy=\"ordered\"> "
-                   "order, after waiting ", deadline_seconds(),
+      log::warning("iteration ", iteration,
+                   ": storing now, out of <schedule policy=\"ordered\"> "
+                   "order, after waiting ",
+                   deadline_seconds(),
                    " s for the writers before (one may be stuck or have stopped early)");
       ++m_counters.order_forced;
       break;

@@ -2,8 +2,8 @@
 // docs/scheduling.md): at once (drain), or after the waits of the stacked policies, in this
 // order: each writer's bandwidth (rate), its slot of the iteration time (slots), a moment
 // when every one of its clients computes (phase), then one of the turns shared by the writers
-// of the job (rate), then the writers before it in the job's order (ordered). The iteration processor of every mode asks it before and after the
-// stores of each iteration.
+// of the job (rate), then the writers before it in the job's order (ordered). The iteration
+// processor of every mode asks it before and after the stores of each iteration.
 #pragma once
 
 #include <mpi.h>
@@ -24,16 +24,16 @@ namespace sidecore::server {
 
 struct scheduler_counters {
   std::uint64_t stores = 0;
-  double seconds_throttled = 0.0;     // slept to keep under the bandwidth
-  double seconds_waiting_turn = 0.0;  // waited for one of the `writers` turns
-  std::uint64_t turns_forced = 0;     // stores run without a turn after the deadline
-  double seconds_waiting_slot = 0.0;  // waited for this writer's slot
-  std::uint64_t slots_missed = 0;     // stores ready only after their slot had passed
-  double seconds_waiting_phase = 0.0; // waited for the clients to compute
-  std::uint64_t phases_forced = 0;    // stores run outside a compute phase after the deadline
-  double seconds_waiting_order = 0.0; // waited for the writers before (ordered)
-  std::uint64_t order_forced = 0;     // stores run out of order after the deadline
-  std::uint64_t self_changes = 0;     // times self changed what it does
+  double seconds_throttled = 0.0;      // slept to keep under the bandwidth
+  double seconds_waiting_turn = 0.0;   // waited for one of the `writers` turns
+  std::uint64_t turns_forced = 0;      // stores run without a turn after the deadline
+  double seconds_waiting_slot = 0.0;   // waited for this writer's slot
+  std::uint64_t slots_missed = 0;      // stores ready only after their slot had passed
+  double seconds_waiting_phase = 0.0;  // waited for the clients to compute
+  std::uint64_t phases_forced = 0;     // stores run outside a compute phase after the deadline
+  double seconds_waiting_order = 0.0;  // waited for the writers before (ordered)
+  std::uint64_t order_forced = 0;      // stores run out of order after the deadline
+  std::uint64_t self_changes = 0;      // times self changed what it does
 };
 
 class scheduler {
@@ -123,7 +123,7 @@ class scheduler {
   double m_timeout;    // the buffer's timeout; 0 for ever
   int m_writer_index;
   int m_writer_count;
-  double m_buffer_bytes;  // the buffer's size (self watches its fill)
+  double m_buffer_bytes;                        // the buffer's size (self watches its fill)
   std::unique_ptr<shared_counters> m_turns;     // rate writers=K, slots, self: turns taken
   std::unique_ptr<shared_counters> m_progress;  // ordered: the last iteration each stored
   std::vector<std::int64_t> m_seen;             // ordered: progress read so far

@@ -289,8 +289,7 @@ void server_loop::handle(std::uint32_t slot, const transport::message& m) {
       const bool dropped = m_tainted.erase({slot, m.iteration}) > 0;
       m_ended[slot] = std::int64_t{m.iteration} + 1;
       m_processor.end_iteration(static_cast<int>(slot), m.iteration,
-                                (m.flags & transport::iteration_skipped) != 0 || dropped,
-                                m.bytes);
+                                (m.flags & transport::iteration_skipped) != 0 || dropped, m.bytes);
       m_channel.publish_stored(static_cast<std::uint32_t>(m_processor.stored_iterations()));
       // Blocks of complete iterations can no longer be announced (they would be late).
       m_announced.erase(m_announced.begin(), m_announced.lower_bound({m_processor.open_iteration(),
@@ -308,9 +307,9 @@ void server_loop::handle(std::uint32_t slot, const transport::message& m) {
         // It ends nothing more: the others' iterations complete without it (those it left
         // out marked incomplete), so that their data and syncs do not wait for it.
         m_processor.source_stopped(static_cast<int>(slot), static_cast<int>(m_ended[slot]));
-        m_announced.erase(m_announced.begin(),
-                          m_announced.lower_bound(
-                              {m_processor.open_iteration(), INT32_MIN, INT32_MIN, 0u}));
+        m_announced.erase(
+            m_announced.begin(),
+            m_announced.lower_bound({m_processor.open_iteration(), INT32_MIN, INT32_MIN, 0u}));
       }
       break;
     default:

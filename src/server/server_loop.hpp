@@ -21,7 +21,8 @@ namespace sidecore::server {
 
 class server_loop {
  public:
-  server_loop(const config::model& model, const topology::layout& topo, transport::channel& channel);
+  server_loop(const config::model& model, const topology::layout& topo,
+              transport::channel& channel);
   // Runs until every client of this server has stopped, then stores what is left.
   void run();
   const processor_counters& counters() const noexcept { return m_processor.counters(); }

@@ -9,8 +9,8 @@
 
 #include <cstdlib>
 
-#include "common/environment.hpp"
 #include "common/backoff.hpp"
+#include "common/environment.hpp"
 #include "common/mpi_handles.hpp"
 
 namespace sidecore::server {
@@ -37,8 +37,7 @@ bool same_node(MPI_Comm comm, int size) {
 
 }  // namespace
 
-shared_counters::shared_counters(MPI_Comm comm, int count, std::int64_t initial)
-    : m_count(count) {
+shared_counters::shared_counters(MPI_Comm comm, int count, std::int64_t initial) : m_count(count) {
   check_mpi(MPI_Comm_rank(comm, &m_rank), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &m_size), "MPI_Comm_size");
   const int total = count + close_slots;

@@ -17,7 +17,6 @@ communicator split(MPI_Comm comm, int color, int key) {
   return communicator(out);
 }
 
-
 // Same decision on every rank: if any rank found an error, all throw it.
 void agree_or_throw(MPI_Comm comm, bool local_failure, const std::string& message) {
   int failure = local_failure ? 1 : 0;
@@ -32,8 +31,10 @@ void agree_or_throw(MPI_Comm comm, bool local_failure, const std::string& messag
 // is a client. Clients are spread over all servers in balanced consecutive groups.
 static layout build_dedicated_nodes(layout t, int nodes) {
   agree_or_throw(t.world.get(), t.node_count <= nodes,
-                 "<dedicated nodes=\"" + std::to_string(nodes) + "\"/> leaves no node for the "
-                     "simulation: the job has " + std::to_string(t.node_count) +
+                 "<dedicated nodes=\"" + std::to_string(nodes) +
+                     "\"/> leaves no node for the "
+                     "simulation: the job has " +
+                     std::to_string(t.node_count) +
                      " node(s); start more nodes (or set SIDECORE_RANKS_PER_NODE to make virtual "
                      "nodes) or lower nodes=");
   t.has_servers = true;
@@ -92,8 +93,8 @@ layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes) {
     node = split(t.world.get(), t.world_rank / per_node, t.world_rank);
   } else {
     MPI_Comm shared = MPI_COMM_NULL;
-    check_mpi(MPI_Comm_split_type(t.world.get(), MPI_COMM_TYPE_SHARED, t.world_rank,
-                                  MPI_INFO_NULL, &shared),
+    check_mpi(MPI_Comm_split_type(t.world.get(), MPI_COMM_TYPE_SHARED, t.world_rank, MPI_INFO_NULL,
+                                  &shared),
               "MPI_Comm_split_type");
     node = communicator(shared);
   }
@@ -173,6 +174,5 @@ layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes) {
   t.group_client_indices = std::move(indices);
   return t;
 }
-
 
 }  // namespace sidecore::topology

@@ -17,15 +17,15 @@ struct layout {
 
   int node_index = 0;  // (virtual) node this rank belongs to
   int node_count = 1;
-  int node_rank = 0;   // rank within the node
+  int node_rank = 0;  // rank within the node
   int node_size = 1;
 
   bool is_server = false;
-  bool has_servers = false;  // false: no dedicated resource (synchronous mode)
+  bool has_servers = false;     // false: no dedicated resource (synchronous mode)
   bool remote_servers = false;  // dedicated nodes: data travels over MPI (world)
 
-  communicator clients;  // all clients (MPI_COMM_NULL on servers); damaris_client_comm_get
-  communicator servers;  // all servers (MPI_COMM_NULL on clients)
+  communicator clients;   // all clients (MPI_COMM_NULL on servers); damaris_client_comm_get
+  communicator servers;   // all servers (MPI_COMM_NULL on clients)
   int client_index = -1;  // rank in clients
   int client_count = 0;
   int server_index = -1;  // rank in servers; on a client: the index of its server

@@ -39,7 +39,8 @@ constexpr std::uint64_t reserve_step = 64 * mib;
 std::uint64_t page_round(std::uint64_t n) { return (n + page - 1) / page * page; }
 
 long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t value, const timespec* timeout) {
-  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, value, timeout, nullptr, 0);
+  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, value, timeout, nullptr,
+                   0);
 }
 }  // namespace
 
@@ -107,10 +108,10 @@ struct channel::header {
 };
 
 struct channel::ring {
-  alignas(64) std::atomic<std::uint64_t> head;  // next slot to read (consumer)
-  alignas(64) std::atomic<std::uint64_t> tail;  // next slot to write (producer)
+  alignas(64) std::atomic<std::uint64_t> head;   // next slot to read (consumer)
+  alignas(64) std::atomic<std::uint64_t> tail;   // next slot to write (producer)
   alignas(64) std::atomic<std::uint32_t> ended;  // iterations the client ended (producer)
-  alignas(64) client_phase phase;                 // what the client does (producer)
+  alignas(64) client_phase phase;                // what the client does (producer)
 };
 
 channel::channel(shared_segment segment)
@@ -119,7 +120,8 @@ channel::channel(shared_segment segment)
 
 channel channel::create(const std::string& name, const channel_sizes& sizes) {
   if (sizes.clients == 0 || sizes.ring_capacity == 0)
-    throw allocation_error("a channel needs at least one client and a ring of at least one message");
+    throw allocation_error(
+        "a channel needs at least one client and a ring of at least one message");
   const std::uint64_t header_bytes = page_round(sizeof(header));
   const std::uint64_t state_bytes = page_round(shared_heap::state_bytes(heap_extents));
   const std::uint64_t ring_stride =

@@ -15,30 +15,30 @@ namespace sidecore::transport {
 // Plain values, all 64-bit so that they can be copied word by word. Bytes are payload bytes
 // (the blocks' sizes); times are in nanoseconds. Cumulative unless said otherwise.
 struct live_values {
-  std::uint64_t bytes_received = 0;   // blocks handed to the writer
+  std::uint64_t bytes_received = 0;  // blocks handed to the writer
   std::uint64_t blocks_received = 0;
   std::uint64_t bytes_buffered = 0;   // now: the writer's buffer in use (shared buffer, or budget)
   std::uint64_t buffer_peak = 0;      // most of the buffer ever in use at once
   std::uint64_t buffer_capacity = 0;  // the buffer's size
   std::uint64_t bytes_spilled = 0;    // moved into spill files (active buffering)
   std::uint64_t bytes_in_server_memory = 0;  // now: moved out of the shared buffer, not stored
-  std::uint64_t bytes_written = 0;    // of iterations every store accepted
-  std::uint64_t bytes_dropped = 0;    // skipped by clients (policy="skip") plus failed stores
-  std::uint64_t bytes_skipped = 0;    // of which skipped by clients
-  std::uint64_t bytes_failed = 0;     // of which in iterations a store failed on
-  std::uint64_t bytes_pending = 0;    // now: received, not yet stored
+  std::uint64_t bytes_written = 0;           // of iterations every store accepted
+  std::uint64_t bytes_dropped = 0;        // skipped by clients (policy="skip") plus failed stores
+  std::uint64_t bytes_skipped = 0;        // of which skipped by clients
+  std::uint64_t bytes_failed = 0;         // of which in iterations a store failed on
+  std::uint64_t bytes_pending = 0;        // now: received, not yet stored
   std::uint64_t iterations_complete = 0;  // ended by every client of the writer
   std::uint64_t iterations_stored = 0;
   std::uint64_t iterations_incomplete = 0;  // stored with data missing
   std::uint64_t store_failures = 0;
-  std::uint64_t latency_count = 0;    // iterations timed (ended by all, then stored)
+  std::uint64_t latency_count = 0;  // iterations timed (ended by all, then stored)
   std::uint64_t latency_min_ns = 0;
   std::uint64_t latency_max_ns = 0;
   std::uint64_t latency_sum_ns = 0;
   std::uint64_t latency_last_ns = 0;
-  std::uint64_t store_ns = 0;         // time in the stores
-  std::uint64_t throughput_bps = 0;   // recent store throughput, bytes per second (0: unknown)
-  std::uint64_t debt_ns = 0;          // now: bytes_pending at throughput_bps
+  std::uint64_t store_ns = 0;        // time in the stores
+  std::uint64_t throughput_bps = 0;  // recent store throughput, bytes per second (0: unknown)
+  std::uint64_t debt_ns = 0;         // now: bytes_pending at throughput_bps
 };
 static_assert(std::is_trivially_copyable_v<live_values> &&
                   sizeof(live_values) % sizeof(std::uint64_t) == 0,

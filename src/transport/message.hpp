@@ -28,7 +28,7 @@ struct message {
   std::uint32_t ndims;
   std::uint32_t flags;
   std::uint32_t has_global;
-  std::uint64_t offset;    // of the data, from the segment base (block)
+  std::uint64_t offset;  // of the data, from the segment base (block)
   std::uint64_t bytes;
   std::int64_t dims[max_dimensions];
   std::int64_t global_dims[max_dimensions];

@@ -11,8 +11,8 @@
 #include "common/error.hpp"
 #include "common/job_failure.hpp"
 #include "common/log.hpp"
-#include "common/peer_watch.hpp"
 #include "common/mpi_handles.hpp"
+#include "common/peer_watch.hpp"
 #include "common/units.hpp"
 
 namespace sidecore::transport {
@@ -52,11 +52,13 @@ std::string mpi_sender::take_store_failures() {
 void mpi_sender::end_job_if_server_died(bool thorough, const char* call) const {
   const peer_watch* peers = peer_watch::current();
   if (!peers) return;
-  const bool dead = thorough ? peers->state_of(m_server) == peer_watch::state::dead
-                             : peers->gone(m_server);
+  const bool dead =
+      thorough ? peers->state_of(m_server) == peer_watch::state::dead : peers->gone(m_server);
   if (dead)
-    job_failure::end_job(peers->death_of(m_server) + ": it was the dedicated node's server of "
-                         "this client, which noticed it in " + call);
+    job_failure::end_job(peers->death_of(m_server) +
+                         ": it was the dedicated node's server of "
+                         "this client, which noticed it in " +
+                         call);
 }
 
 mpi_sender::~mpi_sender() {
@@ -123,7 +125,8 @@ std::string mpi_sender::stalled_message(const std::string& waiting_for) const {
 void mpi_sender::progress() {
   while (!m_pending.empty()) {
     int done = 0;
-    check_mpi(MPI_Testall(2, m_pending.front().requests, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+    check_mpi(MPI_Testall(2, m_pending.front().requests, &done, MPI_STATUSES_IGNORE),
+              "MPI_Testall");
     if (!done) return;
     m_in_use -= m_pending.front().bytes;
     m_pending.pop_front();
@@ -212,9 +215,11 @@ void mpi_sender::flush() {
     // this client its pulls, it is taken for dead, as waiting on could last for ever.
     const peer_watch* peers = peer_watch::current();
     if (peers && peers->state_of(m_server) == peer_watch::state::elsewhere)
-      job_failure::end_job(peers->name_of(m_server) + " (the dedicated node's server of this "
-                           "client) took nothing for " + std::to_string(m_timeout) +
-                           " s while " + std::to_string(m_pending.size()) +
+      job_failure::end_job(peers->name_of(m_server) +
+                           " (the dedicated node's server of this "
+                           "client) took nothing for " +
+                           std::to_string(m_timeout) + " s while " +
+                           std::to_string(m_pending.size()) +
                            " message(s) waited for it in damaris_stop; it is taken for dead");
     log::warning("the dedicated node has taken nothing for ", m_timeout, " s (", m_pending.size(),
                  " message(s) waiting: a slow store?); still waiting, so that "

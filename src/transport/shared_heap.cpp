@@ -176,10 +176,12 @@ std::optional<std::uint64_t> shared_heap::take_locked(std::uint64_t bytes,
   const std::uint32_t count = m_state->extent_count;
   if (count == 0) return std::nullopt;
   // First free range that ends after the hint; the search wraps around to the start.
-  const std::uint32_t first = static_cast<std::uint32_t>(
-      std::upper_bound(list, list + count, hint,
-                       [](std::uint64_t h, const heap_extent& e) { return h < e.offset + e.bytes; }) -
-      list);
+  const std::uint32_t first =
+      static_cast<std::uint32_t>(std::upper_bound(list, list + count, hint,
+                                                  [](std::uint64_t h, const heap_extent& e) {
+                                                    return h < e.offset + e.bytes;
+                                                  }) -
+                                 list);
   for (std::uint32_t k = 0; k < count; ++k) {
     const std::uint32_t i = (first + k) % count;
     heap_extent& e = list[i];
@@ -259,8 +261,9 @@ std::uint64_t shared_heap::allocate(std::uint64_t bytes, double timeout_seconds,
     if (rc == ETIMEDOUT) {
       throw_if_poisoned_locked();
       if (auto offset = take_locked(size, hint)) return *offset;
-      throw allocation_error("waited " + std::to_string(timeout_seconds) + " s for " + readable_bytes(bytes) +
-                             " of shared buffer (" + readable_bytes(m_state->used) + " of " +
+      throw allocation_error("waited " + std::to_string(timeout_seconds) + " s for " +
+                             readable_bytes(bytes) + " of shared buffer (" +
+                             readable_bytes(m_state->used) + " of " +
                              readable_bytes(m_state->heap_size) +
                              " in use): the dedicated core does not keep up; raise <buffer "
                              "size=...>, raise timeout=..., or choose policy=\"skip\"");

@@ -93,7 +93,7 @@ void shared_segment::reserve_rest() {
 }
 
 std::uint64_t shared_segment::free_space() const noexcept {
-  struct statvfs st{};
+  struct statvfs st {};
   if (m_fd < 0 || ::fstatvfs(m_fd, &st) != 0) return UINT64_MAX;
   return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
 }
@@ -173,7 +173,7 @@ int remove_stale_segments() noexcept {
       continue;
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours
     const std::string path = std::string("/dev/shm/") + name;
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0 || st.st_uid != me) continue;
     if (::shm_unlink((std::string("/") + name).c_str()) == 0) ++removed;
   }

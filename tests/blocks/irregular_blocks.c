@@ -93,21 +93,21 @@ static double tracer_value(int iteration, int source, int32_t block, int64_t i) 
 }
 
 static int failures = 0;
-#define CHECK(cond, ...)                    \
-  do {                                      \
-    if (!(cond)) {                          \
+#define CHECK(cond, ...)                     \
+  do {                                       \
+    if (!(cond)) {                           \
       fprintf(stderr, "FAIL: " __VA_ARGS__); \
-      fprintf(stderr, "\n");                \
-      if (++failures > 20) abort();         \
-    }                                       \
+      fprintf(stderr, "\n");                 \
+      if (++failures > 20) abort();          \
+    }                                        \
   } while (0)
-#define OK(call)                                                                            \
-  do {                                                                                      \
-    int rc_ = (call);                                                                       \
-    if (rc_ != DAMARIS_OK) {                                                                \
+#define OK(call)                                                                             \
+  do {                                                                                       \
+    int rc_ = (call);                                                                        \
+    if (rc_ != DAMARIS_OK) {                                                                 \
       fprintf(stderr, "FAIL: %s returned %d: %s\n", #call, rc_, sidecore_read_last_error()); \
-      abort();                                                                              \
-    }                                                                                       \
+      abort();                                                                               \
+    }                                                                                        \
   } while (0)
 
 static double grid_value(int64_t row) { return 0.5 * (double)row - 3.0; }
@@ -148,8 +148,7 @@ static int write_run(const char* config, int iterations) {
         void* target = NULL;
         int32_t type = -1, ndims = -1;
         int64_t extents[8] = {0};
-        const int rc = sidecore_set_block_extents("tracers", ids[l], &lengths[l]) != DAMARIS_OK
-                           ? -1
+        const int rc = sidecore_set_block_extents("tracers", ids[l], &lengths[l]) != DAMARIS_OK ? -1
                        : l % 2 ? sidecore_alloc_block_shaped("tracers", ids[l], &target, &type,
                                                              &ndims, extents)
                                : damaris_alloc_block("tracers", ids[l], &target);
@@ -158,9 +157,10 @@ static int write_run(const char* config, int iterations) {
           return 1;
         }
         if (l % 2 && (type != DAMARIS_TYPE_DOUBLE || ndims != 1 || extents[0] != lengths[l])) {
-          fprintf(stderr, "FAIL: list %d allocated as type %d, %d dimension(s), %lld values; "
-                  "expected double, 1, %lld\n", ids[l], (int)type, (int)ndims,
-                  (long long)extents[0], (long long)lengths[l]);
+          fprintf(stderr,
+                  "FAIL: list %d allocated as type %d, %d dimension(s), %lld values; "
+                  "expected double, 1, %lld\n",
+                  ids[l], (int)type, (int)ndims, (long long)extents[0], (long long)lengths[l]);
           return 1;
         }
         for (int64_t i = 0; i < lengths[l]; ++i)
@@ -223,7 +223,8 @@ static void check_iteration(const char* prefix, int it, int clients, int rank, i
   CHECK(found_field, "iteration %d has no variable 'field'", it);
   int expected = 0;
   for (int c = 0; c < clients; ++c) expected += tiling(it, c, clients, tiles);
-  CHECK(count == expected, "iteration %d: %d blocks of field, the writers wrote %d", it, count, expected);
+  CHECK(count == expected, "iteration %d: %d blocks of field, the writers wrote %d", it, count,
+        expected);
   for (int c = 0, index = 0; c < clients; ++c) {
     const int n = tiling(it, c, clients, tiles);
     static sidecore_block_info want[NY * NX];
@@ -248,7 +249,8 @@ static void check_iteration(const char* prefix, int it, int clients, int rank, i
             (long long)want[t].position[0], (long long)want[t].position[1]);
       /* Each rank checks the values of a share of the blocks. */
       if (index % ranks != rank) continue;
-      OK(sidecore_read_block(r, "field", c, want[t].block, DAMARIS_TYPE_DOUBLE, values, sizeof values));
+      OK(sidecore_read_block(r, "field", c, want[t].block, DAMARIS_TYPE_DOUBLE, values,
+                             sizeof values));
       for (int64_t y = 0; y < want[t].extents[0]; ++y)
         for (int64_t x = 0; x < want[t].extents[1]; ++x) {
           const double w = field_value(it, want[t].position[0] + y, want[t].position[1] + x);
@@ -280,8 +282,9 @@ static void check_iteration(const char* prefix, int it, int clients, int rank, i
     for (int64_t y = 0; y < extent[0]; ++y)
       for (int64_t x = 0; x < extent[1]; ++x) {
         const float w = (float)field_value(it, start[0] + y, start[1] + x);
-        CHECK(single[y * extent[1] + x] == w, "iteration %d, region at (%lld,%lld): %g, expected %g",
-              it, (long long)(start[0] + y), (long long)(start[1] + x), single[y * extent[1] + x], w);
+        CHECK(single[y * extent[1] + x] == w,
+              "iteration %d, region at (%lld,%lld): %g, expected %g", it, (long long)(start[0] + y),
+              (long long)(start[1] + x), single[y * extent[1] + x], w);
       }
   }
 
@@ -294,8 +297,8 @@ static void check_iteration(const char* prefix, int it, int clients, int rank, i
       double list[MAX_TRACERS];
       OK(sidecore_read_block(r, "tracers", c, ids[l], DAMARIS_TYPE_DOUBLE, list, sizeof list));
       for (int64_t i = 0; i < lengths[l]; ++i)
-        CHECK(list[i] == tracer_value(it, c, ids[l], i), "iteration %d, tracers %d of %d[%lld]",
-              it, ids[l], c, (long long)i);
+        CHECK(list[i] == tracer_value(it, c, ids[l], i), "iteration %d, tracers %d of %d[%lld]", it,
+              ids[l], c, (long long)i);
     }
   }
   int64_t total_lists = 0;
@@ -318,22 +321,26 @@ static void check_iteration(const char* prefix, int it, int clients, int rank, i
   /* The time-invariant grid, stored at iteration 0, is part of every iteration. */
   int64_t grid_start = 0, grid_count = NY;
   double grid[NY];
-  OK(sidecore_read_region(r, "grid", &grid_start, &grid_count, DAMARIS_TYPE_DOUBLE, grid, sizeof grid));
+  OK(sidecore_read_region(r, "grid", &grid_start, &grid_count, DAMARIS_TYPE_DOUBLE, grid,
+                          sizeof grid));
   for (int64_t y = 0; y < NY; ++y)
     CHECK(grid[y] == grid_value(y), "iteration %d, grid[%lld]: %g, expected %g", it, (long long)y,
           grid[y], grid_value(y));
 
   /* Errors name what is wrong. */
   CHECK(sidecore_read_block(r, "field", 0, -3, DAMARIS_TYPE_DOUBLE, values, sizeof values) ==
-            DAMARIS_BLOCK_NOT_FOUND, "block -3 was found");
+            DAMARIS_BLOCK_NOT_FOUND,
+        "block -3 was found");
   CHECK(sidecore_read_block(r, "nope", 0, 0, DAMARIS_TYPE_DOUBLE, values, sizeof values) ==
-            DAMARIS_UNDEFINED_VARIABLE, "variable 'nope' was found");
+            DAMARIS_UNDEFINED_VARIABLE,
+        "variable 'nope' was found");
   start[0] = 0;
   start[1] = 0;
   extent[0] = NY + 1;
   extent[1] = 1;
-  CHECK(sidecore_read_region(r, "field", start, extent, DAMARIS_TYPE_DOUBLE, values, sizeof values) ==
-            DAMARIS_INVALID_DIMENSIONS, "a region past the global extents was read");
+  CHECK(sidecore_read_region(r, "field", start, extent, DAMARIS_TYPE_DOUBLE, values,
+                             sizeof values) == DAMARIS_INVALID_DIMENSIONS,
+        "a region past the global extents was read");
   sidecore_read_close(r);
 }
 
@@ -352,7 +359,9 @@ static int check_run(const char* prefix, int iterations, int clients) {
         sidecore_read_last_error());
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) printf("checked %d iterations of %d clients on %d ranks: %s\n", iterations, clients, ranks, all ? "FAILED" : "ok");
+  if (rank == 0)
+    printf("checked %d iterations of %d clients on %d ranks: %s\n", iterations, clients, ranks,
+           all ? "FAILED" : "ok");
   return all ? 1 : 0;
 }
 
@@ -364,7 +373,9 @@ int main(int argc, char** argv) {
   else if (argc == 5 && strcmp(argv[1], "check") == 0)
     rc = check_run(argv[2], atoi(argv[3]), atoi(argv[4]));
   else
-    fprintf(stderr, "usage: %s write <config.xml> <iterations> | check <prefix> <iterations> <clients>\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s write <config.xml> <iterations> | check <prefix> <iterations> <clients>\n",
+            argv[0]);
   MPI_Finalize();
   return rc;
 }

@@ -5,8 +5,8 @@
  * valid calls, and run_c_test.py reads every valid write back: a failed call must leave the
  * run intact. Usage: api_errors <xml> <dedicated cores: 0 or 1> <output dir> */
 #include <Damaris.h>
-#include <sidecore/blocks.h>
 #include <mpi.h>
+#include <sidecore/blocks.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,11 +46,13 @@ static void server_calls(void) {
   EXPECT_RC(damaris_commit("field"), srv, "damaris_commit", why);
   EXPECT_RC(damaris_commit_block("field", 1), srv, "damaris_commit_block", why);
   EXPECT_RC(damaris_commit_iteration("field", 0), srv, "damaris_commit_iteration", why);
-  EXPECT_RC(damaris_commit_block_iteration("field", 1, 0), srv, "damaris_commit_block_iteration", why);
+  EXPECT_RC(damaris_commit_block_iteration("field", 1, 0), srv, "damaris_commit_block_iteration",
+            why);
   EXPECT_RC(damaris_clear("field"), srv, "damaris_clear", why);
   EXPECT_RC(damaris_clear_block("field", 1), srv, "damaris_clear_block", why);
   EXPECT_RC(damaris_clear_iteration("field", 0), srv, "damaris_clear_iteration", why);
-  EXPECT_RC(damaris_clear_block_iteration("field", 1, 0), srv, "damaris_clear_block_iteration", why);
+  EXPECT_RC(damaris_clear_block_iteration("field", 1, 0), srv, "damaris_clear_block_iteration",
+            why);
   EXPECT_RC(damaris_end_iteration(), srv, "damaris_end_iteration", why);
   EXPECT_RC(damaris_signal("tick"), srv, "damaris_signal", why);
   /* Parameters are the exception: every process has its own copy, servers included. */
@@ -60,7 +62,8 @@ static void server_calls(void) {
   EXPECT_RC(damaris_parameter_get("nope", &value, sizeof value), DAMARIS_UNDEFINED_PARAMETER,
             "'nope'", NULL);
   EXPECT_RC(damaris_set_position("field", position), srv, "damaris_set_position", why);
-  EXPECT_RC(damaris_set_block_position("field", 1, position), srv, "damaris_set_block_position", why);
+  EXPECT_RC(damaris_set_block_position("field", 1, position), srv, "damaris_set_block_position",
+            why);
   EXPECT_RC(damaris_client_comm_get(&comm), srv, "damaris_client_comm_get", why);
   EXPECT(comm == MPI_COMM_NULL);
   EXPECT_RC(damaris_get_iteration(&iteration), srv, "damaris_get_iteration", why);
@@ -141,8 +144,8 @@ static void blocks_out_of_range(void) {
   EXPECT_RC(sidecore_set_block_extents("field", -2, extents), bad, "block -2", NULL);
   /* Extents below 1 are refused and change nothing. */
   extents[1] = 0;
-  EXPECT_RC(sidecore_set_block_extents("field", 5, extents), DAMARIS_INVALID_DIMENSIONS,
-            "'field'", "extent 1 is 0");
+  EXPECT_RC(sidecore_set_block_extents("field", 5, extents), DAMARIS_INVALID_DIMENSIONS, "'field'",
+            "extent 1 is 0");
   EXPECT_RC(sidecore_set_block_extents("nope", 5, extents), DAMARIS_UNDEFINED_VARIABLE, "'nope'",
             NULL);
   /* Blocks beyond <domains count> that were never allocated are not found. */
@@ -172,8 +175,8 @@ static void bad_arguments(void) {
     int64_t extents[8];
     EXPECT_RC(sidecore_alloc_block_shaped("field", 1, &ptr, &type, NULL, extents), arg, "NULL",
               NULL);
-    EXPECT_RC(sidecore_alloc_block_shaped(NULL, 1, &ptr, &type, &ndims, extents), arg,
-              "variable", "NULL");
+    EXPECT_RC(sidecore_alloc_block_shaped(NULL, 1, &ptr, &type, &ndims, extents), arg, "variable",
+              "NULL");
     EXPECT(ptr == NULL);
   }
   EXPECT_RC(damaris_commit(NULL), arg, "varname", "NULL");
@@ -204,7 +207,8 @@ static void bad_arguments(void) {
 
   /* All or nothing: D divides NX in layout "ratio" (NX/D), so 0 cannot be set. */
   int zero = 0;
-  EXPECT_RC(damaris_parameter_set("D", &zero, sizeof zero), DAMARIS_CONFIG_ERROR, "NX/D", "api.xml");
+  EXPECT_RC(damaris_parameter_set("D", &zero, sizeof zero), DAMARIS_CONFIG_ERROR, "NX/D",
+            "api.xml");
   value = -1;
   EXPECT_OK(damaris_parameter_get("D", &value, sizeof value));
   EXPECT(value == 1);
@@ -268,7 +272,8 @@ static void alloc_commit_clear(int iteration, int source) {
   EXPECT_RC(damaris_alloc("field", &again), DAMARIS_ALLOCATION_ERROR, "'field'",
             "already written or allocated");
   values_field(p, iteration, source, 0);
-  EXPECT_RC(damaris_clear_iteration("field", iteration - 1), DAMARIS_BLOCK_NOT_FOUND, "'field'", NULL);
+  EXPECT_RC(damaris_clear_iteration("field", iteration - 1), DAMARIS_BLOCK_NOT_FOUND, "'field'",
+            NULL);
   EXPECT_OK(damaris_commit("field"));
   EXPECT_OK(damaris_commit("field")); /* committing twice is harmless */
   EXPECT_OK(damaris_clear("field"));

@@ -37,15 +37,29 @@ _Static_assert(DAMARIS_BIND_ERROR == 21, "DAMARIS_BIND_ERROR");
 _Static_assert(DAMARIS_ERROR_UNKNOWN == 22, "DAMARIS_ERROR_UNKNOWN");
 
 /* Indexed by code. */
-static const char* const code_names[] = {
-    "DAMARIS_OK",              "DAMARIS_INIT_ERROR",          "DAMARIS_FINALIZE_ERROR",
-    "DAMARIS_CORE_IS_SERVER",  "DAMARIS_NO_SERVER",           "DAMARIS_ALLOCATION_ERROR",
-    "DAMARIS_CONFIG_ERROR",    "DAMARIS_ARGUMENT_ERROR",      "DAMARIS_MPI_ERROR",
-    "DAMARIS_DATASPACE_ERROR", "DAMARIS_CHANNEL_ERROR",       "DAMARIS_INVALID_TAG",
-    "DAMARIS_NOT_INITIALIZED", "DAMARIS_ALREADY_INITIALIZED", "DAMARIS_UNDEFINED_ACTION",
-    "DAMARIS_UNDEFINED_PARAMETER", "DAMARIS_UNDEFINED_VARIABLE", "DAMARIS_INVALID_BLOCK",
-    "DAMARIS_INVALID_DIMENSIONS", "DAMARIS_BLOCK_NOT_FOUND",  "DAMARIS_REACTOR_NOT_FOUND",
-    "DAMARIS_BIND_ERROR",      "DAMARIS_ERROR_UNKNOWN"};
+static const char* const code_names[] = {"DAMARIS_OK",
+                                         "DAMARIS_INIT_ERROR",
+                                         "DAMARIS_FINALIZE_ERROR",
+                                         "DAMARIS_CORE_IS_SERVER",
+                                         "DAMARIS_NO_SERVER",
+                                         "DAMARIS_ALLOCATION_ERROR",
+                                         "DAMARIS_CONFIG_ERROR",
+                                         "DAMARIS_ARGUMENT_ERROR",
+                                         "DAMARIS_MPI_ERROR",
+                                         "DAMARIS_DATASPACE_ERROR",
+                                         "DAMARIS_CHANNEL_ERROR",
+                                         "DAMARIS_INVALID_TAG",
+                                         "DAMARIS_NOT_INITIALIZED",
+                                         "DAMARIS_ALREADY_INITIALIZED",
+                                         "DAMARIS_UNDEFINED_ACTION",
+                                         "DAMARIS_UNDEFINED_PARAMETER",
+                                         "DAMARIS_UNDEFINED_VARIABLE",
+                                         "DAMARIS_INVALID_BLOCK",
+                                         "DAMARIS_INVALID_DIMENSIONS",
+                                         "DAMARIS_BLOCK_NOT_FOUND",
+                                         "DAMARIS_REACTOR_NOT_FOUND",
+                                         "DAMARIS_BIND_ERROR",
+                                         "DAMARIS_ERROR_UNKNOWN"};
 
 void api_tick(const char* name, int32_t source, int32_t iteration, const char* args) {
   (void)name;
@@ -96,7 +110,8 @@ static void check_calls_without_runtime(const char* phase) {
   EXPECT_RC(damaris_commit("field"), no, "damaris_commit", why);
   EXPECT_RC(damaris_commit_block("field", 1), no, "damaris_commit_block", why);
   EXPECT_RC(damaris_commit_iteration("field", 0), no, "damaris_commit_iteration", why);
-  EXPECT_RC(damaris_commit_block_iteration("field", 1, 0), no, "damaris_commit_block_iteration", why);
+  EXPECT_RC(damaris_commit_block_iteration("field", 1, 0), no, "damaris_commit_block_iteration",
+            why);
   EXPECT_RC(damaris_clear("field"), no, "damaris_clear", why);
   EXPECT_RC(damaris_clear_block("field", 1), no, "damaris_clear_block", why);
   EXPECT_RC(damaris_clear_iteration("field", 0), no, "damaris_clear_iteration", why);
@@ -105,7 +120,8 @@ static void check_calls_without_runtime(const char* phase) {
   EXPECT_RC(damaris_parameter_get("NX", &value, sizeof value), no, "damaris_parameter_get", why);
   EXPECT_RC(damaris_parameter_set("NX", &value, sizeof value), no, "damaris_parameter_set", why);
   EXPECT_RC(damaris_set_position("field", position), no, "damaris_set_position", why);
-  EXPECT_RC(damaris_set_block_position("field", 1, position), no, "damaris_set_block_position", why);
+  EXPECT_RC(damaris_set_block_position("field", 1, position), no, "damaris_set_block_position",
+            why);
   EXPECT_RC(damaris_client_comm_get(&comm), no, "damaris_client_comm_get", why);
   EXPECT(comm == MPI_COMM_NULL);
   EXPECT_RC(damaris_end_iteration(), no, "damaris_end_iteration", why);
@@ -133,7 +149,8 @@ int main(int argc, char** argv) {
   }
   const char* xml = argv[1];
   /* As in Damaris: without dedicated resources damaris_start and damaris_stop do their work and
-   * return DAMARIS_NO_SERVER (every process is a client); damaris_stop on a server returns it too. */
+   * return DAMARIS_NO_SERVER (every process is a client); damaris_stop on a server returns it too.
+   */
   const int dedicated = atoi(argv[2]) != 0;
   const int started = dedicated ? DAMARIS_OK : DAMARIS_NO_SERVER;
 

@@ -45,7 +45,8 @@ static inline int check_rc_at(const char* file, int line, const char* call, int 
     }
     for (int i = 0; i < 2; ++i) {
       if (needles[i] && !strstr(message, needles[i])) {
-        fprintf(stderr, "[rank %d] %s:%d: FAIL %s\n    message \"%s\"\n    does not mention \"%s\"\n",
+        fprintf(stderr,
+                "[rank %d] %s:%d: FAIL %s\n    message \"%s\"\n    does not mention \"%s\"\n",
                 check_rank, file, line, call, message, needles[i]);
         ok = 0;
       }
@@ -80,11 +81,14 @@ static inline int check_true_at(const char* file, int line, const char* conditio
 static inline int check_finish(const char* program) {
   int total = 0;
   MPI_Allreduce(&check_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (check_failures) fprintf(stderr, "[rank %d] %s: %d failed expectation(s)\n", check_rank,
-                              program, check_failures);
+  if (check_failures)
+    fprintf(stderr, "[rank %d] %s: %d failed expectation(s)\n", check_rank, program,
+            check_failures);
   if (check_rank == 0) {
-    if (total) fprintf(stderr, "%s: FAILED (%d failed expectation(s) over all ranks)\n", program, total);
-    else printf("%s: every expectation held on every rank\n", program);
+    if (total)
+      fprintf(stderr, "%s: FAILED (%d failed expectation(s) over all ranks)\n", program, total);
+    else
+      printf("%s: every expectation held on every rank\n", program);
     fflush(stdout);
   }
   return total ? 1 : 0;

@@ -3,9 +3,9 @@
  * <cores> ranks of each node of <ranks per node> ranks), on clients and servers, before and
  * after a run, with every argument error. Usage: environment <xml> <cores> <ranks per node> */
 #include <Damaris.h>
+#include <mpi.h>
 #include <sidecore/environment.h>
 #include <sidecore/stats.h>
-#include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
     EXPECT(e.servers_per_node == cores);
     EXPECT(e.number_of_nodes == nodes);
     EXPECT(memchr(e.magic_number, '\0', sizeof e.magic_number) != NULL);
-    EXPECT(strlen(e.magic_number) > 0 && strspn(e.magic_number, "0123456789") ==
-                                             strlen(e.magic_number));
+    EXPECT(strlen(e.magic_number) > 0 &&
+           strspn(e.magic_number, "0123456789") == strlen(e.magic_number));
     /* The same magic number on every rank: rank 0's, broadcast, must equal each rank's. */
     char magic0[SIDECORE_MAGIC_NUMBER_CAPACITY];
     memcpy(magic0, e.magic_number, sizeof magic0);
@@ -73,8 +73,7 @@ int main(int argc, char** argv) {
     EXPECT(count == e.known_client_count);
     if (server) {
       EXPECT(count == clients_per_node);
-      for (int32_t i = 0; i < count && i < 16; ++i)
-        EXPECT(known[i] == node * clients_per_node + i);
+      for (int32_t i = 0; i < count && i < 16; ++i) EXPECT(known[i] == node * clients_per_node + i);
       /* A short array gets what fits, and the full count. */
       int32_t first = -1;
       EXPECT_OK(sidecore_environment_known_clients(&first, 1, &count));

@@ -52,7 +52,8 @@ static void oversize(int source, int iterations, double buffer_bytes, double tim
   const double start = check_now();
   EXPECT_RC(damaris_write("huge", huge), DAMARIS_ALLOCATION_ERROR, size, "buffer");
   double seconds = check_now() - start;
-  fprintf(stderr, "full_buffer: oversize write returned after %.3f s (timeout %g s)\n", seconds, timeout);
+  fprintf(stderr, "full_buffer: oversize write returned after %.3f s (timeout %g s)\n", seconds,
+          timeout);
   EXPECT(seconds < timeout);
   void* ptr = NULL;
   const double alloc_start = check_now();
@@ -156,8 +157,9 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   check_begin();
   if (argc < 7) {
-    fprintf(stderr, "usage: full_buffer <xml> <oversize|wait|timeout|skip> <iterations> <sleep ms> "
-                    "<buffer bytes> <timeout s>\n");
+    fprintf(stderr,
+            "usage: full_buffer <xml> <oversize|wait|timeout|skip> <iterations> <sleep ms> "
+            "<buffer bytes> <timeout s>\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   const char* mode = argv[2];
@@ -176,11 +178,16 @@ int main(int argc, char** argv) {
     int source = -1;
     EXPECT_OK(damaris_client_comm_get(&comm));
     MPI_Comm_rank(comm, &source);
-    if (strcmp(mode, "oversize") == 0) oversize(source, iterations, buffer_bytes, timeout);
-    else if (strcmp(mode, "wait") == 0) wait_for_space(comm, source, iterations);
-    else if (strcmp(mode, "timeout") == 0) give_up_after_timeout(source, timeout);
-    else if (strcmp(mode, "skip") == 0) skip_when_full(source, iterations);
-    else EXPECT(!"known mode");
+    if (strcmp(mode, "oversize") == 0)
+      oversize(source, iterations, buffer_bytes, timeout);
+    else if (strcmp(mode, "wait") == 0)
+      wait_for_space(comm, source, iterations);
+    else if (strcmp(mode, "timeout") == 0)
+      give_up_after_timeout(source, timeout);
+    else if (strcmp(mode, "skip") == 0)
+      skip_when_full(source, iterations);
+    else
+      EXPECT(!"known mode");
     EXPECT_STARTED(damaris_stop());
     /* The driver looks for the counters' report after this line. */
     fprintf(stderr, "full_buffer: rank %d calls damaris_finalize\n", check_rank);

@@ -22,10 +22,14 @@ int main(int argc, char** argv) {
   int stop_at = 0, sync = 0, thread_multiple = 0;
   double sync_bound = 2.0;
   for (int a = 3; a < argc; ++a) {
-    if (strcmp(argv[a], "--stop-at") == 0 && a + 1 < argc) stop_at = atoi(argv[++a]);
-    else if (strcmp(argv[a], "--sync") == 0) sync = 1;
-    else if (strcmp(argv[a], "--sync-bound") == 0 && a + 1 < argc) sync_bound = atof(argv[++a]);
-    else if (strcmp(argv[a], "--thread-multiple") == 0) thread_multiple = 1;
+    if (strcmp(argv[a], "--stop-at") == 0 && a + 1 < argc)
+      stop_at = atoi(argv[++a]);
+    else if (strcmp(argv[a], "--sync") == 0)
+      sync = 1;
+    else if (strcmp(argv[a], "--sync-bound") == 0 && a + 1 < argc)
+      sync_bound = atof(argv[++a]);
+    else if (strcmp(argv[a], "--thread-multiple") == 0)
+      thread_multiple = 1;
     else {
       fprintf(stderr, "out_of_step: unknown argument %s\n", argv[a]);
       return 2;
@@ -43,8 +47,9 @@ int main(int argc, char** argv) {
   }
   check_begin();
   if (argc < 3) {
-    fprintf(stderr, "usage: out_of_step <xml> <iterations> [--stop-at N] [--sync] "
-                    "[--sync-bound S] [--thread-multiple]\n");
+    fprintf(stderr,
+            "usage: out_of_step <xml> <iterations> [--stop-at N] [--sync] "
+            "[--sync-bound S] [--thread-multiple]\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   const int iterations = atoi(argv[2]);

@@ -56,8 +56,7 @@ static void check_writer(const sidecore_stats_t* st, int skip, int iterations,
   EXPECT(st->iterations_complete == (uint64_t)iterations);
   EXPECT(st->latency_count == (uint64_t)iterations);
   EXPECT(st->latency_min <= st->latency_mean && st->latency_mean <= st->latency_max);
-  EXPECT(st->buffer_capacity > 0 && st->buffer_peak > 0 &&
-         st->buffer_peak <= st->buffer_capacity);
+  EXPECT(st->buffer_capacity > 0 && st->buffer_peak > 0 && st->buffer_peak <= st->buffer_capacity);
   EXPECT(st->bytes_pending == 0);
   EXPECT(st->bytes_failed == 0 && st->store_failures == 0);
   if (!skip) {

@@ -10,7 +10,8 @@ enum { VALUES_NX = 4, VALUES_NY = 3, VALUES_N = 5 };
 static inline void values_field(double* out, int iteration, int source, int block) {
   for (int y = 0; y < VALUES_NY; ++y)
     for (int x = 0; x < VALUES_NX; ++x)
-      out[y * VALUES_NX + x] = iteration * 10000.0 + source * 1000.0 + block * 100.0 + y * VALUES_NX + x;
+      out[y * VALUES_NX + x] =
+          iteration * 10000.0 + source * 1000.0 + block * 100.0 + y * VALUES_NX + x;
 }
 
 static inline void values_counts(int* out, int count, int iteration, int source) {

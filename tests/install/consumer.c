@@ -4,7 +4,8 @@
 #include <stdio.h>
 
 void consumer_event(const char* name, int32_t source, int32_t iteration, const char* args) {
-  (void)name; (void)args;
+  (void)name;
+  (void)args;
   char path[64];
   snprintf(path, sizeof path, "event_ran_%d_%d", source, iteration);
   FILE* f = fopen(path, "w");

@@ -13,8 +13,8 @@
 #include <damaris/env/Environment.hpp>
 // OPM Flow defines this before including ModifyModel.hpp (Damaris's XSD-generated model).
 #define XSD_CXX11_TEMPLATE_ALIAS 1
-#include <damaris/model/ModifyModel.hpp>
 #include <mpi.h>
+#include <damaris/model/ModifyModel.hpp>
 
 #include <cstdlib>
 #include <iostream>
@@ -28,24 +28,24 @@ namespace {
 int failures = 0;
 int world_rank = 0;
 
-#define EXPECT(condition)                                                                  \
-  do {                                                                                     \
-    if (!(condition)) {                                                                    \
-      std::cerr << "rank " << world_rank << ": " << __FILE__ << ":" << __LINE__           \
-                << ": expected " #condition << std::endl;                                 \
-      ++failures;                                                                          \
-    }                                                                                      \
+#define EXPECT(condition)                                                       \
+  do {                                                                          \
+    if (!(condition)) {                                                         \
+      std::cerr << "rank " << world_rank << ": " << __FILE__ << ":" << __LINE__ \
+                << ": expected " #condition << std::endl;                       \
+      ++failures;                                                               \
+    }                                                                           \
   } while (0)
 
-#define EXPECT_EQ(actual, expected)                                                        \
-  do {                                                                                     \
-    const auto actual_value = (actual);                                                    \
-    const auto expected_value = (expected);                                                \
-    if (!(actual_value == expected_value)) {                                               \
+#define EXPECT_EQ(actual, expected)                                                             \
+  do {                                                                                          \
+    const auto actual_value = (actual);                                                         \
+    const auto expected_value = (expected);                                                     \
+    if (!(actual_value == expected_value)) {                                                    \
       std::cerr << "rank " << world_rank << ": " << __FILE__ << ":" << __LINE__ << ": " #actual \
-                << " is " << actual_value << ", expected " << expected_value << std::endl; \
-      ++failures;                                                                          \
-    }                                                                                      \
+                << " is " << actual_value << ", expected " << expected_value << std::endl;      \
+      ++failures;                                                                               \
+    }                                                                                           \
   } while (0)
 
 // The shape of OPM Flow's built-in template (opm/simulators/utils/initDamarisXmlFile.cpp),
@@ -153,8 +153,8 @@ int main(int argc, char** argv) {
   // Every placeholder is gone (_MORE_VARIABLES_REGEX_ brought one more, replaced after it).
   EXPECT(myMod.GetConfigString().find("_REGEX_") == std::string::npos);
   EXPECT(myMod.GetConfigString().find("<!--pyscript") != std::string::npos);
-  const std::string damaris_xml_filename_str = find_replace_map.at("_PATH_REGEX_") +
-                                               "/damaris_config.xml";
+  const std::string damaris_xml_filename_str =
+      find_replace_map.at("_PATH_REGEX_") + "/damaris_config.xml";
   // PDI's Damaris plugin gives damaris_initialize the text itself instead (Damaris 1.12).
   const bool as_text = std::getenv("CONSUMER_CONFIGURATION_AS_TEXT") != nullptr;
   if (world_rank == 0 && !as_text) myMod.SaveXMLStringToFile(damaris_xml_filename_str);
@@ -277,9 +277,8 @@ int main(int argc, char** argv) {
   int all_failures = 0;
   MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (world_rank == 0)
-    std::cout << "damaris_cxx_consumer (" << world_size << " ranks, " << per_node
-              << " per node, " << dedicated << " dedicated cores, " << dedicated_nodes
-              << " dedicated nodes): "
+    std::cout << "damaris_cxx_consumer (" << world_size << " ranks, " << per_node << " per node, "
+              << dedicated << " dedicated cores, " << dedicated_nodes << " dedicated nodes): "
               << (all_failures == 0 ? "OK" : std::to_string(all_failures) + " failed checks")
               << std::endl;
   MPI_Finalize();

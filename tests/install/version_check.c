@@ -19,8 +19,8 @@ int main(void) {
   char dotted[64];
   if (!SIDECORE_VERSION_MATCHES())
     fprintf(stderr, "version_check: header %d (Damaris API %d), library %u (Damaris API %u)\n",
-            SIDECORE_VERSION_NUMBER, SIDECORE_DAMARIS_API_VERSION_NUMBER,
-            sidecore_version_number(), sidecore_damaris_api_version_number());
+            SIDECORE_VERSION_NUMBER, SIDECORE_DAMARIS_API_VERSION_NUMBER, sidecore_version_number(),
+            sidecore_damaris_api_version_number());
   expect(SIDECORE_VERSION_MATCHES(), "SIDECORE_VERSION_MATCHES() is false");
   expect(strcmp(sidecore_version(), SIDECORE_VERSION_STRING) == 0,
          "sidecore_version() differs from SIDECORE_VERSION_STRING");

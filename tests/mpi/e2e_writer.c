@@ -149,13 +149,16 @@ int main(int argc, char** argv) {
         check(damaris_alloc_block("fluid/pressure", b, (void**)&p), "damaris_alloc_block");
         for (int a = 0; a < 2; ++a)
           for (int c = 0; c < 3; ++c)
-            for (int x = 0; x < NX; ++x) p[(a * 3 + c) * NX + x] = it * 10000.0f + a * 1000 + c * 100 + gx0 + x;
+            for (int x = 0; x < NX; ++x)
+              p[(a * 3 + c) * NX + x] = it * 10000.0f + a * 1000 + c * 100 + gx0 + x;
         if (b == 0) {
           check(damaris_commit_block("fluid/pressure", b), "damaris_commit_block");
           check(damaris_clear_block("fluid/pressure", b), "damaris_clear_block");
         } else {
-          check(damaris_commit_block_iteration("fluid/pressure", b, it), "damaris_commit_block_iteration");
-          check(damaris_clear_block_iteration("fluid/pressure", b, it), "damaris_clear_block_iteration");
+          check(damaris_commit_block_iteration("fluid/pressure", b, it),
+                "damaris_commit_block_iteration");
+          check(damaris_clear_block_iteration("fluid/pressure", b, it),
+                "damaris_clear_block_iteration");
         }
       }
       /* A block whose size changes every iteration: NP = 3 + it + rank. */

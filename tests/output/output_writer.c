@@ -1,8 +1,8 @@
 /* Output-mode writer: a smooth 3D field with ghost zones, two domains per client placed in a
  * 2D decomposition, rectilinear coordinates declared time-invariant (written every iteration
  * anyway: the store must keep the first), a 1D variable without mesh, a variable without
- * global dimensions, and the pressure again through a Fortran layout (positions fastest first). tests/output/check_output.py recomputes every value.
- * Usage: output_writer <xml> <iterations> */
+ * global dimensions, and the pressure again through a Fortran layout (positions fastest first).
+ * tests/output/check_output.py recomputes every value. Usage: output_writer <xml> <iterations> */
 #include <Damaris.h>
 #include <math.h>
 #include <mpi.h>
@@ -20,8 +20,8 @@
  * configuration has no dedicated cores or nodes: every process is then a client. */
 static void check(int rc, const char* call) {
   if (rc != DAMARIS_OK && rc != DAMARIS_NO_SERVER) {
-    fprintf(stderr, "output_writer: %s returned %d (%s): %s\n", call, rc,
-            damaris_error_string(rc), damaris_last_error_message());
+    fprintf(stderr, "output_writer: %s returned %d (%s): %s\n", call, rc, damaris_error_string(rc),
+            damaris_last_error_message());
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
 }
@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
         check(damaris_write_block("temperature", b, t), "damaris_write_block");
         for (int z = 0; z < NZ; ++z)
           for (int y = 0; y < NY; ++y)
-            for (int x = 0; x < NX; ++x) p[z][y][x] = (float)(2.0 * field(it, b * NZ + z, y, rank * NX + x));
+            for (int x = 0; x < NX; ++x)
+              p[z][y][x] = (float)(2.0 * field(it, b * NZ + z, y, rank * NX + x));
         check(damaris_write_block("pressure", b, p), "damaris_write_block");
         /* p[z][y][x] in C is p(x,y,z) in Fortran: the same bytes. */
         check(damaris_write_block("fpressure", b, p), "damaris_write_block");

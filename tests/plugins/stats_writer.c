@@ -17,8 +17,8 @@ enum { NY = 4, NX = 5, N = 6 };
 
 static void check(int rc, const char* call) {
   if (rc != DAMARIS_OK && rc != DAMARIS_NO_SERVER) {
-    fprintf(stderr, "stats_writer: %s returned %d (%s): %s\n", call, rc,
-            damaris_error_string(rc), damaris_last_error_message());
+    fprintf(stderr, "stats_writer: %s returned %d (%s): %s\n", call, rc, damaris_error_string(rc),
+            damaris_last_error_message());
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
 }

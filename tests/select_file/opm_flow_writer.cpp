@@ -21,14 +21,14 @@ namespace {
 
 // The fields OPM passes through (PRESSURE first), in the order of the configuration.
 const char* const field_names[] = {
-    "PRESSURE", "FIPGAS",  "FIPOIL",   "FIPWAT",  "KRNSW_GO", "KRNSW_OW", "PCSWM_GO", "PCSWM_OW",
-    "PPCW",     "RS",      "RV",       "SOMAX",   "1OVERBG",  "1OVERBO",  "1OVERBW",  "GASKR",
-    "GAS_DEN",  "GAS_VISC", "OILKR",   "OIL_DEN", "OIL_VISC", "WATKR",    "WAT_DEN",  "WAT_VISC",
-    "2FBF",     "4FBF",    "DFBF",     "GCDI",    "GCDM",     "GIP",      "GIPG",     "GIPL",
-    "GIPR",     "GKDI",    "GKDM",     "GKMO",    "GKTR",     "GMDS",     "GMGP",     "GMIP",
-    "GMMO",     "GMTR",    "HTOF",     "OIP",     "OIPG",     "OIPL",     "OIPR",     "RPV",
-    "S36F",     "SEAF",    "SGAS",     "SIP",     "SWAT",     "TFBF",     "WCD",      "WIP",
-    "WIPG",     "WIPL",    "WIPR"};
+    "PRESSURE", "FIPGAS",   "FIPOIL", "FIPWAT",  "KRNSW_GO", "KRNSW_OW", "PCSWM_GO", "PCSWM_OW",
+    "PPCW",     "RS",       "RV",     "SOMAX",   "1OVERBG",  "1OVERBO",  "1OVERBW",  "GASKR",
+    "GAS_DEN",  "GAS_VISC", "OILKR",  "OIL_DEN", "OIL_VISC", "WATKR",    "WAT_DEN",  "WAT_VISC",
+    "2FBF",     "4FBF",     "DFBF",   "GCDI",    "GCDM",     "GIP",      "GIPG",     "GIPL",
+    "GIPR",     "GKDI",     "GKDM",   "GKMO",    "GKTR",     "GMDS",     "GMGP",     "GMIP",
+    "GMMO",     "GMTR",     "HTOF",   "OIP",     "OIPG",     "OIPL",     "OIPR",     "RPV",
+    "S36F",     "SEAF",     "SGAS",   "SIP",     "SWAT",     "TFBF",     "WCD",      "WIP",
+    "WIPG",     "WIPL",     "WIPR"};
 
 void check(int rc, const std::string& call) {
   if (rc != DAMARIS_OK && rc != DAMARIS_NO_SERVER) {
@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
         set_position("MPI_RANK", offset);
         // setGlobalIndexForDamaris
         set_position("GLOBAL_CELL_INDEX", offset);
-        check(damaris_write("GLOBAL_CELL_INDEX", local_to_global.data()), "write GLOBAL_CELL_INDEX");
+        check(damaris_write("GLOBAL_CELL_INDEX", local_to_global.data()),
+              "write GLOBAL_CELL_INDEX");
         write_in_place<int>("MPI_RANK", "n_elements_local", n_local, [&](int) { return rank; });
         const std::string output_dir = "./opm-output";
         set_parameter("path_string_length", static_cast<int>(output_dir.size()));
@@ -126,15 +127,15 @@ int main(int argc, char** argv) {
                                [&](int i) { return -1.0 * i; });
         write_in_place<int>("topologies/topo/elements/connectivity", "n_connectivity_ph", vertices,
                             [](int i) { return i; });
-        write_in_place<int>("topologies/topo/elements/offsets", "n_offsets_types_ph",
-                            n_local + 1, [](int i) { return 2 * i; });
+        write_in_place<int>("topologies/topo/elements/offsets", "n_offsets_types_ph", n_local + 1,
+                            [](int i) { return 2 * i; });
         write_in_place<char>("topologies/topo/elements/types", "n_offsets_types_ph", n_local,
                              [](int) { return static_cast<char>(3); });  // VTK_LINE
       }
       for (std::size_t f = 0; f < sizeof field_names / sizeof field_names[0]; ++f) {
         for (int i = 0; i < n_local; ++i)
-          data[static_cast<std::size_t>(i)] = field_value(
-              static_cast<int>(f), step, local_to_global[static_cast<std::size_t>(i)]);
+          data[static_cast<std::size_t>(i)] =
+              field_value(static_cast<int>(f), step, local_to_global[static_cast<std::size_t>(i)]);
         set_position(field_names[f], offset);
         check(damaris_write(field_names[f], data.data()), std::string("write ") + field_names[f]);
       }

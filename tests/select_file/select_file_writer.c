@@ -68,8 +68,8 @@ int main(int argc, char** argv) {
     }
     check(damaris_parameter_set("n_local", &n_local, sizeof n_local), "damaris_parameter_set");
     check(damaris_parameter_set("n_total", &n_total, sizeof n_total), "damaris_parameter_set");
-    const char* names[] = {"cell_index", "fields/pressure", "fields/saturation", "fields/region",
-                           "fields/porosity", "fields/pressure_plain"};
+    const char* names[] = {"cell_index",    "fields/pressure", "fields/saturation",
+                           "fields/region", "fields/porosity", "fields/pressure_plain"};
     const int cells = domains * n_local;
     for (int b = 0; b < domains; ++b) {
       const int64_t position[1] = {offset + b * n_local};

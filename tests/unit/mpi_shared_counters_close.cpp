@@ -58,14 +58,14 @@ void use_counters(shared_counters& counters, int size) {
 
   const std::int64_t sum = initial + static_cast<std::int64_t>(size) * (size + 1) / 2;
   const std::int64_t seen_sum = counters.read(0);
-  check(seen_sum == sum, "counter 0 is " + std::to_string(seen_sum) + ", expected " +
-                             std::to_string(sum));
+  check(seen_sum == sum,
+        "counter 0 is " + std::to_string(seen_sum) + ", expected " + std::to_string(sum));
   const std::int64_t seen_tickets = counters.read(1);
   check(seen_tickets == initial + size, "counter 1 is " + std::to_string(seen_tickets) +
                                             ", expected " + std::to_string(initial + size));
   const std::int64_t seen_store = counters.read(2);
-  check(seen_store == 1000 + size, "counter 2 is " + std::to_string(seen_store) +
-                                       ", expected " + std::to_string(1000 + size));
+  check(seen_store == 1000 + size,
+        "counter 2 is " + std::to_string(seen_store) + ", expected " + std::to_string(1000 + size));
   std::vector<std::int64_t> tickets(static_cast<std::size_t>(size));
   MPI_Allgather(&ticket, 1, MPI_INT64_T, tickets.data(), 1, MPI_INT64_T, MPI_COMM_WORLD);
   std::vector<bool> taken(static_cast<std::size_t>(size), false);
@@ -119,8 +119,8 @@ void one_failed(int size) {
   check(!r.freed, "close() returned true although rank " + std::to_string(odd_rank) +
                       " came with ended=false");
   // A hang check, not a performance one: the answer is known as soon as odd_rank came.
-  check(r.seconds < 3.0, "close() took " + std::to_string(r.seconds) +
-                             " s, expected well under its 5 s deadline");
+  check(r.seconds < 3.0,
+        "close() took " + std::to_string(r.seconds) + " s, expected well under its 5 s deadline");
   // Rank 0 came first and must stay until the last rank (300 ms later) has its answer: over
   // MPI one-sided operations that need rank 0 in MPI (MPICH over UCX), a later rank would
   // otherwise wait inside close() while rank 0 is away from MPI, here for 4 s.
@@ -138,10 +138,10 @@ void one_missing(int size) {
     return;
   }
   const close_result r = run_close(counters, true, std::chrono::seconds(2));
-  check(!r.freed, "close() returned true although rank " + std::to_string(odd_rank) +
-                      " never came");
-  check(r.seconds >= 1.9, "close() returned after " + std::to_string(r.seconds) +
-                              " s, before its 2 s deadline");
+  check(!r.freed,
+        "close() returned true although rank " + std::to_string(odd_rank) + " never came");
+  check(r.seconds >= 1.9,
+        "close() returned after " + std::to_string(r.seconds) + " s, before its 2 s deadline");
   check(r.seconds <= 5.0, "close() returned after " + std::to_string(r.seconds) +
                               " s, expected at most its 2 s deadline + 3 s");
 }
@@ -152,8 +152,9 @@ void check_path(const std::string& path, int size) {
   const char* rpn = std::getenv("SIDECORE_RANKS_PER_NODE");
   const bool virtual_nodes = rpn && *rpn;
   if (path == "rma") {
-    check(virtual_nodes, "SIDECORE_RANKS_PER_NODE did not reach this rank (one-sided path "
-                         "expected)");
+    check(virtual_nodes,
+          "SIDECORE_RANKS_PER_NODE did not reach this rank (one-sided path "
+          "expected)");
   } else {
     check(!virtual_nodes, std::string("SIDECORE_RANKS_PER_NODE='") + (rpn ? rpn : "") +
                               "' is set (shared memory path expected)");
@@ -162,8 +163,8 @@ void check_path(const std::string& path, int size) {
     int node_size = 0;
     MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);
-    check(node_size == size, "only " + std::to_string(node_size) + " of " +
-                                 std::to_string(size) + " ranks on this node");
+    check(node_size == size, "only " + std::to_string(node_size) + " of " + std::to_string(size) +
+                                 " ranks on this node");
   }
   std::printf("rank %d: SIDECORE_RANKS_PER_NODE=%s -> %s path\n", g_rank, rpn ? rpn : "(unset)",
               virtual_nodes ? "one-sided (MPI_Fetch_and_op)" : "shared memory");

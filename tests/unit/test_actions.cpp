@@ -297,9 +297,7 @@ TEST_F(action_processor, events_of_a_plugin_that_does_not_run_here_are_registry_
       config::parse_model(configuration(library(SIDECORE_TEST_PROBE_ACTION_PLUGIN), "",
                                         "<event name=\"orphan\" plugin=\"p\"/>\n"),
                           "actions.xml");
-  {
-    server::iteration_processor processor(model, MPI_COMM_SELF, 1, nullptr);
-  }
+  { server::iteration_processor processor(model, MPI_COMM_SELF, 1, nullptr); }
   // The processor is gone: so is the route (a client process never had one).
   const long before = server::action_registry::instance().failures();
   server::action_registry::instance().run(model.events[0], model.file, 0, 0);

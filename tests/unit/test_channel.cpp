@@ -296,8 +296,7 @@ TEST(channel, opening_a_foreign_segment_throws_allocation_error) {
     channel::open(name);
     ADD_FAILURE() << "a zero-filled segment was accepted";
   } catch (const allocation_error& e) {
-    EXPECT_NE(std::string(e.what()).find("not a Sidecore segment"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("not a Sidecore segment"), std::string::npos) << e.what();
   }
   ::shm_unlink(name.c_str());
 }
@@ -390,7 +389,7 @@ TEST(channel, the_data_heap_is_reserved_after_the_name_is_removed) {
   channel_sizes sizes = small_sizes(1, 8);
   sizes.heap_bytes = 64 << 20;
   channel c = channel::create(name, sizes);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(("/dev/shm" + name).c_str(), &st), 0);
   EXPECT_LT(static_cast<std::uint64_t>(st.st_blocks) * 512, 8u << 20)
       << "the heap was reserved while the segment still had a name";

@@ -278,15 +278,15 @@ TEST(config, defaults_without_architecture) {
 }
 
 TEST(config, element_types_map_to_sizes) {
-  const cfg::model m = cfg::parse_model(
-      with_data("<parameter name=\"a\" type=\"short\" value=\"1\"/>\n"
-                "<parameter name=\"b\" type=\"INTEGER\" value=\"1\"/>\n"
-                "<parameter name=\"c\" type=\"long\" value=\"1\"/>\n"
-                "<parameter name=\"d\" type=\"float\" value=\"1\"/>\n"
-                "<parameter name=\"e\" type=\"double\" value=\"1e3\"/>\n"
-                "<parameter name=\"f\" type=\"character\" value=\"1\"/>\n"
-                "<parameter name=\"g\" type=\"label\" value=\"1\"/>\n"),
-      "inline.xml");
+  const cfg::model m =
+      cfg::parse_model(with_data("<parameter name=\"a\" type=\"short\" value=\"1\"/>\n"
+                                 "<parameter name=\"b\" type=\"INTEGER\" value=\"1\"/>\n"
+                                 "<parameter name=\"c\" type=\"long\" value=\"1\"/>\n"
+                                 "<parameter name=\"d\" type=\"float\" value=\"1\"/>\n"
+                                 "<parameter name=\"e\" type=\"double\" value=\"1e3\"/>\n"
+                                 "<parameter name=\"f\" type=\"character\" value=\"1\"/>\n"
+                                 "<parameter name=\"g\" type=\"label\" value=\"1\"/>\n"),
+                       "inline.xml");
   const std::vector<std::size_t> sizes = {2, 4, 8, 4, 8, 1, 1};
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     EXPECT_EQ(cfg::element_size(m.parameters[i].type), sizes[i]) << i;
@@ -308,9 +308,9 @@ std::string single_warning_of(const std::string& xml) {
 // Damaris ignores attributes it does not know (its own examples carry some): so does Sidecore,
 // with a warning that names the line and the nearest valid name.
 TEST(config, unknown_attribute_is_ignored_with_a_warning_and_the_nearest_name) {
-  const std::string warning = single_warning_of(with_data(
-      "<layout name=\"l\" type=\"int\" dimensions=\"4\"\n        dimension=\"5\"/>\n"
-      "<variable name=\"v\" layout=\"l\"/>\n"));
+  const std::string warning = single_warning_of(
+      with_data("<layout name=\"l\" type=\"int\" dimensions=\"4\"\n        dimension=\"5\"/>\n"
+                "<variable name=\"v\" layout=\"l\"/>\n"));
   EXPECT_EQ(warning.rfind("bad.xml:4: unknown attribute 'dimension' on <layout 'l'> is ignored", 0),
             0u)
       << warning;
@@ -381,9 +381,10 @@ TEST(config, unknown_element_suggests_nearest_name) {
   expect_error(with_data("<layuot name=\"l\" type=\"int\" dimensions=\"4\"/>\n"), 3,
                {"unknown element <layuot> in <data>", "did you mean 'layout'?",
                 "valid elements: parameter, layout, variable, group, mesh, curve"});
-  expect_error("<simulation name=\"t\">\n<architecture>\n<buffers name=\"b\" size=\"1\"/>\n"
-               "</architecture>\n</simulation>",
-               3, {"unknown element <buffers>", "did you mean 'buffer'?"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n<buffers name=\"b\" size=\"1\"/>\n"
+      "</architecture>\n</simulation>",
+      3, {"unknown element <buffers>", "did you mean 'buffer'?"});
   expect_error("<simulation name=\"t\">\n\n<strage/>\n</simulation>", 3,
                {"<strage> in <simulation>", "did you mean 'storage'?"});
 }
@@ -402,29 +403,35 @@ TEST(config, wrong_enum_values_list_the_valid_ones) {
                          "<layout name=\"l\" type=\"int\" dimensions=\"N\"/>\n"
                          "<variable name=\"v\" layout=\"l\" centering=\"cell\"/>\n"),
                5, {"'centering'", "valid values: zonal, nodal"});
-  expect_error("<simulation name=\"t\">\n<actions>\n"
-               "<event name=\"e\" action=\"f\" scope=\"node\"/>\n</actions>\n</simulation>",
-               3, {"invalid value 'node' for attribute 'scope'", "valid values: core, group, bcast"});
-  expect_error("<simulation name=\"t\">\n<actions>\n"
-               "<event name=\"e\" action=\"f\" execution=\"far\"/>\n</actions>\n</simulation>",
-               3, {"'execution'", "valid values: local, remote, coupled"});
+  expect_error(
+      "<simulation name=\"t\">\n<actions>\n"
+      "<event name=\"e\" action=\"f\" scope=\"node\"/>\n</actions>\n</simulation>",
+      3, {"invalid value 'node' for attribute 'scope'", "valid values: core, group, bcast"});
+  expect_error(
+      "<simulation name=\"t\">\n<actions>\n"
+      "<event name=\"e\" action=\"f\" execution=\"far\"/>\n</actions>\n</simulation>",
+      3, {"'execution'", "valid values: local, remote, coupled"});
   expect_error("<simulation name=\"t\" language=\"rust\">\n</simulation>", 1,
                {"'language'", "valid values: unknown, c, cpp, fortran, python"});
 }
 
 TEST(config, buffer_policy_and_timeout_are_checked) {
-  expect_error("<simulation name=\"t\">\n<architecture>\n"
-               "<buffer name=\"b\" size=\"1024\" policy=\"drop\"/>\n</architecture>\n</simulation>",
-               3, {"invalid value 'drop' for attribute 'policy'", "valid values: wait, skip"});
-  expect_error("<simulation name=\"t\">\n<architecture>\n"
-               "<buffer name=\"b\" size=\"1024\" timeout=\"-1\"/>\n</architecture>\n</simulation>",
-               3, {"'timeout'", "seconds >= 0"});
-  expect_error("<simulation name=\"t\">\n<architecture>\n"
-               "<buffer name=\"b\" size=\"1024\" type=\"mmap\"/>\n</architecture>\n</simulation>",
-               3, {"'type'", "valid values: posix, sysv"});
-  expect_error("<simulation name=\"t\">\n<architecture>\n"
-               "<buffer name=\"b\" size=\"1024-1024\"/>\n</architecture>\n</simulation>",
-               3, {"buffer size '1024-1024' is 0", "at least 1"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n"
+      "<buffer name=\"b\" size=\"1024\" policy=\"drop\"/>\n</architecture>\n</simulation>",
+      3, {"invalid value 'drop' for attribute 'policy'", "valid values: wait, skip"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n"
+      "<buffer name=\"b\" size=\"1024\" timeout=\"-1\"/>\n</architecture>\n</simulation>",
+      3, {"'timeout'", "seconds >= 0"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n"
+      "<buffer name=\"b\" size=\"1024\" type=\"mmap\"/>\n</architecture>\n</simulation>",
+      3, {"'type'", "valid values: posix, sysv"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n"
+      "<buffer name=\"b\" size=\"1024-1024\"/>\n</architecture>\n</simulation>",
+      3, {"buffer size '1024-1024' is 0", "at least 1"});
 }
 
 TEST(config, sizes_with_a_unit_suggest_the_expression_in_bytes) {
@@ -455,9 +462,10 @@ TEST(config, sizes_with_a_unit_suggest_the_expression_in_bytes) {
 }
 
 TEST(config, repeated_architecture_element_is_an_error) {
-  expect_error("<simulation name=\"t\">\n<architecture>\n<buffer name=\"a\" size=\"1\"/>\n"
-               "<buffer name=\"b\" size=\"2\"/>\n</architecture>\n</simulation>",
-               4, {"second <buffer> in <architecture>", "at most once"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n<buffer name=\"a\" size=\"1\"/>\n"
+      "<buffer name=\"b\" size=\"2\"/>\n</architecture>\n</simulation>",
+      4, {"second <buffer> in <architecture>", "at most once"});
   expect_error("<simulation name=\"t\">\n<architecture/>\n<architecture/>\n</simulation>", 3,
                {"second <architecture>", "at most one"});
 }
@@ -472,10 +480,11 @@ TEST(config, buffer_timeout_zero_means_forever) {
 }
 
 TEST(config, store_types_are_hdf5_or_null) {
-  expect_error("<simulation name=\"t\">\n<storage>\n<store name=\"s\" type=\"netcdf\"/>\n"
-               "</storage>\n</simulation>",
-               3, {"invalid value 'netcdf' for attribute 'type' of <store 's'>",
-                   "valid values: HDF5, null"});
+  expect_error(
+      "<simulation name=\"t\">\n<storage>\n<store name=\"s\" type=\"netcdf\"/>\n"
+      "</storage>\n</simulation>",
+      3,
+      {"invalid value 'netcdf' for attribute 'type' of <store 's'>", "valid values: HDF5, null"});
 }
 
 TEST(config, log_levels_are_checked) {
@@ -509,12 +518,14 @@ TEST(config, duplicate_names_are_errors) {
                          "<group name=\"g\"><variable name=\"v\" layout=\"l\"/></group>\n"
                          "<group name=\"g\">\n<variable name=\"v\" layout=\"l\"/></group>\n"),
                6, {"variable 'g/v' is already defined at line 4", "unique name"});
-  expect_error("<simulation name=\"t\">\n<storage>\n<store name=\"s\" type=\"null\"/>\n"
-               "<store name=\"s\" type=\"HDF5\"/>\n</storage>\n</simulation>",
-               4, {"store 's' is already defined at line 3", "unique name"});
-  expect_error("<simulation name=\"t\">\n<actions>\n<event name=\"e\" action=\"f\"/>\n"
-               "<event name=\"e\" action=\"g\"/>\n</actions>\n</simulation>",
-               4, {"action 'e' is already defined at line 3", "unique name"});
+  expect_error(
+      "<simulation name=\"t\">\n<storage>\n<store name=\"s\" type=\"null\"/>\n"
+      "<store name=\"s\" type=\"HDF5\"/>\n</storage>\n</simulation>",
+      4, {"store 's' is already defined at line 3", "unique name"});
+  expect_error(
+      "<simulation name=\"t\">\n<actions>\n<event name=\"e\" action=\"f\"/>\n"
+      "<event name=\"e\" action=\"g\"/>\n</actions>\n</simulation>",
+      4, {"action 'e' is already defined at line 3", "unique name"});
 }
 
 TEST(config, same_variable_name_in_different_groups_is_fine) {
@@ -533,8 +544,9 @@ TEST(config, same_variable_name_in_different_groups_is_fine) {
 TEST(config, variable_with_undefined_layout_is_an_error) {
   expect_error(with_data("<layout name=\"cells\" type=\"int\" dimensions=\"1\"/>\n"
                          "<variable name=\"v\" layout=\"cels\"/>\n"),
-               4, {"variable 'v' refers to undefined layout 'cels'", "did you mean 'cells'?",
-                   "valid layouts (declared, or a basic type for a scalar): cells, short, int"});
+               4,
+               {"variable 'v' refers to undefined layout 'cels'", "did you mean 'cells'?",
+                "valid layouts (declared, or a basic type for a scalar): cells, short, int"});
   expect_error(with_data("<variable name=\"v\" layout=\"dobule\"/>\n"), 3,
                {"undefined layout 'dobule'", "did you mean 'double'?"});
 }
@@ -542,14 +554,15 @@ TEST(config, variable_with_undefined_layout_is_an_error) {
 // Damaris predefines a one-element layout per basic type, named after the type.
 TEST(config, basic_type_names_are_scalar_layouts) {
   const cfg::model m = cfg::parse_model(
-      with_data("<variable name=\"n\" layout=\"int\"/>\n"
-                "<variable name=\"dt\" layout=\"double\"/>\n"
-                "<variable name=\"m\" layout=\"int\"/>\n"
-                "<variable name=\"s\" layout=\"short\"/>\n<variable name=\"r\" layout=\"real\"/>\n"
-                "<variable name=\"i\" layout=\"integer\"/>\n<variable name=\"l\" layout=\"long\"/>\n"
-                "<variable name=\"c\" layout=\"char\"/>\n<variable name=\"f\" layout=\"float\"/>\n"
-                "<variable name=\"k\" layout=\"character\"/>\n<variable name=\"b\" layout=\"label\"/>\n"
-                "<variable name=\"t\" layout=\"string\"/>\n"),
+      with_data(
+          "<variable name=\"n\" layout=\"int\"/>\n"
+          "<variable name=\"dt\" layout=\"double\"/>\n"
+          "<variable name=\"m\" layout=\"int\"/>\n"
+          "<variable name=\"s\" layout=\"short\"/>\n<variable name=\"r\" layout=\"real\"/>\n"
+          "<variable name=\"i\" layout=\"integer\"/>\n<variable name=\"l\" layout=\"long\"/>\n"
+          "<variable name=\"c\" layout=\"char\"/>\n<variable name=\"f\" layout=\"float\"/>\n"
+          "<variable name=\"k\" layout=\"character\"/>\n<variable name=\"b\" layout=\"label\"/>\n"
+          "<variable name=\"t\" layout=\"string\"/>\n"),
       "t.xml");
   EXPECT_TRUE(m.warnings.empty()) << m.warnings[0];
   const std::pair<const char*, cfg::element_type> expected[] = {
@@ -572,19 +585,20 @@ TEST(config, basic_type_names_are_scalar_layouts) {
             m.variables[m.find_variable("m")].layout_index);
   EXPECT_EQ(m.layouts.size(), 11u);
   // A layout the file declares under a type's name is the file's.
-  const cfg::model own = cfg::parse_model(
-      with_data("<layout name=\"int\" type=\"int\" dimensions=\"3\"/>\n"
-                "<variable name=\"n\" layout=\"int\"/>\n"),
-      "t.xml");
+  const cfg::model own =
+      cfg::parse_model(with_data("<layout name=\"int\" type=\"int\" dimensions=\"3\"/>\n"
+                                 "<variable name=\"n\" layout=\"int\"/>\n"),
+                       "t.xml");
   EXPECT_EQ(own.layouts[own.variables[0].layout_index].dimensions[0].evaluate({}), 3);
 }
 
 TEST(config, variable_with_undefined_store_is_an_error) {
-  expect_error("<simulation name=\"t\">\n<data>\n"
-               "<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
-               "<variable name=\"v\" layout=\"l\" store=\"MyStor\"/>\n</data>\n<storage>\n"
-               "<store name=\"MyStore\" type=\"HDF5\"/>\n</storage>\n</simulation>",
-               4, {"variable 'v' refers to undefined store 'MyStor'", "did you mean 'MyStore'?"});
+  expect_error(
+      "<simulation name=\"t\">\n<data>\n"
+      "<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
+      "<variable name=\"v\" layout=\"l\" store=\"MyStor\"/>\n</data>\n<storage>\n"
+      "<store name=\"MyStore\" type=\"HDF5\"/>\n</storage>\n</simulation>",
+      4, {"variable 'v' refers to undefined store 'MyStor'", "did you mean 'MyStore'?"});
   expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"1\"/>\n"
                          "<variable name=\"v\" layout=\"l\" store=\"S\"/>\n"),
                4, {"undefined store 'S'", "no store is defined"});
@@ -638,10 +652,10 @@ TEST(config, expression_errors_name_element_attribute_and_entry) {
 }
 
 TEST(config, parameter_values_may_be_expressions_over_earlier_parameters) {
-  const cfg::model m = cfg::parse_model(
-      with_data("<parameter name=\"A\" type=\"int\" value=\"6\"/>\n"
-                "<parameter name=\"B\" type=\"long\" value=\"A*A-(A%4)\"/>\n"),
-      "inline.xml");
+  const cfg::model m =
+      cfg::parse_model(with_data("<parameter name=\"A\" type=\"int\" value=\"6\"/>\n"
+                                 "<parameter name=\"B\" type=\"long\" value=\"A*A-(A%4)\"/>\n"),
+                       "inline.xml");
   EXPECT_EQ(m.parameters[1].int_value, 34);
 }
 
@@ -652,29 +666,34 @@ TEST(config, bad_numbers_are_errors) {
                {"invalid value '1.5.2' for parameter 'x'", "floating-point number"});
   expect_error(with_data("<parameter name=\"s\" type=\"short\" value=\"70000\"/>\n"), 3,
                {"does not fit its type short", "from -32768 to 32767"});
-  expect_error("<simulation name=\"t\">\n<architecture>\n<domains count=\"two\"/>\n"
-               "</architecture>\n</simulation>",
-               3, {"invalid value 'two' for attribute 'count' of <domains>", "integer"});
-  expect_error("<simulation name=\"t\">\n<architecture>\n<dedicated cores=\"-1\"/>\n"
-               "</architecture>\n</simulation>",
-               3, {"'cores'", "an integer from 0"});
-  expect_error("<simulation name=\"t\">\n<actions>\n"
-               "<script name=\"s\" file=\"s.py\" language=\"python\" frequency=\"0\"/>\n"
-               "</actions>\n</simulation>",
-               3, {"'frequency'", "from 1"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n<domains count=\"two\"/>\n"
+      "</architecture>\n</simulation>",
+      3, {"invalid value 'two' for attribute 'count' of <domains>", "integer"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n<dedicated cores=\"-1\"/>\n"
+      "</architecture>\n</simulation>",
+      3, {"'cores'", "an integer from 0"});
+  expect_error(
+      "<simulation name=\"t\">\n<actions>\n"
+      "<script name=\"s\" file=\"s.py\" language=\"python\" frequency=\"0\"/>\n"
+      "</actions>\n</simulation>",
+      3, {"'frequency'", "from 1"});
 }
 
 TEST(config, dedicated_cores_and_nodes_are_exclusive) {
-  expect_error("<simulation name=\"t\">\n<architecture>\n<dedicated cores=\"1\" nodes=\"1\"/>\n"
-               "</architecture>\n</simulation>",
-               3, {"both dedicated cores and dedicated nodes", "either cores or nodes"});
+  expect_error(
+      "<simulation name=\"t\">\n<architecture>\n<dedicated cores=\"1\" nodes=\"1\"/>\n"
+      "</architecture>\n</simulation>",
+      3, {"both dedicated cores and dedicated nodes", "either cores or nodes"});
 }
 
 TEST(config, global_and_ghost_counts_must_match_dimensions) {
   expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"2,3\" global=\"4\"/>\n"), 3,
                {"layout 'l' has 2 dimensions but global='4' has 1", "one global extent per"});
   expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"2,3\" ghosts=\"0:0\"/>\n"),
-               3, {"layout 'l' has 2 dimensions but ghosts='0:0' has 1 pairs", "one 'before:after'"});
+               3,
+               {"layout 'l' has 2 dimensions but ghosts='0:0' has 1 pairs", "one 'before:after'"});
   expect_error(with_data("<layout name=\"l\" type=\"int\" dimensions=\"2,3\" ghosts=\"0,1\"/>\n"),
                3, {"malformed ghost zone '0'", "'before:after'"});
 }
@@ -695,10 +714,11 @@ TEST(config, dimensions_below_one_name_the_layout) {
 }
 
 TEST(config, duplicate_store_option_is_an_error) {
-  expect_error("<simulation name=\"t\">\n<storage>\n<store name=\"s\" type=\"HDF5\">\n"
-               "<option key=\"FileMode\">A</option>\n<option key=\"FileMode\">B</option>\n"
-               "</store>\n</storage>\n</simulation>",
-               5, {"option 'FileMode' is given twice", "once"});
+  expect_error(
+      "<simulation name=\"t\">\n<storage>\n<store name=\"s\" type=\"HDF5\">\n"
+      "<option key=\"FileMode\">A</option>\n<option key=\"FileMode\">B</option>\n"
+      "</store>\n</storage>\n</simulation>",
+      5, {"option 'FileMode' is given twice", "once"});
 }
 
 TEST(config, xml_syntax_error_names_file_and_line) {
@@ -756,7 +776,8 @@ TEST(config, only_regular_files_of_bounded_size_are_read) {
     }
     return "no error";
   };
-  EXPECT_TRUE(contains(message_of("/dev/zero"), "it is not a regular file")) << message_of("/dev/zero");
+  EXPECT_TRUE(contains(message_of("/dev/zero"), "it is not a regular file"))
+      << message_of("/dev/zero");
   char fifo_dir[] = "/tmp/sidecore-config-fifo-XXXXXX";
   ASSERT_NE(::mkdtemp(fifo_dir), nullptr);
   const std::string fifo = std::string(fifo_dir) + "/sim.xml";
@@ -807,14 +828,16 @@ TEST(config, names_are_bounded_and_printable) {
 
 TEST(config, relative_library_paths_are_taken_from_the_configuration_directory) {
   namespace fs = std::filesystem;
-  const fs::path root = fs::temp_directory_path() / ("sidecore-beside-" + std::to_string(::getpid()));
+  const fs::path root =
+      fs::temp_directory_path() / ("sidecore-beside-" + std::to_string(::getpid()));
   fs::remove_all(root);
   fs::create_directories(root / "conf" / "lib");
   std::ofstream(root / "conf" / "lib" / "libstore.so") << "";
   const auto xml_with = [&](const std::string& library) {
     const fs::path file = root / "conf" / "sim.xml";
     std::ofstream(file) << "<simulation name=\"t\">\n<storage>\n<store name=\"s\" type=\"mine\" "
-                           "library=\"" << library << "\"/>\n</storage>\n</simulation>\n";
+                           "library=\""
+                        << library << "\"/>\n</storage>\n</simulation>\n";
     return file.string();
   };
   // Beside the XML, whatever the working directory.
@@ -831,8 +854,9 @@ TEST(config, relative_library_paths_are_taken_from_the_configuration_directory) 
   fs::current_path(here);
   EXPECT_EQ(m.stores[0].library, "cwdlib/libstore.so");
   ASSERT_EQ(m.warnings.size(), 1u);
-  EXPECT_TRUE(contains(m.warnings[0], "sim.xml:3: library=\"cwdlib/libstore.so\" is not beside "
-                                      "the configuration"))
+  EXPECT_TRUE(contains(m.warnings[0],
+                       "sim.xml:3: library=\"cwdlib/libstore.so\" is not beside "
+                       "the configuration"))
       << m.warnings[0];
   // Bare names are left to the loader's search, absolute paths kept.
   EXPECT_EQ(cfg::load_model_file(xml_with("libstore.so")).stores[0].library, "libstore.so");
@@ -844,7 +868,8 @@ TEST(config, relative_library_paths_are_taken_from_the_configuration_directory) 
 TEST(config, script_time_limit_is_read_and_checked) {
   const auto xml = [](const std::string& limit) {
     return "<simulation name=\"t\">\n<scripts>\n<pyscript name=\"s\" file=\"s.py\" "
-           "time-limit=\"" + limit + "\"/>\n</scripts>\n</simulation>\n";
+           "time-limit=\"" +
+           limit + "\"/>\n</scripts>\n</simulation>\n";
   };
   EXPECT_EQ(cfg::parse_model(xml("2.5"), "ok.xml").scripts.at(0).time_limit_seconds, 2.5);
   expect_error(xml("-1"), 3, {"invalid value '-1' for attribute 'time-limit'", "0: no limit"});
@@ -883,8 +908,7 @@ TEST(config, unsupported_sections_only_warn) {
       "warn.xml");
   ASSERT_EQ(m.warnings.size(), 2u);
   EXPECT_TRUE(contains(m.warnings[0], "warn.xml:2: <visit> is not supported")) << m.warnings[0];
-  EXPECT_TRUE(contains(m.warnings[1], "warn.xml:3: <paraview> is not supported"))
-      << m.warnings[1];
+  EXPECT_TRUE(contains(m.warnings[1], "warn.xml:3: <paraview> is not supported")) << m.warnings[1];
 }
 
 TEST(config, accepted_damaris_attributes_produce_no_warning) {
@@ -1034,7 +1058,8 @@ TEST(config, variable_names_are_single_path_components_group_names_may_be_paths)
   expect_error(
       with_data(layout + "<group name=\"g\"><variable name=\"..\" layout=\"l\"/></group>\n"), 4,
       {"variable name '..' uses the reserved name '..'"});
-  expect_error(with_data(layout + "<group name=\".\"/>\n"), 4, {"group name '.' uses the reserved"});
+  expect_error(with_data(layout + "<group name=\".\"/>\n"), 4,
+               {"group name '.' uses the reserved"});
   expect_error(with_data(layout + "<group name=\"a/../b\"/>\n"), 4,
                {"group name 'a/../b' uses the reserved name '..'"});
   // name="a/b" is <group name="a"><group name="b">, as in Damaris.
@@ -1138,13 +1163,13 @@ TEST(config, dask_attributes_of_a_pyscript_are_checked) {
   // Damaris's names and defaults; what Damaris would silently replace by its default is an
   // error naming the line.
   const auto script = [](const std::string& attributes) {
-    return "<simulation name=\"t\">\n<scripts>\n<pyscript name=\"s\" file=\"s.py\" " +
-           attributes + "/>\n</scripts>\n</simulation>\n";
+    return "<simulation name=\"t\">\n<scripts>\n<pyscript name=\"s\" file=\"s.py\" " + attributes +
+           "/>\n</scripts>\n</simulation>\n";
   };
-  const cfg::model m = cfg::parse_model(
-      script("scheduler-file=\" s.json \" nthreads=\"OpenMP\" keep-workers=\"No\" "
-             "timeout=\"4.5\""),
-      "py.xml");
+  const cfg::model m =
+      cfg::parse_model(script("scheduler-file=\" s.json \" nthreads=\"OpenMP\" keep-workers=\"No\" "
+                              "timeout=\"4.5\""),
+                       "py.xml");
   EXPECT_EQ(m.scripts[0].scheduler_file, "s.json");
   EXPECT_EQ(m.scripts[0].nthreads, "openmp");
   EXPECT_FALSE(m.scripts[0].keep_workers);
@@ -1179,25 +1204,25 @@ TEST(config, unsupported_sections_do_not_point_at_scripts) {
 // Unstructured meshes (Damaris's code_saturne example has this shape): the pieces are variables
 // named relative to the mesh's group, then each group outwards; polyhedral_* parts are kept too.
 TEST(config, unstructured_mesh_parts_name_variables_from_the_mesh_group_outwards) {
-  const cfg::model m = cfg::parse_model(
-      with_data("<layout name=\"xyz\" type=\"double\" dimensions=\"3,8\"/>\n"
-                "<variable name=\"conn\" layout=\"long\"/>\n"
-                "<group name=\"umesh_vars\">\n"
-                "  <variable name=\"xyz\" layout=\"xyz\"/>\n"
-                "  <variable name=\"gid\" layout=\"long\"/>\n"
-                "  <variable name=\"types\" layout=\"int\"/>\n"
-                "  <variable name=\"sizes\" layout=\"int\"/>\n"
-                "  <mesh name=\"umesh\" type=\"unstructured\" topology=\"3\">\n"
-                "    <coord name=\"umesh_vars/xyz\" unit=\"m\"/>\n"
-                "    <vertex_global_id name=\"gid\" offset=\"-1\"/>\n"
-                "    <section_types name=\"types\"/>\n"
-                "    <section_sizes name=\"umesh_vars/sizes\"/>\n"
-                "    <section_connectivity name=\"conn\"/>\n"
-                "    <element_offsets name=\"sizes\"/>\n"
-                "    <polyhedral_face_offsets name=\"types\" offset=\"2\"/>\n"
-                "  </mesh>\n"
-                "</group>\n"),
-      "t.xml");
+  const cfg::model m =
+      cfg::parse_model(with_data("<layout name=\"xyz\" type=\"double\" dimensions=\"3,8\"/>\n"
+                                 "<variable name=\"conn\" layout=\"long\"/>\n"
+                                 "<group name=\"umesh_vars\">\n"
+                                 "  <variable name=\"xyz\" layout=\"xyz\"/>\n"
+                                 "  <variable name=\"gid\" layout=\"long\"/>\n"
+                                 "  <variable name=\"types\" layout=\"int\"/>\n"
+                                 "  <variable name=\"sizes\" layout=\"int\"/>\n"
+                                 "  <mesh name=\"umesh\" type=\"unstructured\" topology=\"3\">\n"
+                                 "    <coord name=\"umesh_vars/xyz\" unit=\"m\"/>\n"
+                                 "    <vertex_global_id name=\"gid\" offset=\"-1\"/>\n"
+                                 "    <section_types name=\"types\"/>\n"
+                                 "    <section_sizes name=\"umesh_vars/sizes\"/>\n"
+                                 "    <section_connectivity name=\"conn\"/>\n"
+                                 "    <element_offsets name=\"sizes\"/>\n"
+                                 "    <polyhedral_face_offsets name=\"types\" offset=\"2\"/>\n"
+                                 "  </mesh>\n"
+                                 "</group>\n"),
+                       "t.xml");
   ASSERT_EQ(m.meshes.size(), 1u);
   const cfg::mesh& mesh = m.meshes[0];
   EXPECT_EQ(mesh.name, "umesh");
@@ -1206,9 +1231,12 @@ TEST(config, unstructured_mesh_parts_name_variables_from_the_mesh_group_outwards
   ASSERT_EQ(mesh.coordinates.size(), 1u);
   EXPECT_EQ(mesh.coordinates[0].name, "umesh_vars/xyz");
   const std::vector<std::tuple<std::string, std::string, std::int64_t>> expected = {
-      {"vertex_global_id", "umesh_vars/gid", -1},  {"section_types", "umesh_vars/types", 0},
-      {"section_sizes", "umesh_vars/sizes", 0},    {"section_connectivity", "conn", 0},
-      {"element_offsets", "umesh_vars/sizes", 0},  {"polyhedral_face_offsets", "umesh_vars/types", 2}};
+      {"vertex_global_id", "umesh_vars/gid", -1},
+      {"section_types", "umesh_vars/types", 0},
+      {"section_sizes", "umesh_vars/sizes", 0},
+      {"section_connectivity", "conn", 0},
+      {"element_offsets", "umesh_vars/sizes", 0},
+      {"polyhedral_face_offsets", "umesh_vars/types", 2}};
   ASSERT_EQ(mesh.parts.size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(mesh.parts[i].role, std::get<0>(expected[i]));
@@ -1220,15 +1248,16 @@ TEST(config, unstructured_mesh_parts_name_variables_from_the_mesh_group_outwards
   expect_error(with_data("<mesh name=\"u\" type=\"unstructured\">\n<coord name=\"x\"/>\n"
                          "<section_vertices name=\"x\"/>\n</mesh>\n"),
                5, {"unknown element <section_vertices> in <mesh>", "element_offsets"});
-  const cfg::model dangling = cfg::parse_model(
-      with_data("<variable name=\"x\" layout=\"double\"/>\n"
-                "<mesh name=\"u\" type=\"unstructured\">\n<coord name=\"x\"/>\n"
-                "<section_types name=\"nowhere\"/>\n</mesh>\n"),
-      "t.xml");
+  const cfg::model dangling =
+      cfg::parse_model(with_data("<variable name=\"x\" layout=\"double\"/>\n"
+                                 "<mesh name=\"u\" type=\"unstructured\">\n<coord name=\"x\"/>\n"
+                                 "<section_types name=\"nowhere\"/>\n</mesh>\n"),
+                       "t.xml");
   EXPECT_TRUE(dangling.meshes[0].parts.empty());
   ASSERT_EQ(dangling.warnings.size(), 1u);
-  EXPECT_TRUE(contains(dangling.warnings[0], "t.xml:6: <section_types> of mesh 'u' names "
-                                             "'nowhere', which is not a declared variable"))
+  EXPECT_TRUE(contains(dangling.warnings[0],
+                       "t.xml:6: <section_types> of mesh 'u' names "
+                       "'nowhere', which is not a declared variable"))
       << dangling.warnings[0];
 }
 
@@ -1251,7 +1280,7 @@ TEST(config, layouts_in_groups_are_found_from_the_variable_group_outwards) {
     return m.layouts[m.variables[m.find_variable(variable)].layout_index].name;
   };
   EXPECT_EQ(layout_of("coordinates/x2d"), "coordinates/rmeshX");
-  EXPECT_EQ(layout_of("coordinates/y2d"), "coordinates/row");    // the group's own first
+  EXPECT_EQ(layout_of("coordinates/y2d"), "coordinates/row");         // the group's own first
   EXPECT_EQ(layout_of("coordinates/inner/z"), "coordinates/rmeshX");  // then outwards
   EXPECT_EQ(layout_of("top"), "row");
   EXPECT_EQ(layout_of("legacy"), "coordinates/rmeshX");  // by its own name, from anywhere

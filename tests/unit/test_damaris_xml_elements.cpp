@@ -226,7 +226,7 @@ TEST_F(damaris_xml_configuration, generated_text_initializes_and_stores_data) {
   EXPECT_EQ(damaris_finalize(), DAMARIS_OK);
 
   EXPECT_EQ(sidecore::testing_support::read_int32_dataset(m_directory + "pdi_It0_Pr0.h5",
-                                                         "fluid/temperature/P0"),
+                                                          "fluid/temperature/P0"),
             values);
 }
 

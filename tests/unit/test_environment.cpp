@@ -17,12 +17,16 @@ class scoped_variable {
  public:
   scoped_variable(const char* name, const char* value) : m_name(name) {
     if (const char* old = std::getenv(name)) m_old = old, m_had = true;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
   }
   ~scoped_variable() {
-    if (m_had) ::setenv(m_name, m_old.c_str(), 1);
-    else ::unsetenv(m_name);
+    if (m_had)
+      ::setenv(m_name, m_old.c_str(), 1);
+    else
+      ::unsetenv(m_name);
   }
   scoped_variable(const scoped_variable&) = delete;
   scoped_variable& operator=(const scoped_variable&) = delete;
@@ -38,7 +42,8 @@ TEST(environment_variables, strict_takes_the_usual_booleans_and_nothing_else) {
     scoped_variable v("SIDECORE_STRICT", on);
     EXPECT_TRUE(env::strict()) << on;
   }
-  for (const char* off : {static_cast<const char*>(nullptr), "", "0", "false", "No", "OFF", "2", "strict"}) {
+  for (const char* off :
+       {static_cast<const char*>(nullptr), "", "0", "false", "No", "OFF", "2", "strict"}) {
     scoped_variable v("SIDECORE_STRICT", off);
     EXPECT_FALSE(env::strict()) << (off ? off : "(unset)");
   }

@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -616,9 +616,9 @@ TEST_F(hdf5_store, checksum_option_detects_flipped_bytes) {
   dataset_handle dataset(H5Dopen2(file.get(), "t/P0", H5P_DEFAULT));
   std::vector<double> read_back(values.size());
   H5E_BEGIN_TRY {
-    EXPECT_LT(H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                      read_back.data()),
-              0)
+    EXPECT_LT(
+        H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, read_back.data()),
+        0)
         << "a flipped byte was read back without an error";
   }
   H5E_END_TRY;
@@ -663,10 +663,11 @@ TEST_F(hdf5_store, ghost_zones_are_not_stored) {
   m_model.layouts[0].ghosts = {{one, one}, {zero, one}};
   // 4x3 in memory: rows 0 and 3 and column 2 are ghosts; the interior is 2x2.
   const std::vector<double> memory = {-1, -1, -1,  //
-                                      1, 2, -1,    //
-                                      3, 4, -1,    //
+                                      1,  2,  -1,  //
+                                      3,  4,  -1,  //
                                       -1, -1, -1};
-  const std::vector<block_view> blocks = {make_block(0, 0, 0, memory.data(), 96, {4, 3}, {0, 0}, {2, 2})};
+  const std::vector<block_view> blocks = {
+      make_block(0, 0, 0, memory.data(), 96, {4, 3}, {0, 0}, {2, 2})};
   iteration_data data;
   data.variables = {blocks_of(t, blocks)};
 
@@ -751,7 +752,8 @@ TEST_F(hdf5_store, half_precision_is_read_back_within_its_precision) {
   datatype_handle type(H5Dget_type(dataset.get()));
   EXPECT_EQ(H5Tget_size(type.get()), 2u);
   std::vector<float> back(values.size());
-  ASSERT_GE(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()), 0);
+  ASSERT_GE(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()),
+            0);
   for (std::size_t i = 0; i < values.size(); ++i) {
     // binary16 keeps 11 significant bits; 3e-6 is subnormal there (step 2^-24).
     EXPECT_NEAR(back[i], values[i], std::abs(values[i]) / 2048.0f + 6.0e-8f) << i;
@@ -764,9 +766,9 @@ TEST(hdf5_half, to_half_rounds_to_nearest_even) {
   EXPECT_EQ(float_to_half(-2.0f), 0xc000);
   EXPECT_EQ(float_to_half(0.1f), 0x2e66);
   EXPECT_EQ(float_to_half(65504.0f), 0x7bff);
-  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);  // halfway past the largest: infinity
-  EXPECT_EQ(float_to_half(5.9604645e-8f), 0x0001);  // 2^-24, the smallest subnormal
-  EXPECT_EQ(float_to_half(2.9802322e-8f), 0x0000);  // 2^-25: tie, rounds to even 0
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);               // halfway past the largest: infinity
+  EXPECT_EQ(float_to_half(5.9604645e-8f), 0x0001);          // 2^-24, the smallest subnormal
+  EXPECT_EQ(float_to_half(2.9802322e-8f), 0x0000);          // 2^-25: tie, rounds to even 0
   EXPECT_EQ(float_to_half(1.0f + 1.0f / 2048.0f), 0x3c00);  // tie, rounds to even
   EXPECT_EQ(float_to_half(1.0f + 3.0f / 2048.0f), 0x3c02);  // tie, rounds to even (up)
   EXPECT_EQ(float_to_half(std::numeric_limits<float>::infinity()), 0x7c00);

@@ -12,14 +12,15 @@ namespace cfg = sidecore::config;
 TEST(output_names, every_written_name_reads_back_as_its_parts) {
   for (const std::string simulation : {"sim", "a_It2", "x_Pr3", "run.v2"}) {
     for (int iteration : {0, 7, 2147483647}) {
-      const auto shared = cfg::parse_output_file_name(cfg::iteration_file_name(simulation, iteration));
+      const auto shared =
+          cfg::parse_output_file_name(cfg::iteration_file_name(simulation, iteration));
       ASSERT_TRUE(shared) << simulation << " " << iteration;
       EXPECT_EQ(shared->simulation, simulation);
       EXPECT_EQ(shared->iteration, iteration);
       EXPECT_EQ(shared->writer, -1);
       EXPECT_FALSE(shared->part);
-      const auto per_writer =
-          cfg::parse_output_file_name(cfg::per_writer_file_name(simulation, iteration, 12) + ".part");
+      const auto per_writer = cfg::parse_output_file_name(
+          cfg::per_writer_file_name(simulation, iteration, 12) + ".part");
       ASSERT_TRUE(per_writer) << simulation << " " << iteration;
       EXPECT_EQ(per_writer->simulation, simulation);
       EXPECT_EQ(per_writer->iteration, iteration);

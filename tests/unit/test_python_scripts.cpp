@@ -64,8 +64,8 @@ TEST(python_scripts, the_runtime_names_the_runner_and_passes_where_the_script_ru
   const std::string suffix = "/libsidecore_pyscript.so";
   ASSERT_GE(one.library.size(), suffix.size()) << option(one, "runner-search");
   EXPECT_EQ(one.library.substr(one.library.size() - suffix.size()), suffix);
-  EXPECT_EQ(option(one, "host"), one.library.substr(0, one.library.size() - suffix.size()) +
-                                      "/sidecore-pyscript");
+  EXPECT_EQ(option(one, "host"),
+            one.library.substr(0, one.library.size() - suffix.size()) + "/sidecore-pyscript");
   EXPECT_EQ(option(one, "file"), "one.py");
   EXPECT_EQ(one.frequency, 2);
   EXPECT_EQ(option(one, "mode"), "dedicated cores");

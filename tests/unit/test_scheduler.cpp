@@ -137,7 +137,8 @@ TEST(schedule_config, policies_stack) {
                                unsigned(cfg::schedule_policy::rate)},
       {"phase+phase", unsigned(cfg::schedule_policy::phase)},
       {"drain", 0u},
-      {"ordered rate", unsigned(cfg::schedule_policy::ordered) | unsigned(cfg::schedule_policy::rate)},
+      {"ordered rate",
+       unsigned(cfg::schedule_policy::ordered) | unsigned(cfg::schedule_policy::rate)},
   };
   for (const auto& c : cases) {
     const std::string limit =
@@ -152,7 +153,8 @@ TEST(schedule_config, policies_stack) {
 TEST(schedule_config, order_of_ordered) {
   cfg::model m = cfg::parse_model(with_schedule("<schedule policy=\"ordered\"/>"), "good.xml");
   EXPECT_EQ(m.arch.schedule.order, cfg::schedule_order::iteration);
-  m = cfg::parse_model(with_schedule("<schedule policy=\"ordered\" order=\"Writer\"/>"), "good.xml");
+  m = cfg::parse_model(with_schedule("<schedule policy=\"ordered\" order=\"Writer\"/>"),
+                       "good.xml");
   EXPECT_EQ(m.arch.schedule.order, cfg::schedule_order::writer);
   std::string e = error_of("<schedule policy=\"ordered\" order=\"source\"/>");
   EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "'order'") && contains(e, "iteration") &&
@@ -213,8 +215,9 @@ std::vector<interval> read_trace(const std::string& path, double& created) {
       continue;
     }
     if (line.rfind("iteration", 0) == 0) {
-      EXPECT_EQ(line, "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase,held,"
-                      "phase_seen_from,phase_seen_to");
+      EXPECT_EQ(line,
+                "iteration,bytes,completed,ready,begin,end,turn,slot_begin,slot_end,phase,held,"
+                "phase_seen_from,phase_seen_to");
       continue;
     }
     interval r{};
@@ -474,7 +477,7 @@ TEST_F(scheduler_test, self_chooses_from_what_it_measures) {
     sidecore::server::scheduler s(m, MPI_COMM_SELF, 2, 4, true);
     s.watch_phases({&client});
     const auto base = steady::now();
-    const std::uint64_t held[] = {1000, 1000, 1000, 1000, buffer * 9 / 10, buffer * 3 / 10,
+    const std::uint64_t held[] = {1000,        1000, 1000, 1000, buffer * 9 / 10, buffer * 3 / 10,
                                   buffer / 10, 1000};
     for (int i = 0; i < 8; ++i) {
       if (i == 7) {  // the client marks a phase from now on

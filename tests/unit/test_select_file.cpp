@@ -26,8 +26,8 @@ std::string configuration(const std::string& body) {
 }
 
 const std::string cells =
-    "<parameter name=\"n\" type=\"int\" value=\"4\"/>\n"           // line 3
-    "<layout name=\"ints\" type=\"int\" dimensions=\"n\"/>\n"      // line 4
+    "<parameter name=\"n\" type=\"int\" value=\"4\"/>\n"            // line 3
+    "<layout name=\"ints\" type=\"int\" dimensions=\"n\"/>\n"       // line 4
     "<layout name=\"reals\" type=\"double\" dimensions=\"n\"/>\n";  // line 5
 
 std::string refusal(const std::string& xml) {
@@ -48,18 +48,17 @@ std::size_t index_of(const cfg::model& m, const std::string& name) {
 
 TEST(select_file, index_is_found_from_the_group_outwards) {
   const cfg::model m = cfg::parse_model(
-      configuration(cells +
-                    "<variable name=\"idx\" layout=\"ints\"/>\n"
-                    "<group name=\"a\">\n"
-                    "  <variable name=\"idx\" layout=\"ints\"/>\n"
-                    "  <group name=\"b\">\n"
-                    "    <variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"
-                    "  </group>\n"
-                    "</group>\n"
-                    "<variable name=\"q\" layout=\"reals\" select-file=\"idx\"/>\n"
-                    "<variable name=\"r\" layout=\"reals\" select-file=\"a/idx\"/>\n"
-                    "<variable name=\"s\" layout=\"reals\" select-file=\"#\"/>\n"
-                    "<variable name=\"t\" layout=\"reals\"/>\n"),
+      configuration(cells + "<variable name=\"idx\" layout=\"ints\"/>\n"
+                            "<group name=\"a\">\n"
+                            "  <variable name=\"idx\" layout=\"ints\"/>\n"
+                            "  <group name=\"b\">\n"
+                            "    <variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"
+                            "  </group>\n"
+                            "</group>\n"
+                            "<variable name=\"q\" layout=\"reals\" select-file=\"idx\"/>\n"
+                            "<variable name=\"r\" layout=\"reals\" select-file=\"a/idx\"/>\n"
+                            "<variable name=\"s\" layout=\"reals\" select-file=\"#\"/>\n"
+                            "<variable name=\"t\" layout=\"reals\"/>\n"),
       "sel.xml");
   EXPECT_TRUE(m.warnings.empty()) << m.warnings.front();
   // a/b/p: not in a/b, found in a; q: the top level; r: a full name.
@@ -72,9 +71,9 @@ TEST(select_file, index_is_found_from_the_group_outwards) {
 }
 
 TEST(select_file, an_undeclared_index_is_an_error_naming_the_line_and_nearest_name) {
-  const std::string message = refusal(configuration(
-      cells + "<variable name=\"cell_index\" layout=\"ints\"/>\n"
-              "<variable name=\"p\" layout=\"reals\" select-file=\"cel_index\"/>\n"));
+  const std::string message = refusal(
+      configuration(cells + "<variable name=\"cell_index\" layout=\"ints\"/>\n"
+                            "<variable name=\"p\" layout=\"reals\" select-file=\"cel_index\"/>\n"));
   EXPECT_EQ(message.rfind("sel.xml:7: select-file=\"cel_index\" of variable 'p' names no "
                           "declared variable; ",
                           0),
@@ -84,9 +83,9 @@ TEST(select_file, an_undeclared_index_is_an_error_naming_the_line_and_nearest_na
 }
 
 TEST(select_file, an_index_of_a_real_type_is_an_error) {
-  const std::string message = refusal(configuration(
-      cells + "<variable name=\"idx\" layout=\"reals\"/>\n"
-              "<variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"));
+  const std::string message = refusal(
+      configuration(cells + "<variable name=\"idx\" layout=\"reals\"/>\n"
+                            "<variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"));
   EXPECT_EQ(message.rfind("sel.xml:7: select-file=\"idx\" of variable 'p' names variable 'idx' "
                           "(line 6) of layout 'reals', type 'double'; ",
                           0),
@@ -96,10 +95,10 @@ TEST(select_file, an_index_of_a_real_type_is_an_error) {
 }
 
 TEST(select_file, an_index_of_another_size_is_an_error) {
-  const std::string message = refusal(configuration(
-      cells + "<layout name=\"more\" type=\"long\" dimensions=\"n+1\"/>\n"
-              "<variable name=\"idx\" layout=\"more\"/>\n"
-              "<variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"));
+  const std::string message = refusal(
+      configuration(cells + "<layout name=\"more\" type=\"long\" dimensions=\"n+1\"/>\n"
+                            "<variable name=\"idx\" layout=\"more\"/>\n"
+                            "<variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"));
   EXPECT_EQ(message.rfind("sel.xml:8: select-file=\"idx\" of variable 'p': a block of 'p' has 4 "
                           "elements (layout 'reals') but a block of 'idx' gives 5 positions",
                           0),
@@ -120,19 +119,19 @@ TEST(select_file, layouts_written_differently_with_the_same_count_are_accepted) 
 }
 
 TEST(select_file, ghost_zones_and_chained_indexes_are_errors) {
-  const std::string ghosts = refusal(configuration(
-      cells + "<layout name=\"g\" type=\"double\" dimensions=\"n\" ghosts=\"1:1\"/>\n"
-              "<variable name=\"idx\" layout=\"ints\"/>\n"
-              "<variable name=\"p\" layout=\"g\" select-file=\"idx\"/>\n"));
+  const std::string ghosts = refusal(
+      configuration(cells + "<layout name=\"g\" type=\"double\" dimensions=\"n\" ghosts=\"1:1\"/>\n"
+                            "<variable name=\"idx\" layout=\"ints\"/>\n"
+                            "<variable name=\"p\" layout=\"g\" select-file=\"idx\"/>\n"));
   EXPECT_EQ(ghosts.rfind("sel.xml:8: select-file=\"idx\" of variable 'p': layout 'g' has ghost "
                          "zones; ",
                          0),
             0u)
       << ghosts;
-  const std::string chained = refusal(configuration(
-      cells + "<variable name=\"first\" layout=\"ints\"/>\n"
-              "<variable name=\"second\" layout=\"ints\" select-file=\"first\"/>\n"
-              "<variable name=\"p\" layout=\"reals\" select-file=\"second\"/>\n"));
+  const std::string chained = refusal(
+      configuration(cells + "<variable name=\"first\" layout=\"ints\"/>\n"
+                            "<variable name=\"second\" layout=\"ints\" select-file=\"first\"/>\n"
+                            "<variable name=\"p\" layout=\"reals\" select-file=\"second\"/>\n"));
   EXPECT_EQ(chained.rfind("sel.xml:8: select-file=\"second\" of variable 'p' names variable "
                           "'second' (line 7), which has a select-file of its own; ",
                           0),
@@ -141,9 +140,9 @@ TEST(select_file, ghost_zones_and_chained_indexes_are_errors) {
 }
 
 TEST(select_file, a_disabled_index_is_an_error) {
-  const std::string message = refusal(configuration(
-      cells + "<variable name=\"idx\" layout=\"ints\" enabled=\"false\"/>\n"
-              "<variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"));
+  const std::string message = refusal(
+      configuration(cells + "<variable name=\"idx\" layout=\"ints\" enabled=\"false\"/>\n"
+                            "<variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"));
   EXPECT_EQ(message.rfind("sel.xml:7: select-file=\"idx\" of variable 'p' names variable 'idx' "
                           "(line 6), which is disabled; ",
                           0),
@@ -156,11 +155,12 @@ TEST(select_file, a_disabled_index_is_an_error) {
 // checking is strict.
 TEST(select_file, select_mem_and_select_subset_warn_and_are_refused_when_strict) {
   const std::string xml = configuration(
-      cells + "<variable name=\"idx\" layout=\"ints\"/>\n"
-              "<variable name=\"p\" layout=\"reals\" select-mem=\"idx\"/>\n"
-              "<variable name=\"q\" layout=\"reals\"\n"
-              "          select-subset=\"0,2\"/>\n"
-              "<variable name=\"r\" layout=\"reals\" select-mem=\"#\" select-subset=\"\"/>\n");
+      cells +
+      "<variable name=\"idx\" layout=\"ints\"/>\n"
+      "<variable name=\"p\" layout=\"reals\" select-mem=\"idx\"/>\n"
+      "<variable name=\"q\" layout=\"reals\"\n"
+      "          select-subset=\"0,2\"/>\n"
+      "<variable name=\"r\" layout=\"reals\" select-mem=\"#\" select-subset=\"\"/>\n");
   const cfg::model m = cfg::parse_model(xml, "sel.xml");
   ASSERT_EQ(m.warnings.size(), 2u);
   EXPECT_EQ(m.warnings[0].rfind("sel.xml:7: select-mem=\"idx\" of variable 'p' is not "
@@ -199,7 +199,9 @@ TEST(select_file, collective_store_needs_global_dimensions_of_selected_variables
           "<variable name=\"p\" layout=\"reals\" select-file=\"idx\" store=\"s\"/>\n"
           "</data>\n<storage>\n"
           "<store name=\"s\" type=\"HDF5\"><option key=\"FileMode\">Collective</option>"
-          "<option key=\"FilesPath\">" + directory + "/</option></store>\n"
+          "<option key=\"FilesPath\">" +
+          directory +
+          "/</option></store>\n"
           "</storage>\n</simulation>\n",
       "sel.xml");
   sidecore::plugins::store_context context;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/error.hpp"
 #include "common/environment.hpp"
+#include "common/error.hpp"
 #include "topology/topology.hpp"
 
 namespace {
@@ -45,8 +45,8 @@ TEST(topology, server_of_client_gives_each_server_consecutive_clients) {
       EXPECT_EQ(server_of_client(clients - 1, clients, servers), servers - 1);
       for (int c = 1; c < clients; ++c) {
         // Never goes back and never skips a server: each server's clients form one run.
-        const int step = server_of_client(c, clients, servers) -
-                         server_of_client(c - 1, clients, servers);
+        const int step =
+            server_of_client(c, clients, servers) - server_of_client(c - 1, clients, servers);
         ASSERT_TRUE(step == 0 || step == 1) << "client " << c << " steps by " << step;
       }
     }

@@ -21,12 +21,12 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/json_writer.hpp"
 #include "common/units.hpp"
 #include "config/output_names.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "reader/iteration_files.hpp"
 #include "reader/run_reader.hpp"
-#include "common/json_writer.hpp"
 
 namespace sidecore::cli {
 namespace {
@@ -55,7 +55,8 @@ constexpr const char* usage =
     "exit status: 0 output found and read (incomplete iterations are reported, not errors),\n"
     "1 no Sidecore output at the path, or a file that cannot be read, 2 usage error\n";
 
-constexpr const char* name_pattern = "<simulation>_It<iteration>.h5 or <simulation>_It<iteration>_Pr<writer>.h5";
+constexpr const char* name_pattern =
+    "<simulation>_It<iteration>.h5 or <simulation>_It<iteration>_Pr<writer>.h5";
 
 struct arguments {
   std::string path;
@@ -201,7 +202,8 @@ std::vector<run> find_runs(const std::string& path, std::optional<std::int32_t>&
   const std::string prefix_base = p.parent_path().empty() ? "" : p.parent_path().string() + "/";
   std::string simulation = p.filename().string();
   if (fs::is_regular_file(path, ec)) {
-    const std::optional<config::output_name_parts> parts = config::parse_output_file_name(simulation);
+    const std::optional<config::output_name_parts> parts =
+        config::parse_output_file_name(simulation);
     if (!parts || parts->part)
       throw inspect_error{"\"" + path + "\" is not a file an HDF5 store writes (" + name_pattern +
                           ")"};
@@ -209,12 +211,14 @@ std::vector<run> find_runs(const std::string& path, std::optional<std::int32_t>&
     file_iteration = parts->iteration;
   }
   if (simulation.empty())
-    throw inspect_error{"no Sidecore output at \"" + path + "\": give a directory or a prefix "
+    throw inspect_error{"no Sidecore output at \"" + path +
+                        "\": give a directory or a prefix "
                         "<FilesPath><simulation> (e.g. \"out/sim\")"};
   if (!fs::is_directory(directory, ec))
-    throw inspect_error{"no Sidecore output at \"" + path + "\": it is not a directory, and as a "
-                        "prefix <FilesPath><simulation> its directory \"" + directory +
-                        "\" does not exist"};
+    throw inspect_error{"no Sidecore output at \"" + path +
+                        "\": it is not a directory, and as a "
+                        "prefix <FilesPath><simulation> its directory \"" +
+                        directory + "\" does not exist"};
   std::map<std::string, run> runs = scan_directory(directory, prefix_base, simulation);
   if (runs.empty()) {
     std::string message = "no Sidecore output under the prefix \"" + path + "\": no file named " +
@@ -245,7 +249,8 @@ std::optional<T> scalar_attribute(hid_t file, const char* name, hid_t memory_typ
 
 file_handle open_file(const std::string& path) {
   file_handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  if (!file.valid()) throw inspect_error{"HDF5 cannot open \"" + path + "\" (not an HDF5 file, or damaged)"};
+  if (!file.valid())
+    throw inspect_error{"HDF5 cannot open \"" + path + "\" (not an HDF5 file, or damaged)"};
   return file;
 }
 
@@ -262,11 +267,11 @@ root_attributes read_root(const std::string& path) {
 struct iteration_report {
   std::int32_t iteration = 0;
   std::size_t files = 0;
-  std::vector<std::int32_t> missing_writers;    // writer files not there
-  std::vector<std::string> incomplete_files;    // files whose `complete` attribute is 0
-  std::vector<std::string> unreadable_files;    // under a final name, but HDF5 cannot open them
-  std::vector<std::string> other_run_files;     // left by another run under the same names
-  bool bytes_known = false;                     // every data file has raw/stored_bytes
+  std::vector<std::int32_t> missing_writers;  // writer files not there
+  std::vector<std::string> incomplete_files;  // files whose `complete` attribute is 0
+  std::vector<std::string> unreadable_files;  // under a final name, but HDF5 cannot open them
+  std::vector<std::string> other_run_files;   // left by another run under the same names
+  bool bytes_known = false;                   // every data file has raw/stored_bytes
   std::uint64_t raw_bytes = 0, stored_bytes = 0;
   bool complete = true;
 };
@@ -278,7 +283,7 @@ double ratio(std::uint64_t raw, std::uint64_t stored) {
 // A variable of the inspected iteration, with what the files say beyond run_reader's list.
 struct variable_report {
   std::string name;
-  const reader::variable_info* info = nullptr;  // null: referenced, but its data is missing
+  const reader::variable_info* info = nullptr;   // null: referenced, but its data is missing
   std::optional<std::int32_t> stored_iteration;  // time-invariant data of an earlier iteration
   // FilePerCore: the writers whose files the reader opened, in order (its block_info::writer
   // is an index into them: they differ when a writer's file is missing).
@@ -291,7 +296,7 @@ struct run_report {
   const run* r = nullptr;
   bool per_core = false;
   std::int32_t writer_files = 0;  // per iteration (FilePerCore)
-  std::int32_t writers = 0;       // writers that hold blocks of the inspected iteration (Collective)
+  std::int32_t writers = 0;  // writers that hold blocks of the inspected iteration (Collective)
   std::size_t master_files = 0;
   std::vector<iteration_report> iterations;
   std::size_t files = 0;
@@ -310,8 +315,7 @@ struct run_report {
 // Time-invariant variables a file refers to in another iteration's files: the datasets of a
 // master file whose `stored_iteration` is earlier, the external links of a collective file.
 std::map<std::string, std::int32_t> time_invariant_references(const std::string& path,
-                                                              std::int32_t iteration,
-                                                              bool master) {
+                                                              std::int32_t iteration, bool master) {
   struct visit {
     hid_t file;
     std::int32_t iteration;
@@ -331,7 +335,8 @@ std::map<std::string, std::int32_t> time_invariant_references(const std::string&
       if (H5Lget_val(group, name, value.data(), value.size(), H5P_DEFAULT) < 0 ||
           H5Lunpack_elink_val(value.data(), value.size(), &flags, &target_file, &target_object) < 0)
         return 0;
-      const std::optional<config::output_name_parts> parts = config::parse_output_file_name(fs::path(target_file).filename().string());
+      const std::optional<config::output_name_parts> parts =
+          config::parse_output_file_name(fs::path(target_file).filename().string());
       if (parts && parts->writer < 0) s.found[name] = parts->iteration;
       return 0;
     }
@@ -439,14 +444,15 @@ run_report inspect_run(const run& r, std::optional<std::int32_t> wanted) {
   const auto chosen = r.iterations.find(report.iteration);
   if (chosen == r.iterations.end()) {
     std::string list;
-    for (const auto& [it, files] : r.iterations) list += (list.empty() ? "" : ", ") + std::to_string(it);
+    for (const auto& [it, files] : r.iterations)
+      list += (list.empty() ? "" : ", ") + std::to_string(it);
     report.error = "iteration " + std::to_string(report.iteration) + " of \"" + r.prefix +
                    "\" is not stored (stored: " + list + ")";
     return report;
   }
-  const iteration_report& chosen_report = *std::find_if(
-      report.iterations.begin(), report.iterations.end(),
-      [&](const iteration_report& ir) { return ir.iteration == report.iteration; });
+  const iteration_report& chosen_report =
+      *std::find_if(report.iterations.begin(), report.iterations.end(),
+                    [&](const iteration_report& ir) { return ir.iteration == report.iteration; });
   if (report.per_core && chosen->second.writers.empty()) {
     report.error = "iteration " + std::to_string(report.iteration) + " of \"" + r.prefix +
                    "\" has a master file but none of its writer files: no data to list";
@@ -465,10 +471,11 @@ run_report inspect_run(const run& r, std::optional<std::int32_t> wanted) {
 
   std::map<std::string, std::int32_t> references;
   if (!report.reader->files().shared.empty())
-    references = time_invariant_references(report.reader->files().shared, report.iteration,
-                                           report.per_core);
+    references =
+        time_invariant_references(report.reader->files().shared, report.iteration, report.per_core);
   std::set<std::string> listed;
-  const auto add = [&report, &r](const reader::variable_info& v, std::optional<std::int32_t> stored) {
+  const auto add = [&report, &r](const reader::variable_info& v,
+                                 std::optional<std::int32_t> stored) {
     variable_report vr;
     vr.name = v.name;
     vr.info = &v;
@@ -537,12 +544,18 @@ std::int32_t writer_of(const variable_report& v, const reader::block_info& b) {
 
 const char* element_name(reader::element type) {
   switch (type) {
-    case reader::element::int8: return "int8";
-    case reader::element::int16: return "int16";
-    case reader::element::int32: return "int32";
-    case reader::element::int64: return "int64";
-    case reader::element::float32: return "float32";
-    case reader::element::float64: return "float64";
+    case reader::element::int8:
+      return "int8";
+    case reader::element::int16:
+      return "int16";
+    case reader::element::int32:
+      return "int32";
+    case reader::element::int64:
+      return "int64";
+    case reader::element::float32:
+      return "float32";
+    case reader::element::float64:
+      return "float64";
   }
   return "unknown";
 }
@@ -632,7 +645,8 @@ void print_text(std::ostream& out, const run_report& report, bool blocks) {
   const run& r = *report.r;
   out << r.prefix << ": ";
   if (report.per_core) {
-    out << "FilePerCore, " << count_text(static_cast<std::size_t>(report.writer_files), "writer file", "writer files")
+    out << "FilePerCore, "
+        << count_text(static_cast<std::size_t>(report.writer_files), "writer file", "writer files")
         << " per iteration, " << count_text(report.master_files, "master file", "master files");
   } else {
     out << "Collective, 1 file per iteration";
@@ -647,30 +661,34 @@ void print_text(std::ostream& out, const run_report& report, bool blocks) {
   bool first = true;
   for (const iteration_report& ir : report.iterations) {
     if (ir.complete) continue;
-    summary.push_back({first ? "incomplete" : "", std::to_string(ir.iteration) + ": " + why_incomplete(report, ir)});
+    summary.push_back({first ? "incomplete" : "",
+                       std::to_string(ir.iteration) + ": " + why_incomplete(report, ir)});
     first = false;
   }
   if (first) summary.push_back({"incomplete", "none"});
   std::string disk = count_text(report.files, "file", "files") + ", " +
                      std::to_string(report.disk_bytes) + " bytes";
-  if (report.disk_bytes >= (std::uint64_t{1} << 20)) disk += " (" + readable_bytes(report.disk_bytes) + ")";
+  if (report.disk_bytes >= (std::uint64_t{1} << 20))
+    disk += " (" + readable_bytes(report.disk_bytes) + ")";
   summary.push_back({"on disk", disk});
   for (std::size_t i = 0; i < r.part_files.size(); ++i)
-    summary.push_back({i == 0 ? "left over" : "", r.part_files[i].path + " (a file never finished)"});
+    summary.push_back(
+        {i == 0 ? "left over" : "", r.part_files[i].path + " (a file never finished)"});
   if (report.bytes_known)
-    summary.push_back({"compression", "ratio " + ratio_text(ratio(report.raw_bytes, report.stored_bytes)) +
-                                          " overall: " + std::to_string(report.raw_bytes) +
-                                          " bytes of data stored in " +
-                                          std::to_string(report.stored_bytes)});
+    summary.push_back(
+        {"compression", "ratio " + ratio_text(ratio(report.raw_bytes, report.stored_bytes)) +
+                            " overall: " + std::to_string(report.raw_bytes) +
+                            " bytes of data stored in " + std::to_string(report.stored_bytes)});
   else
     summary.push_back({"compression", "unknown (some files have no raw_bytes/stored_bytes)"});
   print_table(out, "  ", summary);
 
   out << "\n";
-  std::vector<std::vector<std::string>> rows{{"iteration", "files", "complete", "raw bytes", "stored bytes", "ratio"}};
+  std::vector<std::vector<std::string>> rows{
+      {"iteration", "files", "complete", "raw bytes", "stored bytes", "ratio"}};
   for (const iteration_report& ir : report.iterations) {
-    rows.push_back({std::to_string(ir.iteration), std::to_string(ir.files), ir.complete ? "yes" : "no",
-                    ir.bytes_known ? std::to_string(ir.raw_bytes) : "-",
+    rows.push_back({std::to_string(ir.iteration), std::to_string(ir.files),
+                    ir.complete ? "yes" : "no", ir.bytes_known ? std::to_string(ir.raw_bytes) : "-",
                     ir.bytes_known ? std::to_string(ir.stored_bytes) : "-",
                     ir.bytes_known ? ratio_text(ratio(ir.raw_bytes, ir.stored_bytes)) : "-"});
   }
@@ -685,7 +703,8 @@ void print_text(std::ostream& out, const run_report& report, bool blocks) {
       << (report.iteration_complete ? "complete" : "incomplete") << ", "
       << count_text(report.variables.size(), "variable", "variables");
   if (!report.per_core && report.writers > 0)
-    out << ", blocks from " << count_text(static_cast<std::size_t>(report.writers), "writer", "writers");
+    out << ", blocks from "
+        << count_text(static_cast<std::size_t>(report.writers), "writer", "writers");
   out << "\n";
   rows = {{"variable", "type", "global extents", "blocks", "sources", "elements", "bytes", "note"}};
   for (const variable_report& v : report.variables) {
@@ -710,8 +729,8 @@ void print_text(std::ostream& out, const run_report& report, bool blocks) {
     rows = {{"source", "block", "writer", "extents", "position"}};
     for (const reader::block_info& b : v.info->blocks)
       rows.push_back({std::to_string(b.source), std::to_string(b.block),
-                      writer_of(v, b) < 0 ? "-" : std::to_string(writer_of(v, b)), extents_text(b.extents),
-                      position_text(b.position)});
+                      writer_of(v, b) < 0 ? "-" : std::to_string(writer_of(v, b)),
+                      extents_text(b.extents), position_text(b.position)});
     print_table(out, "    ", rows);
   }
 }

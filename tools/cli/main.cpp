@@ -49,8 +49,7 @@ std::string mpi_library() {
   version.resize(std::strlen(version.c_str()));
   const std::size_t end = version.find_first_of("\r\n");
   if (end != std::string::npos) version.resize(end);
-  while (!version.empty() && (version.back() == ' ' || version.back() == ','))
-    version.pop_back();
+  while (!version.empty() && (version.back() == ' ' || version.back() == ',')) version.pop_back();
   return version;
 }
 

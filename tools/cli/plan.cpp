@@ -93,8 +93,8 @@ variable_plan plan_variable(const config::model& model, std::size_t index,
 }
 
 // The buffers each mode fills, and what one iteration puts in the fullest of each kind.
-buffer_plan plan_buffer(const config::model& model, const deployment& job,
-                        std::uint64_t per_client, std::uint64_t per_client_shared) {
+buffer_plan plan_buffer(const config::model& model, const deployment& job, std::uint64_t per_client,
+                        std::uint64_t per_client_shared) {
   buffer_plan b;
   b.name = model.arch.buffer_name;
   b.size = model.arch.buffer_size;
@@ -129,7 +129,8 @@ std::string dataset_pattern(const config::model& model, const variable_plan& v, 
 }
 
 store_plan plan_store(const config::model& model, std::size_t s, const deployment& job,
-                      const std::vector<variable_plan>& variables, std::vector<std::string>& warnings) {
+                      const std::vector<variable_plan>& variables,
+                      std::vector<std::string>& warnings) {
   const config::store& settings = model.stores[s];
   store_plan p;
   p.index = s;
@@ -154,7 +155,8 @@ store_plan plan_store(const config::model& model, std::size_t s, const deploymen
   const std::uint64_t busiest = static_cast<std::uint64_t>(job.most_clients_per_writer);
   std::uint64_t per_client = 0, once = 0;
   for (const variable_plan* v : stored) {
-    const std::uint64_t bytes = times(v->stored_bytes, static_cast<std::uint64_t>(v->blocks_per_client));
+    const std::uint64_t bytes =
+        times(v->stored_bytes, static_cast<std::uint64_t>(v->blocks_per_client));
     if (model.variables[v->index].time_varying)
       per_client = plus(per_client, bytes);
     else
@@ -215,7 +217,8 @@ store_plan plan_store(const config::model& model, std::size_t s, const deploymen
   }
   if (options.xdmf) p.xdmf_file = options.files_path + config::xdmf_file_name(sim);
   if (!p.xdmf_file.empty()) p.first_files.push_back(p.xdmf_file);
-  for (const variable_plan* v : stored) p.datasets.push_back(dataset_pattern(model, *v, collective));
+  for (const variable_plan* v : stored)
+    p.datasets.push_back(dataset_pattern(model, *v, collective));
 
   if (collective)
     for (const variable_plan* v : stored)
@@ -226,31 +229,34 @@ store_plan plan_store(const config::model& model, std::size_t s, const deploymen
                            "', FileMode Collective: variable \"" + var.name + "\" (line " +
                            std::to_string(var.line) + ") has layout \"" + l.name +
                            "\" without global dimensions, so each of its blocks is stored as its "
-                           "own dataset \"" + dataset_pattern(model, *v, true) +
+                           "own dataset \"" +
+                           dataset_pattern(model, *v, true) +
                            "\"; add global=\"...\" to the layout (line " + std::to_string(l.line) +
                            ") for one global dataset");
       }
   const bool exchange = options.virtual_view || options.xdmf;
   if (job.mode == deployment_mode::thread && collective)
-    p.notes.push_back("thread mode: collective writes run on the I/O threads only when MPI "
-                      "provides MPI_THREAD_MULTIPLE; otherwise inside damaris_end_iteration");
+    p.notes.push_back(
+        "thread mode: collective writes run on the I/O threads only when MPI "
+        "provides MPI_THREAD_MULTIPLE; otherwise inside damaris_end_iteration");
   else if (job.mode == deployment_mode::thread && exchange && job.writers > 1)
-    p.notes.push_back("thread mode without MPI_THREAD_MULTIPLE: the master files and the XDMF "
-                      "are written at damaris_finalize");
+    p.notes.push_back(
+        "thread mode without MPI_THREAD_MULTIPLE: the master files and the XDMF "
+        "are written at damaris_finalize");
   const config::schedule_settings& schedule = model.arch.schedule;
   const bool coordinated =
-      job.writers > 1 &&
-      ((schedule.uses(config::schedule_policy::rate) && schedule.writers > 0 &&
-        schedule.writers < job.writers) ||
-       schedule.uses(config::schedule_policy::ordered) ||
-       schedule.uses(config::schedule_policy::slots) ||
-       schedule.uses(config::schedule_policy::self));
+      job.writers > 1 && ((schedule.uses(config::schedule_policy::rate) && schedule.writers > 0 &&
+                           schedule.writers < job.writers) ||
+                          schedule.uses(config::schedule_policy::ordered) ||
+                          schedule.uses(config::schedule_policy::slots) ||
+                          schedule.uses(config::schedule_policy::self));
   const bool invariant = std::any_of(stored.begin(), stored.end(), [&](const variable_plan* v) {
     return !model.variables[v->index].time_varying;
   });
   if (coordinated && !collective && exchange && !invariant)
-    p.notes.push_back("the <schedule> has the writers take turns: the master files and the XDMF "
-                      "are written at the end of the run");
+    p.notes.push_back(
+        "the <schedule> has the writers take turns: the master files and the XDMF "
+        "are written at the end of the run");
   if (options.durable) p.notes.push_back("Durable: every file is flushed to stable storage");
   return p;
 }
@@ -259,10 +265,14 @@ store_plan plan_store(const config::model& model, std::size_t s, const deploymen
 
 const char* mode_name(deployment_mode mode) noexcept {
   switch (mode) {
-    case deployment_mode::dedicated_cores: return "dedicated cores";
-    case deployment_mode::dedicated_nodes: return "dedicated nodes";
-    case deployment_mode::thread: return "thread";
-    default: return "synchronous";
+    case deployment_mode::dedicated_cores:
+      return "dedicated cores";
+    case deployment_mode::dedicated_nodes:
+      return "dedicated nodes";
+    case deployment_mode::thread:
+      return "thread";
+    default:
+      return "synchronous";
   }
 }
 
@@ -326,7 +336,8 @@ deployment plan_deployment(const config::model& model, int ranks, int ranks_per_
                                                  std::to_string(cores) + " dedicated cores"
                                            : std::string("no client")) +
                          "; each dedicated core needs at least one client of its node, so every "
-                         "node needs at least " + std::to_string(2 * cores) + " ranks");
+                         "node needs at least " +
+                         std::to_string(2 * cores) + " ranks");
     d.servers = d.nodes * cores;
     d.clients = ranks - d.servers;
     d.writers = d.servers;
@@ -412,9 +423,9 @@ plan make_plan(const config::model& model, const deployment& job) {
   for (const buffer_use& use : p.buffer.uses) {
     const double h = use.headroom();
     if (h < 0 || h >= low_headroom) continue;
-    const std::uint64_t factor =
-        job.mode == deployment_mode::dedicated_cores ? static_cast<std::uint64_t>(a.dedicated_cores)
-                                                     : 1;
+    const std::uint64_t factor = job.mode == deployment_mode::dedicated_cores
+                                     ? static_cast<std::uint64_t>(a.dedicated_cores)
+                                     : 1;
     const std::uint64_t wanted = times(times(use.bytes_per_iteration, 2), factor);
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.2f", h);

@@ -39,15 +39,15 @@ deployment plan_deployment(const config::model& model, int ranks, int ranks_per_
 
 // One enabled variable as a client writes it, with the parameters' initial values.
 struct variable_plan {
-  std::size_t index = 0;  // into model.variables
-  std::vector<std::int64_t> dimensions;  // C order, ghosts included
+  std::size_t index = 0;                        // into model.variables
+  std::vector<std::int64_t> dimensions;         // C order, ghosts included
   std::vector<std::int64_t> global_dimensions;  // empty when the layout gives none
   config::ghost_widths ghosts;
   std::uint64_t block_bytes = 0;   // what damaris_write copies: every element, ghosts included
   std::uint64_t stored_bytes = 0;  // the interior, in the layout's type (raw_bytes of the files)
   // The block's room in a dedicated core's shared buffer: whole 64-byte lines.
   std::uint64_t shared_buffer_bytes = 0;
-  int blocks_per_client = 1;  // <domains count>
+  int blocks_per_client = 1;         // <domains count>
   std::vector<std::string> stores;   // names
   std::vector<std::string> actions;  // <pyscript> and action plugin names
 };
@@ -84,8 +84,8 @@ struct store_plan {
   std::vector<std::string> iteration_files;
   std::string master_file;  // FilePerCore with VirtualView and global data; "" otherwise
   std::string xdmf_file;    // "" without
-  std::vector<std::string> first_files;  // every file of the first stored iteration (0)
-  std::vector<std::string> datasets;     // one pattern per variable
+  std::vector<std::string> first_files;          // every file of the first stored iteration (0)
+  std::vector<std::string> datasets;             // one pattern per variable
   std::uint64_t bytes_per_stored_iteration = 0;  // data of every writer (raw, before filters)
   std::uint64_t bytes_per_writer = 0;            // of the busiest writer
   std::vector<std::string> notes;

@@ -37,8 +37,7 @@ bool readable(const std::string& path) { return ::access(path.c_str(), R_OK) == 
 std::vector<std::string> script_candidates() {
   std::vector<std::string> found;
   const std::string bin = executable_directory();
-  if (!bin.empty())
-    found.push_back(bin + "/" SIDECORE_REPORT_SCRIPT_FROM_BINDIR "/" + script_name);
+  if (!bin.empty()) found.push_back(bin + "/" SIDECORE_REPORT_SCRIPT_FROM_BINDIR "/" + script_name);
   found.push_back(SIDECORE_REPORT_SCRIPT_SOURCE);
   return found;
 }
@@ -73,8 +72,7 @@ int run_report(int argc, char** argv) {
   // Only reached when the interpreter could not be started.
   const int err = errno;
   std::cerr << "sidecore report: cannot run '" << python << "': " << std::strerror(err) << "\n"
-            << "  the report is drawn by a Python 3 script (" << script
-            << "); install python3"
+            << "  the report is drawn by a Python 3 script (" << script << "); install python3"
             << (!chosen.empty() ? ", or correct SIDECORE_PYTHON"
                                 : ", or set SIDECORE_PYTHON to an interpreter")
             << "\n";

@@ -13,11 +13,11 @@
 
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/json_writer.hpp"
 #include "common/log.hpp"
 #include "common/text.hpp"
 #include "common/units.hpp"
 #include "config/model.hpp"
-#include "common/json_writer.hpp"
 #include "tools/cli/plan.hpp"
 
 namespace sidecore::cli {
@@ -88,8 +88,7 @@ arguments parse_arguments(int argc, char** argv) {
     } else if (args.file.empty()) {
       args.file = a;
     } else {
-      throw usage_error{"one configuration file at a time ('" + args.file + "', then '" + a +
-                        "')"};
+      throw usage_error{"one configuration file at a time ('" + args.file + "', then '" + a + "')"};
     }
   }
   if (args.file.empty()) throw usage_error{"no configuration file given"};
@@ -196,10 +195,10 @@ void print_text(const context& c) {
   line("");
   line("simulation \"" + m.simulation_name + "\"");
   field("  ", "mode", mode_text(m, job));
-  field("  ", "ranks", std::to_string(job.ranks) + " (" + c.ranks_source + "), " +
-                           std::to_string(job.ranks_per_node) + " per node (" + c.per_node_source +
-                           "): " + std::to_string(job.nodes) +
-                           (job.nodes == 1 ? " node" : " nodes"));
+  field("  ", "ranks",
+        std::to_string(job.ranks) + " (" + c.ranks_source + "), " +
+            std::to_string(job.ranks_per_node) + " per node (" + c.per_node_source +
+            "): " + std::to_string(job.nodes) + (job.nodes == 1 ? " node" : " nodes"));
   field("  ", "clients", std::to_string(job.clients));
   std::string writers = std::to_string(job.writers);
   if (job.servers > 0) {
@@ -242,8 +241,8 @@ void print_text(const context& c) {
     }
     if (l.fortran_order) layout += " (C order: the XML lists them the other way)";
     field("    ", "layout", layout);
-    field("    ", "block", bytes_text(v.block_bytes) + ", " + std::to_string(v.blocks_per_client) +
-                               " per client");
+    field("    ", "block",
+          bytes_text(v.block_bytes) + ", " + std::to_string(v.blocks_per_client) + " per client");
     if (v.stored_bytes != v.block_bytes)
       field("    ", "stored", bytes_text(v.stored_bytes) + " per block (without ghosts)");
     field("    ", "time-varying",
@@ -256,16 +255,18 @@ void print_text(const context& c) {
   line("per iteration (every client writes every enabled variable)");
   field("  ", "each client", bytes_text(p.bytes_per_client));
   if (job.servers > 0)
-    field("  ", "each writer", bytes_text(p.bytes_per_writer) + ", from its " +
-                                   std::to_string(job.most_clients_per_writer) + " client(s)");
+    field("  ", "each writer",
+          bytes_text(p.bytes_per_writer) + ", from its " +
+              std::to_string(job.most_clients_per_writer) + " client(s)");
   field("  ", "whole job", bytes_text(p.bytes_per_job));
 
   line("");
   line("buffer \"" + p.buffer.name + "\": " + bytes_text(p.buffer.size) + ", policy " +
        policy_name(m.arch.policy));
   if (p.buffer.uses.empty())
-    line("  synchronous mode: blocks stay in the client's memory until the end of the iteration; "
-         "the buffer size bounds one block");
+    line(
+        "  synchronous mode: blocks stay in the client's memory until the end of the iteration; "
+        "the buffer size bounds one block");
   for (const buffer_use& u : p.buffer.uses) {
     std::string capacity = std::to_string(u.capacity) + " bytes";
     std::string from = "";
@@ -288,8 +289,9 @@ void print_text(const context& c) {
   if (p.buffer.memory_per_node > 0)
     field("  ", "per node", bytes_text(p.buffer.memory_per_node) + " of memory set aside");
   if (p.buffer.headroom() >= 0)
-    field("  ", "headroom", ratio_text(p.buffer.headroom()) + " iterations" +
-                                (p.buffer.headroom() < low_headroom ? " (low)" : ""));
+    field("  ", "headroom",
+          ratio_text(p.buffer.headroom()) + " iterations" +
+              (p.buffer.headroom() < low_headroom ? " (low)" : ""));
 
   line("");
   line("stores");
@@ -315,9 +317,9 @@ void print_text(const context& c) {
     if (!s.first_files.empty()) field("    ", "iteration 0", list_text(s.first_files));
     if (!s.datasets.empty()) field("    ", "datasets", list_text(s.datasets));
     if (s.kind != "null")
-      field("    ", "data", bytes_text(s.bytes_per_stored_iteration) +
-                                 " per stored iteration, " + bytes_text(s.bytes_per_writer) +
-                                 " from the busiest writer (before filters)");
+      field("    ", "data",
+            bytes_text(s.bytes_per_stored_iteration) + " per stored iteration, " +
+                bytes_text(s.bytes_per_writer) + " from the busiest writer (before filters)");
     for (const std::string& n : s.notes) field("    ", "note", n);
   }
   std::cout << out;

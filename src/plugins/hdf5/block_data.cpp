@@ -119,9 +119,9 @@ std::vector<std::int64_t> interior_dims(const config::variable& var, const block
     dims[d] -= ghosts.before[d] + ghosts.after[d];
     if (dims[d] < 0 || ghosts.before[d] < 0 || ghosts.after[d] < 0) {
       throw storage_error("HDF5 store: variable \"" + var.name + "\": ghost zones " +
-                          std::to_string(ghosts.before[d]) + ':' +
-                          std::to_string(ghosts.after[d]) + " do not fit in dimension " +
-                          std::to_string(d) + " of extent " + std::to_string(block.dims[d]));
+                          std::to_string(ghosts.before[d]) + ':' + std::to_string(ghosts.after[d]) +
+                          " do not fit in dimension " + std::to_string(d) + " of extent " +
+                          std::to_string(block.dims[d]));
     }
   }
   return dims;
@@ -198,8 +198,8 @@ prepared_block prepare_block(const config::variable& var, const block_view& bloc
   prepared_block out;
   out.view = &block;
   out.dims = interior_dims(var, block, ghosts);
-  out.position = block.position.empty() ? std::vector<std::int64_t>(block.dims.size(), 0)
-                                        : block.position;
+  out.position =
+      block.position.empty() ? std::vector<std::int64_t>(block.dims.size(), 0) : block.position;
   const stored_type target = stored_type_of(type, reduction);
   std::uint64_t count = 1;
   for (const std::int64_t d : out.dims) count *= static_cast<std::uint64_t>(d);
@@ -216,8 +216,7 @@ prepared_block prepare_block(const config::variable& var, const block_view& bloc
   const std::size_t source_size = config::element_size(type);
   const std::size_t ndims = block.dims.size();
   if (ndims == 0) {
-    convert_run(static_cast<const unsigned char*>(block.data), type, out.staging.data(), target,
-                1);
+    convert_run(static_cast<const unsigned char*>(block.data), type, out.staging.data(), target, 1);
     return out;
   }
   // Element strides of the full block (C order), then one run per interior row.

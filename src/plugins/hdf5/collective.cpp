@@ -169,37 +169,38 @@ void hdf5_store::write_collective_per_block(const iteration_data& data, const va
         vb.var->name, static_cast<std::int32_t>(b.source), static_cast<std::int32_t>(b.block),
         has_block_level(m_context.model->arch.domains, static_cast<std::int32_t>(b.block), more));
     agreed_step(m_context.comm, data.iteration, path, [&] {
-    const call_site site{path, name};
-    const std::vector<hsize_t> extents = to_hsize(b.dims);
-    const bool has_data = element_total(b.dims) > 0;
-    const dataspace_handle space = make_simple_space(extents, site);
-    const property_list_handle dcpl = make_dataset_properties(
-        settings.compression, has_data ? extents : std::vector<hsize_t>{}, stored_size(type), site);
-    dataset_handle dataset(check_id(
-        H5Dcreate2(file, name.c_str(), file_type.get(), space.get(), lcpl, dcpl.get(), H5P_DEFAULT),
-        "H5Dcreate2", site));
-    write_int_attribute(dataset.get(), name, "iteration", data.iteration, path);
-    write_int_attribute(dataset.get(), name, "source", static_cast<std::int32_t>(b.source), path);
-    write_int_attribute(dataset.get(), name, "block", static_cast<std::int32_t>(b.block), path);
-    write_string_attribute(dataset.get(), name, "layout", vb.layout->name, path);
-    if (!vb.var->unit.empty())
-      write_string_attribute(dataset.get(), name, "unit", vb.var->unit, path);
-    if (has_data) {
-      dataspace_handle file_space(check_id(H5Scopy(space.get()), "H5Scopy", site));
-      dataspace_handle memory_space(check_id(H5Scopy(space.get()), "H5Scopy", site));
-      const void* buffer = &no_data;
-      if (b.local != nullptr) {
-        buffer = b.local->data;
-      } else {
-        check_status(H5Sselect_none(memory_space.get()), "H5Sselect_none", site);
-        check_status(H5Sselect_none(file_space.get()), "H5Sselect_none", site);
+      const call_site site{path, name};
+      const std::vector<hsize_t> extents = to_hsize(b.dims);
+      const bool has_data = element_total(b.dims) > 0;
+      const dataspace_handle space = make_simple_space(extents, site);
+      const property_list_handle dcpl =
+          make_dataset_properties(settings.compression, has_data ? extents : std::vector<hsize_t>{},
+                                  stored_size(type), site);
+      dataset_handle dataset(check_id(H5Dcreate2(file, name.c_str(), file_type.get(), space.get(),
+                                                 lcpl, dcpl.get(), H5P_DEFAULT),
+                                      "H5Dcreate2", site));
+      write_int_attribute(dataset.get(), name, "iteration", data.iteration, path);
+      write_int_attribute(dataset.get(), name, "source", static_cast<std::int32_t>(b.source), path);
+      write_int_attribute(dataset.get(), name, "block", static_cast<std::int32_t>(b.block), path);
+      write_string_attribute(dataset.get(), name, "layout", vb.layout->name, path);
+      if (!vb.var->unit.empty())
+        write_string_attribute(dataset.get(), name, "unit", vb.var->unit, path);
+      if (has_data) {
+        dataspace_handle file_space(check_id(H5Scopy(space.get()), "H5Scopy", site));
+        dataspace_handle memory_space(check_id(H5Scopy(space.get()), "H5Scopy", site));
+        const void* buffer = &no_data;
+        if (b.local != nullptr) {
+          buffer = b.local->data;
+        } else {
+          check_status(H5Sselect_none(memory_space.get()), "H5Sselect_none", site);
+          check_status(H5Sselect_none(file_space.get()), "H5Sselect_none", site);
+        }
+        check_status(H5Dwrite(dataset.get(), file_type.get(), memory_space.get(), file_space.get(),
+                              dxpl, buffer),
+                     "H5Dwrite", site);
       }
-      check_status(H5Dwrite(dataset.get(), file_type.get(), memory_space.get(), file_space.get(),
-                            dxpl, buffer),
-                   "H5Dwrite", site);
-    }
-    add_dataset_bytes(counts, dataset.get(), element_total(b.dims), vb.layout->type);
-    check_status(dataset.close(), "H5Dclose", site);
+      add_dataset_bytes(counts, dataset.get(), element_total(b.dims), vb.layout->type);
+      check_status(dataset.close(), "H5Dclose", site);
     });
   }
 }
@@ -221,7 +222,8 @@ void hdf5_store::find_mappings() {
       throw config_error(store_where(m_context) + ": FileMode Collective: variable \"" + v.name +
                          "\" (line " + std::to_string(v.line) +
                          ") has select-file, which places its elements in a global dataset, but "
-                         "layout \"" + l.name + "\" (line " + std::to_string(l.line) +
+                         "layout \"" +
+                         l.name + "\" (line " + std::to_string(l.line) +
                          ") has no global dimensions; add global=\"...\" to the layout");
     }
     m_mapping[i] = v.select_file;
@@ -229,8 +231,8 @@ void hdf5_store::find_mappings() {
   }
   for (std::size_t i = 0; i < variables.size(); ++i) {
     const config::variable& v = variables[i];
-    if (m_is_index[i] && v.store_index == me && v.enabled && m_mapping[i] == config::variable::npos &&
-        has_global(v))
+    if (m_is_index[i] && v.store_index == me && v.enabled &&
+        m_mapping[i] == config::variable::npos && has_global(v))
       m_mapping[i] = i;
   }
 }
@@ -240,8 +242,7 @@ void hdf5_store::keep_positions(const iteration_data& data) {
   try {
     for (const variable_blocks& vb : data.variables)
       if (m_is_index[index_of(vb.var)]) m_positions.update(index_of(vb.var), vb);
-    for (const variable_blocks& vb : data.index_variables)
-      m_positions.update(index_of(vb.var), vb);
+    for (const variable_blocks& vb : data.index_variables) m_positions.update(index_of(vb.var), vb);
   } catch (const storage_error& e) {
     // Thrown here, it would leave the other writers waiting in a collective call.
     const std::string message = e.what();
@@ -281,8 +282,8 @@ std::string hdf5_store::mapping_problem(const variable_blocks& vb,
              dims_text(global) + "; positions count from 0)";
     }
     if (positions->duplicate >= 0)
-      return where + ": \"" + index + "\" gives position " +
-             std::to_string(positions->duplicate) + " to two elements of the block";
+      return where + ": \"" + index + "\" gives position " + std::to_string(positions->duplicate) +
+             " to two elements of the block";
   }
   return {};
 }
@@ -518,8 +519,8 @@ void hdf5_store::write_collective_file(const iteration_data& data,
   file_handle file;
   written_file written;
   try {
-    written = fill_collective_file(file, data, selected, prepared, agreed, offsets, covered,
-                                   path, temporary);
+    written = fill_collective_file(file, data, selected, prepared, agreed, offsets, covered, path,
+                                   temporary);
   } catch (...) {
     // Every writer is here together (each failure was agreed on): all abandon the file alike.
     abandon_file(file);
@@ -528,13 +529,13 @@ void hdf5_store::write_collective_file(const iteration_data& data,
   publish_collective_file(data, path, temporary, std::move(written));
 }
 
-hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file, const iteration_data& data,
-                                      const std::vector<const variable_blocks*>& selected,
-                                      const std::vector<std::vector<prepared_block>>& prepared,
-                                      const std::vector<std::int64_t>& agreed,
-                                      const std::vector<std::size_t>& offsets,
-                                      const std::vector<std::uint64_t>& covered,
-                                      const std::string& path, const std::string& temporary) {
+hdf5_store::written_file hdf5_store::fill_collective_file(
+    file_handle& file, const iteration_data& data,
+    const std::vector<const variable_blocks*>& selected,
+    const std::vector<std::vector<prepared_block>>& prepared,
+    const std::vector<std::int64_t>& agreed, const std::vector<std::size_t>& offsets,
+    const std::vector<std::uint64_t>& covered, const std::string& path,
+    const std::string& temporary) {
   const std::size_t variable_count = selected.size();
   const call_site file_site{path, {}};
   property_list_handle lcpl, dxpl;
@@ -556,16 +557,16 @@ hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file, con
         file_handle(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                              "H5Fcreate", file_site));
     if (m_context.writer_index == 0) apply_permissions(temporary, m_options.permissions);
-  write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
-  write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
-  write_run_marker(file.get(), m_run, false, path);
-  write_mesh_description(file.get(), *m_context.model, path);
-  lcpl = make_intermediate_group_lcpl(file_site);
-  dxpl = property_list_handle(check_id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", file_site));
-  // Collective transfers are also what parallel HDF5 requires to write filtered datasets;
-  // the data is already in the stored type, so HDF5 has no conversion that would make it
-  // fall back to independent transfers.
-  check_status(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio", file_site);
+    write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
+    write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
+    write_run_marker(file.get(), m_run, false, path);
+    write_mesh_description(file.get(), *m_context.model, path);
+    lcpl = make_intermediate_group_lcpl(file_site);
+    dxpl = property_list_handle(check_id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", file_site));
+    // Collective transfers are also what parallel HDF5 requires to write filtered datasets;
+    // the data is already in the stored type, so HDF5 has no conversion that would make it
+    // fall back to independent transfers.
+    check_status(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio", file_site);
   });
 
   byte_counts counts;
@@ -601,40 +602,40 @@ hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file, con
     const dataspace_handle global_space = make_simple_space(global, site);
     dataset_handle dataset;
     agreed_step(comm, iteration, path, [&] {
-    const property_list_handle dcpl = make_dataset_properties(
-        settings.compression, chunked ? chunk : std::vector<hsize_t>{}, stored_size(type), site);
-    if (covered[i] < element_total(std::vector<std::int64_t>(entry, entry + ndims)) &&
-        !filtered(settings.compression)) {
-      // Blocks leave part of the dataset unwritten (a client stopped, or wrote nothing):
-      // parallel HDF5 allocates the whole dataset at once and, unless told to, leaves the
-      // gaps as whatever the file held. Write zeros there, as the documentation promises.
-      const std::vector<unsigned char> zero(stored_size(type), 0);
-      check_status(H5Pset_fill_value(dcpl.get(), file_type.get(), zero.data()), "H5Pset_fill_value",
-                   site);
-      check_status(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_ALLOC), "H5Pset_fill_time", site);
-    }
-    dataset = dataset_handle(
-        check_id(H5Dcreate2(file.get(), name.c_str(), file_type.get(), global_space.get(),
-                            lcpl.get(), dcpl.get(), H5P_DEFAULT),
-                 "H5Dcreate2", site));
-    write_int_attribute(dataset.get(), name, "iteration", data.iteration, path);
-    write_string_attribute(dataset.get(), name, "layout", vb.layout->name, path);
-    if (!vb.var->unit.empty()) {
-      write_string_attribute(dataset.get(), name, "unit", vb.var->unit, path);
-    }
-    if (mapped) {
-      // Its blocks are scattered over the dataset: no block table, but what placed them.
-      write_string_attribute(dataset.get(), name, "select_file",
-                             m_context.model->variables[m_mapping[variable]].name, path);
-    }
-    if (table.rows() > 0) {
-      write_attribute(dataset.get(), name, "block_positions", H5T_NATIVE_INT64,
-                      {table.rows(), ndims}, table.positions.data(), path);
-      write_attribute(dataset.get(), name, "block_dimensions", H5T_NATIVE_INT64,
-                      {table.rows(), ndims}, table.extents.data(), path);
-      write_attribute(dataset.get(), name, "block_origins", H5T_NATIVE_INT32, {table.rows(), 3},
-                      table.origins.data(), path);
-    }
+      const property_list_handle dcpl = make_dataset_properties(
+          settings.compression, chunked ? chunk : std::vector<hsize_t>{}, stored_size(type), site);
+      if (covered[i] < element_total(std::vector<std::int64_t>(entry, entry + ndims)) &&
+          !filtered(settings.compression)) {
+        // Blocks leave part of the dataset unwritten (a client stopped, or wrote nothing):
+        // parallel HDF5 allocates the whole dataset at once and, unless told to, leaves the
+        // gaps as whatever the file held. Write zeros there, as the documentation promises.
+        const std::vector<unsigned char> zero(stored_size(type), 0);
+        check_status(H5Pset_fill_value(dcpl.get(), file_type.get(), zero.data()),
+                     "H5Pset_fill_value", site);
+        check_status(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_ALLOC), "H5Pset_fill_time", site);
+      }
+      dataset = dataset_handle(
+          check_id(H5Dcreate2(file.get(), name.c_str(), file_type.get(), global_space.get(),
+                              lcpl.get(), dcpl.get(), H5P_DEFAULT),
+                   "H5Dcreate2", site));
+      write_int_attribute(dataset.get(), name, "iteration", data.iteration, path);
+      write_string_attribute(dataset.get(), name, "layout", vb.layout->name, path);
+      if (!vb.var->unit.empty()) {
+        write_string_attribute(dataset.get(), name, "unit", vb.var->unit, path);
+      }
+      if (mapped) {
+        // Its blocks are scattered over the dataset: no block table, but what placed them.
+        write_string_attribute(dataset.get(), name, "select_file",
+                               m_context.model->variables[m_mapping[variable]].name, path);
+      }
+      if (table.rows() > 0) {
+        write_attribute(dataset.get(), name, "block_positions", H5T_NATIVE_INT64,
+                        {table.rows(), ndims}, table.positions.data(), path);
+        write_attribute(dataset.get(), name, "block_dimensions", H5T_NATIVE_INT64,
+                        {table.rows(), ndims}, table.extents.data(), path);
+        write_attribute(dataset.get(), name, "block_origins", H5T_NATIVE_INT32, {table.rows(), 3},
+                        table.origins.data(), path);
+      }
     });
 
     // A 1-D dataset placed by select-file: every writer writes one share of it (a permuted
@@ -654,36 +655,36 @@ hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file, con
     static const char no_data = 0;
     for (std::int64_t k = 0; k < (mapped && ndims == 1 ? 0 : write_count); ++k) {
       agreed_step(comm, iteration, path, [&] {
-      const prepared_block* block = k < static_cast<std::int64_t>(prepared[i].size())
-                                        ? &prepared[i][static_cast<std::size_t>(k)]
-                                        : nullptr;
-      dataspace_handle file_space(check_id(H5Scopy(global_space.get()), "H5Scopy", site));
-      dataspace_handle memory_space;
-      const void* buffer = nullptr;
-      std::vector<unsigned char> ordered;
-      if (block != nullptr && element_count(block->dims) > 0 && mapped) {
-        const block_positions& positions = *positions_of(variable, *block->view);
-        ordered = gather_in_position_order(block->data, stored_size(type), positions);
-        memory_space = make_simple_space({static_cast<hsize_t>(positions.values.size())}, site);
-        select_positions(file_space.get(), positions, global, site);
-        buffer = ordered.data();
-      } else if (block != nullptr && element_count(block->dims) > 0) {
-        const std::vector<hsize_t> count = to_hsize(block->dims);
-        const std::vector<hsize_t> start = to_hsize(block->position);
-        memory_space = make_simple_space(count, site);
-        check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                                         count.data(), nullptr),
-                     "H5Sselect_hyperslab", site);
-        buffer = block->data;
-      } else {
-        memory_space = dataspace_handle(check_id(H5Scopy(global_space.get()), "H5Scopy", site));
-        check_status(H5Sselect_none(memory_space.get()), "H5Sselect_none", site);
-        check_status(H5Sselect_none(file_space.get()), "H5Sselect_none", site);
-        buffer = &no_data;
-      }
-      check_status(H5Dwrite(dataset.get(), file_type.get(), memory_space.get(), file_space.get(),
-                            dxpl.get(), buffer),
-                   "H5Dwrite", site);
+        const prepared_block* block = k < static_cast<std::int64_t>(prepared[i].size())
+                                          ? &prepared[i][static_cast<std::size_t>(k)]
+                                          : nullptr;
+        dataspace_handle file_space(check_id(H5Scopy(global_space.get()), "H5Scopy", site));
+        dataspace_handle memory_space;
+        const void* buffer = nullptr;
+        std::vector<unsigned char> ordered;
+        if (block != nullptr && element_count(block->dims) > 0 && mapped) {
+          const block_positions& positions = *positions_of(variable, *block->view);
+          ordered = gather_in_position_order(block->data, stored_size(type), positions);
+          memory_space = make_simple_space({static_cast<hsize_t>(positions.values.size())}, site);
+          select_positions(file_space.get(), positions, global, site);
+          buffer = ordered.data();
+        } else if (block != nullptr && element_count(block->dims) > 0) {
+          const std::vector<hsize_t> count = to_hsize(block->dims);
+          const std::vector<hsize_t> start = to_hsize(block->position);
+          memory_space = make_simple_space(count, site);
+          check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                           count.data(), nullptr),
+                       "H5Sselect_hyperslab", site);
+          buffer = block->data;
+        } else {
+          memory_space = dataspace_handle(check_id(H5Scopy(global_space.get()), "H5Scopy", site));
+          check_status(H5Sselect_none(memory_space.get()), "H5Sselect_none", site);
+          check_status(H5Sselect_none(file_space.get()), "H5Sselect_none", site);
+          buffer = &no_data;
+        }
+        check_status(H5Dwrite(dataset.get(), file_type.get(), memory_space.get(), file_space.get(),
+                              dxpl.get(), buffer),
+                     "H5Dwrite", site);
       });
     }
     agreed_step(comm, iteration, path, [&] {
@@ -709,22 +710,21 @@ hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file, con
   // Time-invariant variables stored in an earlier file are linked from this one, so that
   // each file shows every variable.
   agreed_step(comm, iteration, path, [&] {
-  for (const variable_blocks& vb : data.variables) {
-    const std::size_t variable = index_of(vb.var);
-    const auto it = m_constant_datasets.find(variable);
-    if (it == m_constant_datasets.end() || m_constant_iteration[variable] == data.iteration) {
-      continue;
+    for (const variable_blocks& vb : data.variables) {
+      const std::size_t variable = index_of(vb.var);
+      const auto it = m_constant_datasets.find(variable);
+      if (it == m_constant_datasets.end() || m_constant_iteration[variable] == data.iteration) {
+        continue;
+      }
+      const call_site site{path, vb.var->name};
+      check_status(H5Lcreate_external(it->second.file.c_str(), ('/' + vb.var->name).c_str(),
+                                      file.get(), vb.var->name.c_str(), lcpl.get(), H5P_DEFAULT),
+                   "H5Lcreate_external", site);
+      step.datasets.push_back(it->second);
     }
-    const call_site site{path, vb.var->name};
-    check_status(H5Lcreate_external(it->second.file.c_str(), ('/' + vb.var->name).c_str(),
-                                    file.get(), vb.var->name.c_str(), lcpl.get(), H5P_DEFAULT),
-                 "H5Lcreate_external", site);
-    step.datasets.push_back(it->second);
-  }
-  write_ratio_attributes(file.get(), counts, path);
+    write_ratio_attributes(file.get(), counts, path);
   });
-  agreed_step(comm, iteration, path,
-              [&] { check_status(file.close(), "H5Fclose", file_site); });
+  agreed_step(comm, iteration, path, [&] { check_status(file.close(), "H5Fclose", file_site); });
   return {std::move(step), counts};
 }
 
@@ -753,8 +753,8 @@ void hdf5_store::publish_collective_file(const iteration_data& data, const std::
     std::error_code error;
     std::filesystem::rename(temporary, path, error);
     if (error) {
-      rename_problem = "HDF5 store: cannot rename \"" + temporary + "\" to \"" + path +
-                       "\": " + error.message();
+      rename_problem =
+          "HDF5 store: cannot rename \"" + temporary + "\" to \"" + path + "\": " + error.message();
     } else if (m_options.durable) {
       try {
         sync_directory_of(path);
@@ -769,7 +769,8 @@ void hdf5_store::publish_collective_file(const iteration_data& data, const std::
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, m_context.comm),
               "MPI_Allreduce");
     if (failed != 0 && rename_problem.empty())
-      throw storage_error("HDF5 store: " + path + " not made durable: writer 0 failed (its error says why)");
+      throw storage_error("HDF5 store: " + path +
+                          " not made durable: writer 0 failed (its error says why)");
   }
   if (!rename_problem.empty()) throw storage_error(rename_problem);
   // Every writer holds the same counts of the shared file: one of them reports them.

@@ -62,12 +62,13 @@ compression parse_compression(const std::string& text, const std::string& where)
   c.level = found->default_level;
   if (colon != std::string::npos) {
     const std::string level = text.substr(colon + 1);
-    const bool digits = !level.empty() && level.size() <= 3 &&
-                        std::all_of(level.begin(), level.end(),
-                                    [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; });
+    const bool digits =
+        !level.empty() && level.size() <= 3 && std::all_of(level.begin(), level.end(), [](char ch) {
+          return std::isdigit(static_cast<unsigned char>(ch)) != 0;
+        });
     if (found->max_level < 0 || !digits || std::stoi(level) > found->max_level) {
-      throw config_error(where + ": compression \"" + text + "\" has an invalid level; valid forms are " +
-                         valid_forms);
+      throw config_error(where + ": compression \"" + text +
+                         "\" has an invalid level; valid forms are " + valid_forms);
     }
     c.level = std::stoi(level);
   }
@@ -83,7 +84,8 @@ compression parse_compression(const std::string& text, const std::string& where)
 std::string compression_text(const compression& c) {
   if (c.filter == filter_kind::none) return "none";
   const filter_info& f = info_of(c.filter);
-  return f.max_level < 0 ? std::string(f.name) : std::string(f.name) + ':' + std::to_string(c.level);
+  return f.max_level < 0 ? std::string(f.name)
+                         : std::string(f.name) + ':' + std::to_string(c.level);
 }
 
 property_list_handle make_dataset_properties(const compression& c,

@@ -15,8 +15,8 @@ enum class filter_kind { none, deflate, zstd, blosc, lz4, bzip2 };
 
 struct compression {
   filter_kind filter = filter_kind::none;
-  int level = 0;         // meaning depends on the filter; 0 when it takes none
-  bool shuffle = true;   // byte shuffle before the filter (not for none)
+  int level = 0;        // meaning depends on the filter; 0 when it takes none
+  bool shuffle = true;  // byte shuffle before the filter (not for none)
   // Store option Checksum: a Fletcher-32 checksum on every chunk, checked by HDF5 at each
   // read (flipped bytes on disk make the read fail instead of returning wrong values).
   bool checksum = false;

@@ -212,9 +212,9 @@ byte_counts hdf5_store::write_contents(file_handle& file, const iteration_data& 
       const prepared_block& p = blocks[b];
       const block_view* block = p.view;
       const bool more = b + 1 < blocks.size() && blocks[b + 1].view->source == block->source;
-      const std::string name = block_dataset_name(
-          vb.var->name, block->source, block->block_id,
-          has_block_level(m_context.model->arch.domains, block->block_id, more));
+      const std::string name =
+          block_dataset_name(vb.var->name, block->source, block->block_id,
+                             has_block_level(m_context.model->arch.domains, block->block_id, more));
       const call_site site{path, name};
       const std::vector<hsize_t> extents = to_hsize(p.dims);
       const dataspace_handle space = make_simple_space(extents, site);

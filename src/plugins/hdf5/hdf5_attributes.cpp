@@ -7,9 +7,9 @@ dataspace_handle make_simple_space(const std::vector<hsize_t>& dims, const call_
   if (dims.empty()) {
     return dataspace_handle(check_id(H5Screate(H5S_SCALAR), "H5Screate", site));
   }
-  return dataspace_handle(check_id(
-      H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), "H5Screate_simple",
-      site));
+  return dataspace_handle(
+      check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+               "H5Screate_simple", site));
 }
 
 void write_attribute(hid_t object, const std::string& object_path, const char* name, hid_t type,
@@ -35,8 +35,7 @@ void write_double_attribute(hid_t object, const std::string& object_path, const 
 }
 
 void write_int64_array_attribute(hid_t object, const std::string& object_path, const char* name,
-                                 const std::vector<std::int64_t>& values,
-                                 const std::string& file) {
+                                 const std::vector<std::int64_t>& values, const std::string& file) {
   write_attribute(object, object_path, name, H5T_NATIVE_INT64, {values.size()}, values.data(),
                   file);
 }
@@ -53,8 +52,8 @@ void write_string_attribute(hid_t object, const std::string& object_path, const 
 
 property_list_handle make_intermediate_group_lcpl(const call_site& site) {
   property_list_handle lcpl(check_id(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate", site));
-  check_status(H5Pset_create_intermediate_group(lcpl.get(), 1),
-               "H5Pset_create_intermediate_group", site);
+  check_status(H5Pset_create_intermediate_group(lcpl.get(), 1), "H5Pset_create_intermediate_group",
+               site);
   return lcpl;
 }
 

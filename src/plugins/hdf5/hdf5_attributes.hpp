@@ -16,15 +16,13 @@ dataspace_handle make_simple_space(const std::vector<hsize_t>& dims, const call_
 
 // Writes one attribute (replacing none: the name must be new); shape empty means a scalar.
 void write_attribute(hid_t object, const std::string& object_path, const char* name, hid_t type,
-                     const std::vector<hsize_t>& shape, const void* value,
-                     const std::string& file);
+                     const std::vector<hsize_t>& shape, const void* value, const std::string& file);
 void write_int_attribute(hid_t object, const std::string& object_path, const char* name,
                          std::int32_t value, const std::string& file);
 void write_double_attribute(hid_t object, const std::string& object_path, const char* name,
                             double value, const std::string& file);
 void write_int64_array_attribute(hid_t object, const std::string& object_path, const char* name,
-                                 const std::vector<std::int64_t>& values,
-                                 const std::string& file);
+                                 const std::vector<std::int64_t>& values, const std::string& file);
 // Fixed-length, null-terminated ASCII: the form h5py and Damaris-era readers decode directly.
 void write_string_attribute(hid_t object, const std::string& object_path, const char* name,
                             const std::string& value, const std::string& file);

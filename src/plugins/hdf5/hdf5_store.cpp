@@ -46,7 +46,8 @@ void hdf5_store::add_xdmf_step(xdmf_step step) {
 }
 
 void hdf5_store::write_xdmf() {
-  const std::string path = m_options.files_path + config::xdmf_file_name(m_context.model->simulation_name);
+  const std::string path =
+      m_options.files_path + config::xdmf_file_name(m_context.model->simulation_name);
   write_file_atomically(path, render_xdmf(*m_context.model, m_steps), m_options.permissions);
   m_xdmf_dirty = false;
 }
@@ -71,8 +72,7 @@ void hdf5_store::finish() {
     std::vector<variable_record> records =
         gather_blocks(step.blocks, step.iteration, step.failed, comm, failed);
     int incomplete = step.incomplete ? 1 : 0;
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &incomplete, 1, MPI_INT, MPI_MAX, comm),
-              "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &incomplete, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
     if (m_context.writer_index != 0 || failure) continue;
     try {
       publish_file_per_core(step.iteration, std::move(records), !failed && !incomplete);

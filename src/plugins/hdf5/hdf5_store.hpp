@@ -26,12 +26,11 @@ struct output_settings {
   hdf5::block_layout blocks = hdf5::block_layout::automatic;
 };
 
-
 // The store's XML options, validated.
 struct store_options {
   file_mode mode = file_mode::file_per_core;
-  std::string files_path;  // "" (current directory) or a prefix ending in '/'
-  std::string xdmf_mode;   // accepted for compatibility, not used
+  std::string files_path;    // "" (current directory) or a prefix ending in '/'
+  std::string xdmf_mode;     // accepted for compatibility, not used
   bool virtual_view = true;  // FilePerCore: per-iteration master file of virtual datasets
   bool xdmf = true;          // <FilesPath><simulation>.xmf
   // Durable: every file is flushed to stable storage (fsync, then its directory) before its
@@ -39,7 +38,7 @@ struct store_options {
   bool durable = false;
   // Permissions="0600": mode bits of every file written (0: the umask's).
   unsigned permissions = 0;
-  output_settings defaults;  // Compression, Precision, Shuffle
+  output_settings defaults;                             // Compression, Precision, Shuffle
   std::map<std::size_t, output_settings> per_variable;  // Compression.<var>, Precision.<var>
 };
 

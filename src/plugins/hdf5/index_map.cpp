@@ -30,10 +30,18 @@ block_positions read_positions(const config::variable& var, const config::layout
   block_positions p;
   p.iteration = block.iteration;
   switch (layout.type) {
-    case config::element_type::int8: widen<std::int8_t>(block.data, count, p.values); break;
-    case config::element_type::int16: widen<std::int16_t>(block.data, count, p.values); break;
-    case config::element_type::int32: widen<std::int32_t>(block.data, count, p.values); break;
-    case config::element_type::int64: widen<std::int64_t>(block.data, count, p.values); break;
+    case config::element_type::int8:
+      widen<std::int8_t>(block.data, count, p.values);
+      break;
+    case config::element_type::int16:
+      widen<std::int16_t>(block.data, count, p.values);
+      break;
+    case config::element_type::int32:
+      widen<std::int32_t>(block.data, count, p.values);
+      break;
+    case config::element_type::int64:
+      widen<std::int64_t>(block.data, count, p.values);
+      break;
     default:
       throw storage_error("HDF5 store: index variable \"" + var.name +
                           "\" does not have an integer layout");
@@ -183,16 +191,16 @@ void write_by_shares(hid_t dataset, hid_t file_type, hsize_t total,
   const dataspace_handle memory_space(
       check_id(H5Screate_simple(1, &memory_extent, nullptr), "H5Screate_simple", site));
   if (length > 0) {
-    check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &first, nullptr, &length,
-                                     nullptr),
-                 "H5Sselect_hyperslab", site);
+    check_status(
+        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &first, nullptr, &length, nullptr),
+        "H5Sselect_hyperslab", site);
   } else {
     check_status(H5Sselect_none(file_space.get()), "H5Sselect_none", site);
     check_status(H5Sselect_none(memory_space.get()), "H5Sselect_none", site);
   }
-  check_status(H5Dwrite(dataset, file_type, memory_space.get(), file_space.get(), dxpl,
-                        range.data()),
-               "H5Dwrite", site);
+  check_status(
+      H5Dwrite(dataset, file_type, memory_space.get(), file_space.get(), dxpl, range.data()),
+      "H5Dwrite", site);
 }
 
 }  // namespace sidecore::plugins::hdf5

@@ -38,8 +38,7 @@ class index_map {
   // Throws storage_error when a block is malformed.
   void update(std::size_t variable, const variable_blocks& index);
   // The positions of (index variable, source, block), or nullptr when never written.
-  const block_positions* find(std::size_t variable, std::int32_t source,
-                              std::int32_t block) const;
+  const block_positions* find(std::size_t variable, std::int32_t source, std::int32_t block) const;
   // Changes whenever update() is given blocks of the variable: what was checked against the
   // other writers (no position given twice) needs no second check until then.
   std::uint64_t generation(std::size_t variable) const;

@@ -39,12 +39,10 @@ std::vector<std::int64_t> packed_offsets(const std::vector<prepared_block>& bloc
 }
 
 void write_packed_variable(hid_t file, hid_t lcpl, const config::variable& var,
-                                                const config::layout& layout,
-                                                const std::vector<prepared_block>& blocks,
-                                                stored_type type, const compression& settings,
-                                                const ghost_widths& ghosts, std::int32_t iteration,
-                                                const std::string& path,
-                                                std::uint64_t& stored_bytes) {
+                           const config::layout& layout, const std::vector<prepared_block>& blocks,
+                           stored_type type, const compression& settings,
+                           const ghost_widths& ghosts, std::int32_t iteration,
+                           const std::string& path, std::uint64_t& stored_bytes) {
   const std::string data_name = packed_data_name(var.name);
   const std::string index_name = packed_index_name(var.name);
   const call_site site{path, data_name};
@@ -76,8 +74,9 @@ void write_packed_variable(hid_t file, hid_t lcpl, const config::variable& var,
   const std::vector<hsize_t> extent{static_cast<hsize_t>(total)};
   const dataspace_handle space = make_simple_space(extent, site);
   const property_list_handle dcpl = make_dataset_properties(
-      settings, total > 0 ? std::vector<hsize_t>{std::min(extent[0], packed_chunk_elements)}
-                          : std::vector<hsize_t>{},
+      settings,
+      total > 0 ? std::vector<hsize_t>{std::min(extent[0], packed_chunk_elements)}
+                : std::vector<hsize_t>{},
       stored_size(type), site);
   dataset_handle dataset(check_id(H5Dcreate2(file, data_name.c_str(), file_type.get(), space.get(),
                                              lcpl, dcpl.get(), H5P_DEFAULT),
@@ -97,11 +96,13 @@ void write_packed_variable(hid_t file, hid_t lcpl, const config::variable& var,
     const hsize_t count = bytes / stored_size(type);
     if (count > 0) {
       const hsize_t offset = static_cast<hsize_t>(offsets[b]);
-      check_status(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &offset, nullptr, &count, nullptr),
-                   "H5Sselect_hyperslab", site);
+      check_status(
+          H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &offset, nullptr, &count, nullptr),
+          "H5Sselect_hyperslab", site);
       const dataspace_handle memory = make_simple_space({count}, site);
-      check_status(H5Dwrite(dataset.get(), file_type.get(), memory.get(), space.get(), H5P_DEFAULT, start),
-                   "H5Dwrite", site);
+      check_status(
+          H5Dwrite(dataset.get(), file_type.get(), memory.get(), space.get(), H5P_DEFAULT, start),
+          "H5Dwrite", site);
     }
     b = next;
   }
@@ -119,14 +120,16 @@ void write_packed_variable(hid_t file, hid_t lcpl, const config::variable& var,
   check_status(dataset.close(), "H5Dclose", site);
 
   const call_site index_site{path, index_name};
-  const std::vector<hsize_t> table{static_cast<hsize_t>(blocks.size()), static_cast<hsize_t>(columns)};
+  const std::vector<hsize_t> table{static_cast<hsize_t>(blocks.size()),
+                                   static_cast<hsize_t>(columns)};
   const dataspace_handle index_space = make_simple_space(table, index_site);
   dataset_handle index_set(check_id(H5Dcreate2(file, index_name.c_str(), H5T_STD_I64LE,
                                                index_space.get(), lcpl, H5P_DEFAULT, H5P_DEFAULT),
                                     "H5Dcreate2", index_site));
   if (!index.empty())
-    check_status(H5Dwrite(index_set.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, index.data()),
-                 "H5Dwrite", index_site);
+    check_status(
+        H5Dwrite(index_set.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, index.data()),
+        "H5Dwrite", index_site);
   write_string_attribute(index_set.get(), index_name, "columns",
                          "source block offset count extents[ndims] position[ndims]", path);
   check_status(index_set.close(), "H5Dclose", index_site);

@@ -44,10 +44,9 @@ std::vector<std::int64_t> packed_offsets(const std::vector<prepared_block>& bloc
 // Writes the blocks of one variable (ordered by source and block) packed into the open file.
 // The bytes HDF5 stored are added to stored_bytes.
 void write_packed_variable(hid_t file, hid_t lcpl, const config::variable& var,
-                                                const config::layout& layout,
-                                                const std::vector<prepared_block>& blocks,
-                                                stored_type type, const compression& settings,
-                                                const ghost_widths& ghosts, std::int32_t iteration, const std::string& path,
-                                                std::uint64_t& stored_bytes);
+                           const config::layout& layout, const std::vector<prepared_block>& blocks,
+                           stored_type type, const compression& settings,
+                           const ghost_widths& ghosts, std::int32_t iteration,
+                           const std::string& path, std::uint64_t& stored_bytes);
 
 }  // namespace sidecore::plugins::hdf5

@@ -2,9 +2,9 @@
 // checks, and the byte counts behind the compression ratio.
 #include "plugins/hdf5/store_internals.hpp"
 
+#include <fcntl.h>
 #include <hdf5.h>
 #include <mpi.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -156,7 +156,7 @@ void create_directories(const std::string& path, const store_context& context) {
 void ensure_space(const std::string& path, std::uint64_t bytes) {
   std::filesystem::path directory = std::filesystem::path(path).parent_path();
   if (directory.empty()) directory = ".";
-  struct statvfs info{};
+  struct statvfs info {};
   if (::statvfs(directory.c_str(), &info) != 0) return;  // cannot tell: let the write find out
   const std::uint64_t available = static_cast<std::uint64_t>(info.f_bavail) * info.f_frsize;
   if (available < bytes)

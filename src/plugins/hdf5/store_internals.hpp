@@ -95,9 +95,9 @@ class hdf5_store final : public store {
         m_ghosts(evaluate_ghosts(*context.model)) {
     find_mappings();
     // Every file of this run carries its id (over finish_comm when comm joins no other writer).
-    m_run = choose_run_marker(
-        context.finish_comm != MPI_COMM_NULL ? context.finish_comm : context.comm,
-        context.writer_count);
+    m_run =
+        choose_run_marker(context.finish_comm != MPI_COMM_NULL ? context.finish_comm : context.comm,
+                          context.writer_count);
     // Writers that cannot talk to each other (background threads without
     // MPI_THREAD_MULTIPLE) cannot build a view of the whole run: say so instead of writing a
     // master file or an XDMF that would only show one writer's blocks.
@@ -216,8 +216,7 @@ class hdf5_store final : public store {
   byte_counts write_file_per_core_contents(const iteration_data& data,
                                            const std::vector<const variable_blocks*>& selected,
                                            const std::vector<std::vector<prepared_block>>& prepared,
-                                           const std::vector<char>& packed,
-                                           const std::string& path,
+                                           const std::vector<char>& packed, const std::string& path,
                                            const std::string& temporary) const;
   void publish_file_per_core(std::int32_t iteration, std::vector<variable_record> records,
                              bool complete);
@@ -267,7 +266,7 @@ class hdf5_store final : public store {
   run_marker m_run;
   bool m_deferred_view = false;
   std::vector<deferred_step> m_deferred;
-  bool m_xdmf_held = false;  // finish(): the XDMF file is written once, after the last step
+  bool m_xdmf_held = false;   // finish(): the XDMF file is written once, after the last step
   bool m_xdmf_dirty = false;  // steps not yet in the XDMF file
   std::chrono::steady_clock::time_point m_next_xdmf_write{};
   std::vector<ghost_widths> m_ghosts;  // per layout

@@ -132,10 +132,11 @@ store_options parse_options(const store_context& context) {
     } else {
       const std::vector<std::string> keys = {"FileMode", "FilesPath",   "VirtualView", "XDMF",
                                              "XDMFMode", "Compression", "Shuffle",     "Precision",
-                                             "Durable",     "BlockLayout", "Permissions", "Checksum"};
-      throw config_error(store_where(context) + ": unknown option \"" + key + "\"; " +
-                         config::detail::suggest(key, keys, "options") +
-                         " (and Compression.<variable>, Precision.<variable>, BlockLayout.<variable>)");
+                                             "Durable",  "BlockLayout", "Permissions", "Checksum"};
+      throw config_error(
+          store_where(context) + ": unknown option \"" + key + "\"; " +
+          config::detail::suggest(key, keys, "options") +
+          " (and Compression.<variable>, Precision.<variable>, BlockLayout.<variable>)");
     }
   }
   for (const auto& [key, value] : per_variable) {
@@ -178,7 +179,8 @@ store_options parse_options(const store_context& context) {
                      "\" (line ", v.line, ") has layout \"", l.name,
                      "\" without global dimensions, so each of its blocks is stored as its own "
                      "dataset \"",
-                     v.name, "/P<source>", context.model->arch.domains != 1 ? "/B<block>" : "[/B<block>]",
+                     v.name, "/P<source>",
+                     context.model->arch.domains != 1 ? "/B<block>" : "[/B<block>]",
                      "\" in the collective file; add global=\"...\" to the layout (line ", l.line,
                      ") for one global dataset");
     }

@@ -31,26 +31,25 @@ constexpr std::size_t fixed_fields = 7;
 
 }  // namespace
 
-std::string block_dataset_name(const std::string& variable, std::int32_t source,
-                               std::int32_t block, bool block_level) {
+std::string block_dataset_name(const std::string& variable, std::int32_t source, std::int32_t block,
+                               bool block_level) {
   std::string name = variable + "/P" + std::to_string(source);
   if (block_level) name += "/B" + std::to_string(block);
   return name;
 }
 
 std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine,
-                                           std::int32_t iteration, bool failed_here,
-                                           MPI_Comm comm, bool& failed) {
+                                           std::int32_t iteration, bool failed_here, MPI_Comm comm,
+                                           bool& failed) {
   std::vector<std::int64_t> packed;
   packed.push_back(failed_here ? 1 : 0);
   for (const local_blocks& b : mine) {
     const std::size_t ndims = b.dims.size();
-    const bool has_global = b.global_dims != nullptr && b.global_dims->size() == ndims &&
-                            ndims > 0;
-    packed.insert(packed.end(),
-                  {static_cast<std::int64_t>(b.variable), static_cast<std::int64_t>(b.type),
-                   b.source, b.block, b.packed_offset, static_cast<std::int64_t>(ndims),
-                   has_global ? 1 : 0});
+    const bool has_global = b.global_dims != nullptr && b.global_dims->size() == ndims && ndims > 0;
+    packed.insert(
+        packed.end(),
+        {static_cast<std::int64_t>(b.variable), static_cast<std::int64_t>(b.type), b.source,
+         b.block, b.packed_offset, static_cast<std::int64_t>(ndims), has_global ? 1 : 0});
     packed.insert(packed.end(), b.dims.begin(), b.dims.end());
     packed.insert(packed.end(), b.position.begin(), b.position.end());
     if (has_global) packed.insert(packed.end(), b.global_dims->begin(), b.global_dims->end());
@@ -119,8 +118,9 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
       record.blocks.push_back(std::move(block));
     }
   }
-  std::sort(records.begin(), records.end(),
-            [](const variable_record& a, const variable_record& b) { return a.variable < b.variable; });
+  std::sort(records.begin(), records.end(), [](const variable_record& a, const variable_record& b) {
+    return a.variable < b.variable;
+  });
   for (variable_record& r : records) {
     std::sort(r.blocks.begin(), r.blocks.end(), [](const block_record& a, const block_record& b) {
       return std::tie(a.source, a.block) < std::tie(b.source, b.block);
@@ -130,19 +130,19 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
 }
 
 namespace {
-void write_master_contents(file_handle& file, const config::model& model, std::int32_t iteration,
-                           const std::vector<variable_record>& records,
-                           const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
-                           bool complete, const run_marker& run, const std::string& path);
+void write_master_contents(
+    file_handle& file, const config::model& model, std::int32_t iteration,
+    const std::vector<variable_record>& records,
+    const std::function<std::string(std::int32_t, std::int32_t)>& source_file, bool complete,
+    const run_marker& run, const std::string& path);
 }  // namespace
 
 bool write_master(const std::string& path, const config::model& model, std::int32_t iteration,
                   const std::vector<variable_record>& records,
                   const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
                   bool complete, const run_marker& run, unsigned permissions) {
-  const bool any = std::any_of(records.begin(), records.end(), [](const variable_record& r) {
-    return !r.global_dims.empty();
-  });
+  const bool any = std::any_of(records.begin(), records.end(),
+                               [](const variable_record& r) { return !r.global_dims.empty(); });
   if (!any) return false;
 
   const call_site file_site{path, {}};
@@ -178,10 +178,11 @@ bool write_master(const std::string& path, const config::model& model, std::int3
 namespace {
 
 // The master file's attributes and virtual datasets, into the open (temporary) file; closes it.
-void write_master_contents(file_handle& file, const config::model& model, std::int32_t iteration,
-                           const std::vector<variable_record>& records,
-                           const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
-                           bool complete, const run_marker& run, const std::string& path) {
+void write_master_contents(
+    file_handle& file, const config::model& model, std::int32_t iteration,
+    const std::vector<variable_record>& records,
+    const std::function<std::string(std::int32_t, std::int32_t)>& source_file, bool complete,
+    const run_marker& run, const std::string& path) {
   const call_site file_site{path, {}};
   write_int_attribute(file.get(), "/", "iteration", iteration, path);
   write_int_attribute(file.get(), "/", "complete", complete ? 1 : 0, path);
@@ -238,7 +239,7 @@ void write_master_contents(file_handle& file, const config::model& model, std::i
     };
     struct packed_run {
       std::int32_t writer;
-      hsize_t packed_start, packed_end;  // in elements of the writer's "<variable>/packed"
+      hsize_t packed_start, packed_end;   // in elements of the writer's "<variable>/packed"
       std::vector<hsize_t> start, count;  // the box in the global dataset
     };
     std::optional<packed_run> run;
@@ -306,20 +307,20 @@ void write_master_contents(file_handle& file, const config::model& model, std::i
     map_packed_run();
 
     const stored_hdf5_type type(record.type);
-    dataset_handle dataset(check_id(H5Dcreate2(file.get(), name.c_str(), type.get(),
-                                               global_space.get(), lcpl.get(), dcpl.get(),
-                                               H5P_DEFAULT),
-                                    "H5Dcreate2", site));
+    dataset_handle dataset(
+        check_id(H5Dcreate2(file.get(), name.c_str(), type.get(), global_space.get(), lcpl.get(),
+                            dcpl.get(), H5P_DEFAULT),
+                 "H5Dcreate2", site));
     write_int_attribute(dataset.get(), name, "iteration", iteration, path);
     write_int_attribute(dataset.get(), name, "stored_iteration", record.stored_iteration, path);
     write_string_attribute(dataset.get(), name, "layout", layout.name, path);
     if (!var.unit.empty()) write_string_attribute(dataset.get(), name, "unit", var.unit, path);
     const hsize_t mapped = origins.size() / 3;
     if (mapped > 0) {
-      write_attribute(dataset.get(), name, "block_positions", H5T_NATIVE_INT64,
-                      {mapped, ndims}, positions.data(), path);
-      write_attribute(dataset.get(), name, "block_dimensions", H5T_NATIVE_INT64,
-                      {mapped, ndims}, extents.data(), path);
+      write_attribute(dataset.get(), name, "block_positions", H5T_NATIVE_INT64, {mapped, ndims},
+                      positions.data(), path);
+      write_attribute(dataset.get(), name, "block_dimensions", H5T_NATIVE_INT64, {mapped, ndims},
+                      extents.data(), path);
       write_attribute(dataset.get(), name, "block_origins", H5T_NATIVE_INT32, {mapped, 3},
                       origins.data(), path);
     }

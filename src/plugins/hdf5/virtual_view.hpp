@@ -27,8 +27,8 @@ struct block_record {
 
 // A variable of one iteration as the whole store holds it.
 struct variable_record {
-  std::size_t variable = 0;            // index in model::variables
-  std::int32_t stored_iteration = 0;   // iteration whose files hold the data
+  std::size_t variable = 0;           // index in model::variables
+  std::int32_t stored_iteration = 0;  // iteration whose files hold the data
   stored_type type = stored_type::int8;
   std::vector<std::int64_t> global_dims;  // empty when the layout gives none
   std::vector<block_record> blocks;       // file-per-core only, ordered by (source, block)
@@ -51,8 +51,8 @@ struct local_blocks {
 // global dimensions agreed as the largest of each extent; elsewhere returns nothing.
 // `failed` is true on writer 0 when some writer reported failed_here.
 std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine,
-                                           std::int32_t iteration, bool failed_here,
-                                           MPI_Comm comm, bool& failed);
+                                           std::int32_t iteration, bool failed_here, MPI_Comm comm,
+                                           bool& failed);
 
 // Writes the master file at path (replacing it), marked with the run's id and writer count;
 // written under a temporary name and renamed, so that a writer killed meanwhile leaves no torn
@@ -66,8 +66,8 @@ bool write_master(const std::string& path, const config::model& model, std::int3
 
 // The dataset of a block in a file-per-core file, named as Damaris names it:
 // "<variable>/P<source>/B<block>" with a block level, "<variable>/P<source>" without.
-std::string block_dataset_name(const std::string& variable, std::int32_t source,
-                               std::int32_t block, bool block_level);
+std::string block_dataset_name(const std::string& variable, std::int32_t source, std::int32_t block,
+                               bool block_level);
 
 // Whether a block's name has the block level: always when the configuration declares several
 // domains per client (as in Damaris), and with one domain as soon as the client holds, in

@@ -78,8 +78,8 @@ const char* number_type(stored_type type) {
 void data_item(std::ostringstream& out, const xdmf_dataset& d, const char* indent,
                const std::vector<std::int64_t>& dims = {}) {
   out << indent << "<DataItem Dimensions=\"" << extents_text(dims.empty() ? d.dims : dims) << "\" "
-      << number_type(d.type) << " Format=\"HDF\">" << escaped(d.file) << ":/"
-      << escaped(d.path) << "</DataItem>\n";
+      << number_type(d.type) << " Format=\"HDF\">" << escaped(d.file) << ":/" << escaped(d.path)
+      << "</DataItem>\n";
 }
 
 // One grid of a step: its geometry and topology, then the attributes placed on it.
@@ -88,7 +88,7 @@ struct grid {
   std::string topology;  // full <Topology .../> element
   std::vector<const xdmf_dataset*> geometry;
   std::string geometry_type;
-  std::string geometry_inline;  // for CoRectMesh: origin and spacing items
+  std::string geometry_inline;       // for CoRectMesh: origin and spacing items
   std::vector<std::int64_t> points;  // point extents, C order
   // Extents written on the attributes' data items when they must differ from the datasets'
   // (readers want the grid's rank); empty to use the dataset's own.
@@ -118,8 +118,8 @@ grid regular_grid(const std::vector<std::int64_t>& dims) {
   g.points = dims;
   while (g.points.size() < 3) g.points.insert(g.points.begin(), 1);
   g.attribute_dims = g.points;
-  g.topology = "<Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" + extents_text(g.points) +
-               "\"/>";
+  g.topology =
+      "<Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" + extents_text(g.points) + "\"/>";
   g.geometry_type = "ORIGIN_DXDYDZ";
   g.geometry_inline =
       "        <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
@@ -251,8 +251,7 @@ std::string render_xdmf(const config::model& model, const std::vector<xdmf_step>
   return out.str();
 }
 
-void write_file_atomically(const std::string& path, const std::string& text,
-                           unsigned permissions) {
+void write_file_atomically(const std::string& path, const std::string& text, unsigned permissions) {
   const std::string temporary = path + ".tmp";
   {
     // A stale temporary file, or a symlink planted under its name, is removed, not followed.
@@ -260,14 +259,16 @@ void write_file_atomically(const std::string& path, const std::string& text,
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                           permissions != 0 ? static_cast<mode_t>(permissions) : 0666);
     if (fd < 0)
-      throw storage_error("HDF5 store: cannot create \"" + temporary + "\": " +
-                          std::strerror(errno));
+      throw storage_error("HDF5 store: cannot create \"" + temporary +
+                          "\": " + std::strerror(errno));
     int err = 0;
     std::size_t done = 0;
     while (done < text.size() && err == 0) {
       const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-      if (n > 0) done += static_cast<std::size_t>(n);
-      else if (n < 0 && errno != EINTR) err = errno;
+      if (n > 0)
+        done += static_cast<std::size_t>(n);
+      else if (n < 0 && errno != EINTR)
+        err = errno;
     }
     // The umask may have taken bits away from what was asked.
     if (err == 0 && permissions != 0 && ::fchmod(fd, static_cast<mode_t>(permissions)) != 0)

@@ -115,13 +115,12 @@ std::string take_python_error(bool brief = false) {
   std::string text;
   py_ref module(PyImport_ImportModule("traceback"));
   if (module) {
-    py_ref lines(brief ? PyObject_CallMethod(module.get(), "format_exception_only", "OO",
-                                             t.get() ? t.get() : Py_None,
-                                             v.get() ? v.get() : Py_None)
-                       : PyObject_CallMethod(module.get(), "format_exception", "OOO",
-                                             t.get() ? t.get() : Py_None,
-                                             v.get() ? v.get() : Py_None,
-                                             tb.get() ? tb.get() : Py_None));
+    py_ref lines(brief
+                     ? PyObject_CallMethod(module.get(), "format_exception_only", "OO",
+                                           t.get() ? t.get() : Py_None, v.get() ? v.get() : Py_None)
+                     : PyObject_CallMethod(module.get(), "format_exception", "OOO",
+                                           t.get() ? t.get() : Py_None, v.get() ? v.get() : Py_None,
+                                           tb.get() ? tb.get() : Py_None));
     if (lines) {
       py_ref empty(PyUnicode_FromString(""));
       py_ref joined(empty ? PyUnicode_Join(empty.get(), lines.get()) : nullptr);
@@ -199,8 +198,7 @@ PyObject* host_module(const char* directory, std::string& error) {
 // A block's memory as a Python object: read-only buffers on it, counted, so that the runner
 // knows whether the script still holds a view (a NumPy array made from it) after its call.
 struct block_memory {
-  PyObject_HEAD
-  const void* data;  // nullptr once the call is over: no new view can be made
+  PyObject_HEAD const void* data;  // nullptr once the call is over: no new view can be made
   Py_ssize_t bytes;
   Py_ssize_t exports;
   int iteration;
@@ -238,13 +236,20 @@ void block_memory_dealloc(PyObject* self) { Py_TYPE(self)->tp_free(self); }
 
 int npy_type_of(int type) {
   switch (type) {
-    case SIDECORE_TYPE_INT8: return NPY_INT8;
-    case SIDECORE_TYPE_INT16: return NPY_INT16;
-    case SIDECORE_TYPE_INT32: return NPY_INT32;
-    case SIDECORE_TYPE_INT64: return NPY_INT64;
-    case SIDECORE_TYPE_FLOAT32: return NPY_FLOAT32;
-    case SIDECORE_TYPE_FLOAT64: return NPY_FLOAT64;
-    default: return NPY_NOTYPE;
+    case SIDECORE_TYPE_INT8:
+      return NPY_INT8;
+    case SIDECORE_TYPE_INT16:
+      return NPY_INT16;
+    case SIDECORE_TYPE_INT32:
+      return NPY_INT32;
+    case SIDECORE_TYPE_INT64:
+      return NPY_INT64;
+    case SIDECORE_TYPE_FLOAT32:
+      return NPY_FLOAT32;
+    case SIDECORE_TYPE_FLOAT64:
+      return NPY_FLOAT64;
+    default:
+      return NPY_NOTYPE;
   }
 }
 
@@ -459,14 +464,11 @@ py_ref block_tuple(const sidecore_block& b) {
   memory->ndims = std::min(static_cast<int>(b.ndims), SIDECORE_PLUGIN_MAX_DIMS);
   for (int d = 0; d < memory->ndims; ++d) memory->dims[d] = static_cast<npy_intp>(b.dims[d]);
   py_ref data(reinterpret_cast<PyObject*>(memory));
-  return py_ref(Py_BuildValue("(siNNNNNiiN)", b.variable, static_cast<int>(b.type),
-                              int_tuple(b.dims, b.ndims).release(),
-                              int_tuple(b.global_dims, b.ndims).release(),
-                              int_tuple(b.position, b.ndims).release(),
-                              int_tuple(b.ghosts_before, b.ndims).release(),
-                              int_tuple(b.ghosts_after, b.ndims).release(),
-                              static_cast<int>(b.source), static_cast<int>(b.block),
-                              data.release()));
+  return py_ref(Py_BuildValue(
+      "(siNNNNNiiN)", b.variable, static_cast<int>(b.type), int_tuple(b.dims, b.ndims).release(),
+      int_tuple(b.global_dims, b.ndims).release(), int_tuple(b.position, b.ndims).release(),
+      int_tuple(b.ghosts_before, b.ndims).release(), int_tuple(b.ghosts_after, b.ndims).release(),
+      static_cast<int>(b.source), static_cast<int>(b.block), data.release()));
 }
 
 // One block tuple per block of the iteration, in a list (GIL held).
@@ -488,8 +490,8 @@ py_ref block_views(const script& s, PyObject* raw) {
   if (!views) return views;
   for (Py_ssize_t v = 0; v < PyTuple_GET_SIZE(s.variables.get()); ++v) {
     py_ref list(PyList_New(0));
-    if (!list || PyDict_SetItem(views.get(), PyTuple_GET_ITEM(s.variables.get(), v),
-                                list.get()) < 0)
+    if (!list ||
+        PyDict_SetItem(views.get(), PyTuple_GET_ITEM(s.variables.get(), v), list.get()) < 0)
       return py_ref();
   }
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(raw); ++i) {
@@ -513,8 +515,7 @@ py_ref block_views(const script& s, PyObject* raw) {
 // (Iteration.blocks calls this object): a script that looks at none of them, or only on some
 // iterations, does not pay for them. Callable during the call only.
 struct lazy_blocks {
-  PyObject_HEAD
-  const script* owner;
+  PyObject_HEAD const script* owner;
   const sidecore_iteration* iteration;  // nullptr once the call is over
   int number;
   PyObject* raw;    // the block tuples, once made (the runner takes their memory back)
@@ -683,7 +684,8 @@ int on_iteration(void* handle, const sidecore_iteration* iteration, char* messag
     lazy_blocks* lazy = nullptr;
     PyTypeObject* type = lazy_blocks_type();
     if (type != nullptr) lazy = PyObject_New(lazy_blocks, type);
-    if (lazy == nullptr) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
+    if (lazy == nullptr)
+      return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
     lazy->owner = s;
     lazy->iteration = iteration;
     lazy->number = iteration->iteration;
@@ -716,8 +718,8 @@ int on_iteration(void* handle, const sidecore_iteration* iteration, char* messag
   // script's.
   const long kept = take_back(raw.get());
   if (kept > 0) {
-    py_ref warned(PyObject_CallMethod(s->host.get(), "kept_views", "il", iteration->iteration,
-                                      kept));
+    py_ref warned(
+        PyObject_CallMethod(s->host.get(), "kept_views", "il", iteration->iteration, kept));
     if (!warned) {
       const std::string why = take_python_error();
       if (error.empty()) error = why;
@@ -758,8 +760,7 @@ void script_destroy(void* handle) {
   if (s == nullptr) return;
   if (!python_alive()) {
     // The interpreter and its objects are gone, or going: nothing is given back.
-    for (py_ref* held : {&s->host, &s->block_type, &s->iteration_type, &s->function,
-                         &s->variables})
+    for (py_ref* held : {&s->host, &s->block_type, &s->iteration_type, &s->function, &s->variables})
       held->release();
     delete s;
     return;
@@ -775,9 +776,13 @@ void script_destroy(void* handle) {
   delete s;
 }
 
-const sidecore_action_descriptor descriptor = {
-    SIDECORE_ACTION_ABI_VERSION, "pyscript", script_create, script_on_iteration, nullptr,
-    script_finish,               script_destroy};
+const sidecore_action_descriptor descriptor = {SIDECORE_ACTION_ABI_VERSION,
+                                               "pyscript",
+                                               script_create,
+                                               script_on_iteration,
+                                               nullptr,
+                                               script_finish,
+                                               script_destroy};
 
 }  // namespace
 
