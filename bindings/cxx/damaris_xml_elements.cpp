@@ -4,38 +4,11 @@
 #include <sstream>
 #include <string>
 
+#include "common/text.hpp"
+
 namespace damaris {
 namespace model {
 namespace {
-
-// Any string may come from a user's YAML or code: escaped, it cannot end the attribute or the
-// element early.
-std::string escaped(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 const char* boolean(bool value) { return value ? "true" : "false"; }
 
@@ -46,7 +19,7 @@ class tag {
   explicit tag(const char* element) : m_text(std::string("<") + element) {}
 
   tag& always(const char* name, const std::string& value) {
-    m_text += std::string(" ") + name + "=\"" + escaped(value) + "\"";
+    m_text += std::string(" ") + name + "=\"" + sidecore::xml_escaped(value) + "\"";
     return *this;
   }
   tag& optional(const char* name, const std::string& value) {
@@ -60,7 +33,7 @@ class tag {
 };
 
 std::string option(const char* key, const std::string& value) {
-  return "<option key=\"" + std::string(key) + "\">" + escaped(value) + "</option>";
+  return "<option key=\"" + std::string(key) + "\">" + sidecore::xml_escaped(value) + "</option>";
 }
 
 }  // namespace
@@ -165,7 +138,7 @@ std::string DamarisParaviewXML::ReturnXMLForParaview() const {
                          .optional("comment", m_comment)
                          .opened();
   for (const std::string& script : m_scripts)
-    text += "\n  <script>" + escaped(script) + "</script>";
+    text += "\n  <script>" + sidecore::xml_escaped(script) + "</script>";
   return text + "\n</paraview>";
 }
 

@@ -1,5 +1,5 @@
 // Small text helpers every module needs the same way: case-insensitive comparison (XML values
-// and option names) and trimming.
+// and option names), trimming and XML escaping.
 #pragma once
 
 #include <algorithm>
@@ -28,6 +28,35 @@ inline std::string trimmed(std::string_view text) {
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
   while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
   return std::string(text);
+}
+
+// text with &, <, >, " and ' written as XML entities: any string may then stand in an attribute
+// value or an element's text without ending it early.
+inline std::string xml_escaped(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace sidecore

@@ -18,33 +18,11 @@
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "common/text.hpp"
 
 namespace sidecore::plugins::hdf5 {
 
 namespace {
-
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::string extents_text(const std::vector<std::int64_t>& dims) {
   std::string text;
@@ -78,8 +56,8 @@ const char* number_type(stored_type type) {
 void data_item(std::ostringstream& out, const xdmf_dataset& d, const char* indent,
                const std::vector<std::int64_t>& dims = {}) {
   out << indent << "<DataItem Dimensions=\"" << extents_text(dims.empty() ? d.dims : dims) << "\" "
-      << number_type(d.type) << " Format=\"HDF\">" << escaped(d.file) << ":/" << escaped(d.path)
-      << "</DataItem>\n";
+      << number_type(d.type) << " Format=\"HDF\">" << xml_escaped(d.file) << ":/"
+      << xml_escaped(d.path) << "</DataItem>\n";
 }
 
 // One grid of a step: its geometry and topology, then the attributes placed on it.
@@ -169,7 +147,7 @@ bool mesh_grid(const config::mesh& mesh, const std::map<std::string, const xdmf_
 }
 
 void render_grid(std::ostringstream& out, const grid& g, std::int32_t iteration) {
-  out << "      <Grid Name=\"" << escaped(g.name) << "\" GridType=\"Uniform\">\n";
+  out << "      <Grid Name=\"" << xml_escaped(g.name) << "\" GridType=\"Uniform\">\n";
   out << "        <Time Value=\"" << iteration << "\"/>\n";
   out << "        " << g.topology << "\n";
   out << "        <Geometry GeometryType=\"" << g.geometry_type << "\">\n";
@@ -177,7 +155,7 @@ void render_grid(std::ostringstream& out, const grid& g, std::int32_t iteration)
   for (const xdmf_dataset* c : g.geometry) data_item(out, *c, "          ");
   out << "        </Geometry>\n";
   for (const auto& [dataset, center] : g.attributes) {
-    out << "        <Attribute Name=\"" << escaped(dataset->path)
+    out << "        <Attribute Name=\"" << xml_escaped(dataset->path)
         << "\" AttributeType=\"Scalar\" Center=\"" << center << "\">\n";
     data_item(out, *dataset, "          ", g.attribute_dims);
     out << "        </Attribute>\n";
@@ -241,7 +219,7 @@ std::string render_xdmf(const config::model& model, const std::vector<xdmf_step>
   out << "<Xdmf Version=\"2.0\">\n";
   out << "  <Domain>\n";
   for (const std::string& name : order) {
-    out << "    <Grid Name=\"" << escaped(name)
+    out << "    <Grid Name=\"" << xml_escaped(name)
         << "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
     for (const auto& [iteration, g] : series[name]) render_grid(out, g, iteration);
     out << "    </Grid>\n";
