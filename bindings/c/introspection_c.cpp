@@ -26,11 +26,6 @@ struct sidecore_description {
 
 namespace {
 
-template <typename Body>
-int guarded(const char* function, Body&& body) noexcept {
-  return sidecore::c_boundary::guarded_call(function, body);
-}
-
 // Rank 0's text of the file, on every rank; the same config_error on every rank when rank 0
 // cannot read it.
 std::string text_from_first_rank(const std::string& file, MPI_Comm comm) {
@@ -103,7 +98,7 @@ const sidecore_description& checked(const sidecore_description* d) {
 SIDECORE_API int sidecore_describe_open(const char* configfile, MPI_Comm comm,
                                         sidecore_description** out) {
   if (out) *out = nullptr;
-  return guarded("sidecore_describe_open", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_describe_open", [&] {
     if (!configfile) throw sidecore::argument_error("configfile is NULL");
     if (!out) throw sidecore::argument_error("out is NULL");
     if (comm == MPI_COMM_NULL) throw sidecore::argument_error("comm is MPI_COMM_NULL");
@@ -128,7 +123,7 @@ SIDECORE_API void sidecore_describe_close(sidecore_description* description) { d
 
 SIDECORE_API int sidecore_describe_fortran_order(const sidecore_description* description,
                                                  const char* variable, int32_t* fortran) {
-  return guarded("sidecore_describe_fortran_order", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_describe_fortran_order", [&] {
     const sidecore_description& d = checked(description);
     if (!variable) throw sidecore::argument_error("variable is NULL");
     if (!fortran) throw sidecore::argument_error("fortran is NULL");
@@ -143,7 +138,7 @@ SIDECORE_API int sidecore_describe_fortran_order(const sidecore_description* des
 SIDECORE_API int sidecore_describe_variable(const sidecore_description* description,
                                             const char* variable, int32_t* type, int32_t* ndims,
                                             int64_t* extents) {
-  return guarded("sidecore_describe_variable", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_describe_variable", [&] {
     const sidecore_description& d = checked(description);
     if (!variable) throw sidecore::argument_error("variable is NULL");
     if (!type || !ndims || !extents) throw sidecore::argument_error("an output pointer is NULL");
@@ -178,7 +173,7 @@ SIDECORE_API int sidecore_describe_variable(const sidecore_description* descript
 
 SIDECORE_API int sidecore_describe_parameter(const sidecore_description* description,
                                              const char* parameter, int32_t* type) {
-  return guarded("sidecore_describe_parameter", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_describe_parameter", [&] {
     const sidecore_description& d = checked(description);
     if (!parameter) throw sidecore::argument_error("parameter is NULL");
     if (!type) throw sidecore::argument_error("type is NULL");
@@ -192,7 +187,7 @@ SIDECORE_API int sidecore_describe_parameter(const sidecore_description* descrip
 
 SIDECORE_API int sidecore_describe_domains(const sidecore_description* description,
                                            int32_t* domains) {
-  return guarded("sidecore_describe_domains", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_describe_domains", [&] {
     const sidecore_description& d = checked(description);
     if (!domains) throw sidecore::argument_error("domains is NULL");
     *domains = d.model.arch.domains;

@@ -21,11 +21,6 @@ namespace {
 using sidecore::argument_error;
 using sidecore::reader::element;
 
-template <typename Body>
-int guarded(const char* function, Body&& body) noexcept {
-  return sidecore::c_boundary::guarded_call(function, body);
-}
-
 template <typename T>
 T* required(T* pointer, const char* what) {
   if (!pointer) throw argument_error(std::string(what) + " is NULL");
@@ -60,7 +55,7 @@ std::vector<std::int64_t> values(const int64_t* p, std::size_t n) { return {p, p
 
 SIDECORE_API int sidecore_read_iterations(const char* prefix, int32_t* iterations, int32_t capacity,
                                           int32_t* count) {
-  return guarded("sidecore_read_iterations", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_read_iterations", [&] {
     required(count, "count");
     const std::vector<std::int32_t> stored =
         sidecore::reader::stored_iterations(required(prefix, "prefix"));
@@ -74,7 +69,7 @@ SIDECORE_API int sidecore_read_iterations(const char* prefix, int32_t* iteration
 SIDECORE_API int sidecore_read_open(const char* prefix, int32_t iteration,
                                     sidecore_reader** reader) {
   if (reader) *reader = nullptr;
-  return guarded("sidecore_read_open", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_read_open", [&] {
     required(reader, "reader");
     *reader = new sidecore_reader(required(prefix, "prefix"), iteration);
   });
@@ -83,13 +78,13 @@ SIDECORE_API int sidecore_read_open(const char* prefix, int32_t iteration,
 SIDECORE_API void sidecore_read_close(sidecore_reader* reader) { delete reader; }
 
 SIDECORE_API int sidecore_read_complete(const sidecore_reader* reader, int32_t* complete) {
-  return guarded("sidecore_read_complete", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_read_complete", [&] {
     *required(complete, "complete") = required(reader, "reader")->run.complete() ? 1 : 0;
   });
 }
 
 SIDECORE_API int sidecore_read_variable_count(const sidecore_reader* reader, int32_t* count) {
-  return guarded("sidecore_read_variable_count", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_read_variable_count", [&] {
     *required(count, "count") =
         static_cast<int32_t>(required(reader, "reader")->run.variables().size());
   });
@@ -98,7 +93,7 @@ SIDECORE_API int sidecore_read_variable_count(const sidecore_reader* reader, int
 SIDECORE_API int sidecore_read_variable(const sidecore_reader* reader, int32_t index,
                                         const char** name, int32_t* type, int32_t* ndims,
                                         int64_t* global_extents, int32_t* block_count) {
-  return guarded("sidecore_read_variable", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_read_variable", [&] {
     const auto& variables = required(reader, "reader")->run.variables();
     if (index < 0 || static_cast<std::size_t>(index) >= variables.size())
       throw argument_error("variable index " + std::to_string(index) + " is out of range (0.." +
@@ -123,7 +118,7 @@ SIDECORE_API int sidecore_read_variable(const sidecore_reader* reader, int32_t i
 
 SIDECORE_API int sidecore_read_block_info(const sidecore_reader* reader, const char* variable,
                                           int32_t index, sidecore_block_info* info) {
-  return guarded("sidecore_read_block_info", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_read_block_info", [&] {
     const sidecore::reader::variable_info& v =
         required(reader, "reader")->run.variable(required(variable, "variable"));
     required(info, "info");
@@ -146,7 +141,7 @@ SIDECORE_API int sidecore_read_block_info(const sidecore_reader* reader, const c
 SIDECORE_API int sidecore_read_block(sidecore_reader* reader, const char* variable, int32_t source,
                                      int32_t block, int32_t type, void* buffer,
                                      uint64_t buffer_bytes) {
-  return guarded("sidecore_read_block", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_read_block", [&] {
     required(reader, "reader")
         ->run.read_block(required(variable, "variable"), source, block, element_of(type), buffer,
                          buffer_bytes);
@@ -156,7 +151,7 @@ SIDECORE_API int sidecore_read_block(sidecore_reader* reader, const char* variab
 SIDECORE_API int sidecore_read_region(sidecore_reader* reader, const char* variable,
                                       const int64_t* start, const int64_t* count, int32_t type,
                                       void* buffer, uint64_t buffer_bytes) {
-  return guarded("sidecore_read_region", [&] {
+  return sidecore::c_boundary::guarded_call("sidecore_read_region", [&] {
     sidecore::reader::run_reader& run = required(reader, "reader")->run;
     const std::size_t n = run.variable(required(variable, "variable")).global_extents.size();
     run.read_region(variable, values(required(start, "start"), n),
