@@ -10,7 +10,9 @@ install(TARGETS sidecore EXPORT SidecoreTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The command-line tool (docs/cli.md); it carries the library's objects, so it is not part of
 # the exported targets.
-install(TARGETS sidecore_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(SIDECORE_BUILD_CLI)
+  install(TARGETS sidecore_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 # `sidecore report` runs this script, found at <bin>/../share/sidecore (tools/cli/report.cpp).
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/report/sidecore_report.py
   DESTINATION ${CMAKE_INSTALL_DATADIR}/sidecore)

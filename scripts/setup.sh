@@ -9,7 +9,8 @@ build=${1:-$root/build}
 shift $(($# > 0 ? 1 : 0))
 
 packages=(build-essential cmake ninja-build pkg-config gfortran libopenmpi-dev openmpi-bin
-          libhdf5-openmpi-dev hdf5-tools libpugixml-dev libgtest-dev python3-venv python3-dev)
+          libhdf5-openmpi-dev hdf5-tools libpugixml-dev libcli11-dev libgtest-dev python3-venv
+          python3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

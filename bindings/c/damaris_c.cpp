@@ -22,9 +22,9 @@
 #include "common/log.hpp"
 #include "plugins/python_scripts.hpp"
 #include "runtime/runtime.hpp"
-#include "server/actions.hpp"
 #include "sidecore/blocks.h"
 #include "sidecore/schedule.h"
+#include "storing/actions.hpp"
 
 namespace {
 
@@ -355,8 +355,8 @@ SIDECORE_API int damaris_bind(const char* signal_name, signal_t sig) {
   return guarded(
       "damaris_bind",
       [&] {
-        sidecore::server::action_registry::instance().bind(checked_name(signal_name, "signal_name"),
-                                                           sig);
+        sidecore::storing::action_registry::instance().bind(
+            checked_name(signal_name, "signal_name"), sig);
       },
       failure_report::usual, thread_use::any);
 }

@@ -11,8 +11,8 @@
 #include "common/c_boundary.hpp"
 #include "common/error.hpp"
 #include "current_runtime.hpp"
+#include "protocol/live_stats.hpp"
 #include "runtime/runtime.hpp"
-#include "transport/live_stats.hpp"
 
 static_assert(offsetof(sidecore_stats_t, bytes_received) == SIDECORE_STATS_MIN_SIZE,
               "SIDECORE_STATS_MIN_SIZE ends where the client's fields end");
@@ -33,9 +33,9 @@ void fill(const sidecore::client::client& client, sidecore_stats_t& s) {
     s.flags |= SIDECORE_STATS_WRITE_TIMES;
     s.client_write_seconds = c.seconds_in_calls;
   }
-  const sidecore::transport::live_stats* published = client.engine().writer_stats();
+  const sidecore::protocol::live_stats* published = client.engine().writer_stats();
   if (!published) return;
-  sidecore::transport::live_values v;
+  sidecore::protocol::live_values v;
   if (!published->read(v)) return;  // nothing published yet
   s.flags |= SIDECORE_STATS_WRITER;
   s.bytes_received = v.bytes_received;

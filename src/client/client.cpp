@@ -13,7 +13,7 @@
 #include "common/interrupt_notice.hpp"
 #include "common/log.hpp"
 #include "common/run_clock.hpp"
-#include "server/actions.hpp"
+#include "storing/actions.hpp"
 
 namespace sidecore::client {
 namespace {
@@ -23,7 +23,7 @@ std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 }  // namespace
 
 client::client(const config::model& model, int client_index,
-               std::unique_ptr<engines::engine> engine)
+               std::unique_ptr<transports::engine> engine)
     : m_model(model),
       m_client_index(client_index),
       m_engine(std::move(engine)),
@@ -116,9 +116,9 @@ void client::note_dropped(std::uint64_t bytes) {
   m_dropped_this_iteration += bytes;
 }
 
-engines::reservation client::reserve(std::size_t variable, std::uint64_t bytes) {
+transports::reservation client::reserve(std::size_t variable, std::uint64_t bytes) {
   if (m_iteration_skipped) return {};
-  engines::reservation r = m_engine->reserve(bytes);
+  transports::reservation r = m_engine->reserve(bytes);
   if (!r) mark_skipped(variable);
   return r;
 }
@@ -135,11 +135,11 @@ void client::mark_skipped(std::size_t variable) {
   }
 }
 
-transport::message client::block_message(std::size_t variable, int block, int iteration,
-                                         std::uint64_t offset, const evaluated_layout& shape,
-                                         const std::vector<std::int64_t>& position) const {
-  transport::message m{};
-  m.kind = transport::message_kind::block;
+protocol::message client::block_message(std::size_t variable, int block, int iteration,
+                                        std::uint64_t offset, const evaluated_layout& shape,
+                                        const std::vector<std::int64_t>& position) const {
+  protocol::message m{};
+  m.kind = protocol::message_kind::block;
   m.variable = static_cast<std::int32_t>(variable);
   m.iteration = iteration;
   m.block = block;
@@ -152,12 +152,12 @@ transport::message client::block_message(std::size_t variable, int block, int it
     m.dims[d] = shape.dims[d];
     m.position[d] = d < position.size() ? position[d] : 0;
   }
-  for (std::size_t d = 0; d < shape.global_dims.size() && d < transport::max_dimensions; ++d)
+  for (std::size_t d = 0; d < shape.global_dims.size() && d < protocol::max_dimensions; ++d)
     m.global_dims[d] = shape.global_dims[d];
   return m;
 }
 
-void client::hand_over(const transport::message& m, block_buffer owned) {
+void client::hand_over(const protocol::message& m, block_buffer owned) {
   ++m_counters.blocks_written;
   m_counters.bytes_written += m.bytes;
   m_engine->commit(m, std::move(owned));
@@ -231,7 +231,7 @@ void client::check_fits(std::size_t variable, std::uint64_t bytes) const {
 const evaluated_layout& client::checked_shape(std::size_t variable) const {
   const evaluated_layout& shape = m_parameters.layout(m_model.variables[variable].layout_index);
   const std::string& name = m_model.variables[variable].name;
-  if (shape.dims.size() > static_cast<std::size_t>(transport::max_dimensions))
+  if (shape.dims.size() > static_cast<std::size_t>(protocol::max_dimensions))
     throw error(DAMARIS_INVALID_DIMENSIONS, "variable " + quoted(name) + " has " +
                                                 std::to_string(shape.dims.size()) +
                                                 " dimensions; at most 8 are supported");
@@ -274,7 +274,7 @@ void client::write(std::string_view name, int block, const void* data) {
   check_not_handed_over(v, block, settings);
   const evaluated_layout& shape = block_shape(v, settings);
   check_placement(v, block, shape, settings.position);
-  engines::reservation target = reserve(v, shape.bytes);
+  transports::reservation target = reserve(v, shape.bytes);
   settings.handed_over = m_iteration;
   if (!target) {
     note_dropped(shape.bytes);
@@ -295,7 +295,7 @@ client::allocated_block client::alloc_shaped(std::string_view name, int block) {
   const evaluated_layout& shape = block_shape(v, settings);
   check_placement(v, block, shape, settings.position);
   allocation a;
-  engines::reservation target = reserve(v, shape.bytes);
+  transports::reservation target = reserve(v, shape.bytes);
   const std::uint64_t offset = target.offset;
   a.address = target.address;
   a.owned = std::move(target.owned);
@@ -353,7 +353,7 @@ void client::signal(std::string_view name) {
                 "no event " + quoted(name) + " in <actions> of " + m_model.file);
   const config::event& event = m_model.events[e];
   if (event.execution == config::execution::local) {
-    server::action_registry::instance().run(event, m_model.file, m_client_index, m_iteration);
+    storing::action_registry::instance().run(event, m_model.file, m_client_index, m_iteration);
     return;
   }
   m_engine->signal(event, e, m_iteration);
@@ -464,7 +464,7 @@ void client::sync() { m_engine->sync(m_iteration); }
 
 void client::compute_phase(bool computing) {
   if (m_stopped) return;
-  m_engine->phase(computing ? transport::client_phase::computing : transport::client_phase::other);
+  m_engine->phase(computing ? protocol::client_phase::computing : protocol::client_phase::other);
 }
 
 }  // namespace sidecore::client

@@ -13,8 +13,8 @@
 #include "client/block_registry.hpp"
 #include "client/parameters.hpp"
 #include "config/model.hpp"
-#include "engines/engine.hpp"
-#include "transport/message.hpp"
+#include "protocol/message.hpp"
+#include "transports/engine.hpp"
 
 namespace sidecore::client {
 
@@ -39,7 +39,7 @@ struct iteration_time {
 class client {
  public:
   // client_index: this process among all clients; engine: where its data goes.
-  client(const config::model& model, int client_index, std::unique_ptr<engines::engine> engine);
+  client(const config::model& model, int client_index, std::unique_ptr<transports::engine> engine);
   ~client();
 
   void write(std::string_view variable, int block, const void* data);
@@ -78,7 +78,7 @@ class client {
   void sync();
   const client_counters& counters() const noexcept { return m_counters; }
   // This client's engine: its writer's live counters (sidecore_stats).
-  const engines::engine& engine() const noexcept { return *m_engine; }
+  const transports::engine& engine() const noexcept { return *m_engine; }
   // Empty unless SIDECORE_WRITE_TIMES=1.
   const std::vector<iteration_time>& iteration_times() const noexcept { return m_times; }
   bool times_calls() const noexcept { return m_time_calls; }
@@ -87,8 +87,8 @@ class client {
   // A block from damaris_alloc, until it is cleared. Its notification (shape and position as
   // at alloc time) is prepared at once, so that commit only hands it over.
   struct allocation {
-    transport::message block;  // variable, block, iteration, offset, shape, position
-    block_buffer owned;        // process memory (no dedicated core), or a dropped (skipped) block
+    protocol::message block;  // variable, block, iteration, offset, shape, position
+    block_buffer owned;       // process memory (no dedicated core), or a dropped (skipped) block
     void* address = nullptr;
     bool committed = false;
     bool dropped = false;
@@ -131,13 +131,13 @@ class client {
   void check_not_handed_over(std::size_t variable, int block, const block_settings& settings) const;
   // Memory for a block from the engine; empty when policy="skip" drops it (the rest of the
   // iteration is then dropped too).
-  engines::reservation reserve(std::size_t variable, std::uint64_t bytes);
-  transport::message block_message(std::size_t variable, int block, int iteration,
-                                   std::uint64_t offset, const evaluated_layout& shape,
-                                   const std::vector<std::int64_t>& position) const;
+  transports::reservation reserve(std::size_t variable, std::uint64_t bytes);
+  protocol::message block_message(std::size_t variable, int block, int iteration,
+                                  std::uint64_t offset, const evaluated_layout& shape,
+                                  const std::vector<std::int64_t>& position) const;
   // Hands a block described by m over to the engine; owned is its process memory (empty for
   // shared memory).
-  void hand_over(const transport::message& m, block_buffer owned);
+  void hand_over(const protocol::message& m, block_buffer owned);
   void note_dropped(std::uint64_t bytes);
   void mark_skipped(std::size_t variable);
 
@@ -147,7 +147,7 @@ class client {
 
   const config::model& m_model;
   int m_client_index;
-  std::unique_ptr<engines::engine> m_engine;
+  std::unique_ptr<transports::engine> m_engine;
 
   std::unordered_map<std::string_view, std::size_t> m_variables;
   sidecore::client::parameters m_parameters;

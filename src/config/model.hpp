@@ -20,7 +20,7 @@ namespace sidecore::config {
 // (the library's one constant, SIDECORE_MAX_DIMENSIONS of Damaris.h).
 inline constexpr std::size_t max_dimensions = SIDECORE_MAX_DIMENSIONS;
 // Longest event or script name: a signal carries its name NUL-terminated in
-// transport::max_signal_name bytes (a unit test checks that the two agree).
+// protocol::max_signal_name bytes (a unit test checks that the two agree).
 inline constexpr std::size_t max_signal_name_length = 63;
 // Deepest nesting of XML elements a configuration may have (groups inside groups...).
 inline constexpr int max_xml_depth = 100;

@@ -74,7 +74,7 @@ std::vector<std::string> gather_texts(MPI_Comm comm, const std::string& mine) {
   return texts;
 }
 
-void latency_json(json_writer& j, const transport::live_values& v) {
+void latency_json(json_writer& j, const protocol::live_values& v) {
   j.key("latency").begin_object();
   j.field("count", v.latency_count);
   if (v.latency_count) {
@@ -105,7 +105,7 @@ std::string path_for(const config::model& model) {
 }
 
 std::string writer_json(const writer_part& w) {
-  const transport::live_values& v = w.live;
+  const protocol::live_values& v = w.live;
   json_writer j;
   j.begin_object();
   j.field("kind", w.kind).field("index", w.index).field("rank", w.world_rank);
@@ -133,7 +133,7 @@ std::string writer_json(const writer_part& w) {
   if (!w.records) {
     j.null();
   } else {
-    using record = server::iteration_record;
+    using record = storing::iteration_record;
     const std::vector<record>& r = *w.records;
     j.begin_object();
     j.column("iteration", r, [](const record& x) { return static_cast<int>(x.iteration); });

@@ -9,8 +9,8 @@
 
 #include "client/client.hpp"
 #include "config/model.hpp"
-#include "server/iteration_processor.hpp"
-#include "transport/live_stats.hpp"
+#include "protocol/live_stats.hpp"
+#include "storing/iteration_processor.hpp"
 
 namespace sidecore::run_report {
 
@@ -23,8 +23,8 @@ struct writer_part {
   int index = 0;          // server index, or the client index of a writer inside a client
   int world_rank = 0;
   std::vector<int> clients;  // client indices it serves
-  transport::live_values live;
-  const std::vector<server::iteration_record>* records = nullptr;  // may be null
+  protocol::live_values live;
+  const std::vector<storing::iteration_record>* records = nullptr;  // may be null
   std::uint64_t rejected = 0;  // malformed notifications dropped
 };
 

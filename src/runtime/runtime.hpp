@@ -11,13 +11,9 @@
 #include "client/client.hpp"
 #include "common/peer_watch.hpp"
 #include "config/model.hpp"
-#include "engines/engine.hpp"
 #include "plugins/python_scripts.hpp"
-#include "server/remote_server_loop.hpp"
-#include "server/server_loop.hpp"
 #include "topology/topology.hpp"
-#include "transport/channel.hpp"
-#include "transport/heap_reserver.hpp"
+#include "transports/transport.hpp"
 
 namespace sidecore {
 
@@ -26,8 +22,6 @@ class runtime {
   // Collective over comm. Throws config_error (the same on every rank) for a bad file.
   // config_file may also be the configuration's text itself (it then starts with '<').
   runtime(const std::string& config_file, MPI_Comm comm);
-  // The name messages give a configuration passed as text.
-  static constexpr const char* configuration_text_name = "<configuration text>";
   ~runtime();
   runtime(const runtime&) = delete;
   runtime& operator=(const runtime&) = delete;
@@ -61,11 +55,6 @@ class runtime {
   void finalize();
 
  private:
-  // file_or_text: a path, or the XML itself (first non-blank character '<').
-  static config::model load_everywhere(const std::string& file_or_text, MPI_Comm comm);
-  void connect_channel();
-  // The engine of this client: what its mode needs, built from the topology and the XML.
-  std::unique_ptr<engines::engine> make_engine();
   void report();
   // The JSON run report (collective over the world; docs/observability.md).
   void write_run_report() noexcept;
@@ -79,14 +68,10 @@ class runtime {
   config::model m_model;
   topology::layout m_topo;
   plugins::script_environment m_environment;
-  std::optional<transport::channel> m_channel;
-  // Dedicated core: reserves the rest of the shared heap after start-up (destroyed first).
-  std::unique_ptr<transport::heap_reserver> m_heap_reserver;
-  communicator m_thread_comm;  // stores' communicator on the I/O thread (thread mode)
+  // The mode's shared segments and communicators (destroyed after the client or server).
+  std::unique_ptr<transports::setup> m_transport;
   std::unique_ptr<client::client> m_client;
-  communicator m_link;  // dedicated nodes: clients and servers exchange blocks on it
-  std::unique_ptr<server::server_loop> m_server;
-  std::unique_ptr<server::remote_server_loop> m_remote_server;
+  std::unique_ptr<transports::server> m_server;  // a dedicated core's or node's
   std::unique_ptr<client::parameters> m_server_parameters;
   bool m_started = false;
   bool m_server_runs_done = false;  // a server: its loop returned (all clients stopped)

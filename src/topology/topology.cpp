@@ -175,4 +175,15 @@ layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes) {
   return t;
 }
 
+std::vector<int> clients_stored_by(const layout& topo) {
+  if (!topo.has_servers) return {topo.client_index};
+  if (!topo.is_server) return {};
+  if (!topo.remote_servers) return topo.group_client_indices;
+  std::vector<int> served;
+  for (int c = 0; c < topo.client_count; ++c)
+    if (server_of_client(c, topo.client_count, topo.server_count) == topo.server_index)
+      served.push_back(c);
+  return served;
+}
+
 }  // namespace sidecore::topology

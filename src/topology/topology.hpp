@@ -54,4 +54,8 @@ layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes);
 // counts differing by at most one whatever n and s.
 int server_of_client(int client, int clients, int servers) noexcept;
 
+// The client indices whose blocks this process stores: a dedicated core's or node's clients,
+// in order; a client without dedicated resources stores its own; empty for the other clients.
+std::vector<int> clients_stored_by(const layout& topo);
+
 }  // namespace sidecore::topology

@@ -16,12 +16,12 @@
 #include <thread>
 #include <vector>
 
-#include "server/shared_counters.hpp"
+#include "storing/shared_counters.hpp"
 
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-using sidecore::server::shared_counters;
+using sidecore::storing::shared_counters;
 
 // The caller's counters and their first value: close() adds its own slots after them.
 constexpr int counter_count = 3;

@@ -14,8 +14,8 @@
 #include "common/error.hpp"
 #include "config/model.hpp"
 #include "plugins/action_plugin.hpp"
-#include "server/actions.hpp"
-#include "server/iteration_processor.hpp"
+#include "storing/actions.hpp"
+#include "storing/iteration_processor.hpp"
 
 namespace sidecore {
 namespace {
@@ -210,9 +210,9 @@ class action_processor : public ::testing::Test {
  protected:
   void SetUp() override { start_mpi(); }
 
-  server::stored_block block(int variable, int source, int iteration, const void* data,
-                             std::uint64_t bytes, std::vector<std::int64_t> dims) {
-    server::stored_block b;
+  storing::stored_block block(int variable, int source, int iteration, const void* data,
+                              std::uint64_t bytes, std::vector<std::int64_t> dims) {
+    storing::stored_block b;
     b.variable = variable;
     b.view.source = source;
     b.view.iteration = iteration;
@@ -223,7 +223,7 @@ class action_processor : public ::testing::Test {
   }
 
   // Both clients write both variables and end the iteration.
-  void write_iteration(server::iteration_processor& processor, int it) {
+  void write_iteration(storing::iteration_processor& processor, int it) {
     for (int source = 1; source >= 0; --source) {
       processor.add_block(block(1, source, it, &m_cells[source], 16, {4}));
       processor.add_block(block(0, source, it, &m_pressure[source], 48, {2, 3}));
@@ -244,9 +244,9 @@ TEST_F(action_processor, blocks_of_its_variables_at_its_frequency_and_routed_eve
                                         "<event name=\"mark\" plugin=\"p\" scope=\"bcast\"/>\n"),
                           "actions.xml");
   {
-    server::iteration_processor processor(model, MPI_COMM_SELF, 2, nullptr);
+    storing::iteration_processor processor(model, MPI_COMM_SELF, 2, nullptr);
     for (int it = 0; it < 3; ++it) write_iteration(processor, it);
-    server::action_registry::instance().run(model.events[0], model.file, 1, 2);
+    storing::action_registry::instance().run(model.events[0], model.file, 1, 2);
     processor.finish();
     EXPECT_EQ(processor.counters().store_failures, 0u);
   }
@@ -271,8 +271,8 @@ TEST_F(action_processor, failures_are_counted_and_reported_like_store_failures) 
                                         "<option key=\"FailEvent\">bad</option>",
                                         "<event name=\"bad\" plugin=\"p\"/>\n"),
                           "actions.xml");
-  const long registry_failures = server::action_registry::instance().failures();
-  server::iteration_processor processor(model, MPI_COMM_SELF, 2, nullptr);
+  const long registry_failures = storing::action_registry::instance().failures();
+  storing::iteration_processor processor(model, MPI_COMM_SELF, 2, nullptr);
   for (int it = 0; it < 3; ++it) write_iteration(processor, it);
   EXPECT_EQ(processor.counters().store_failures, 1u);
   std::string failure = processor.take_failure();
@@ -281,14 +281,14 @@ TEST_F(action_processor, failures_are_counted_and_reported_like_store_failures) 
   EXPECT_EQ(processor.stored_iterations(), 3);  // the next iterations still ran
   EXPECT_TRUE(contains(log.text(), "iteration 2 incomplete=0")) << log.text();
 
-  server::action_registry::instance().run(model.events[0], model.file, 0, 2);
+  storing::action_registry::instance().run(model.events[0], model.file, 0, 2);
   EXPECT_EQ(processor.counters().store_failures, 2u);
   failure = processor.take_failure();
   EXPECT_TRUE(contains(failure, "event 'bad' (client 0, iteration 2), action plugin 'p'"))
       << failure;
   EXPECT_TRUE(contains(failure, "on_event() failed with code 1: FailEvent")) << failure;
   // The plugin's own failures are its processor's, not the registry's.
-  EXPECT_EQ(server::action_registry::instance().failures(), registry_failures);
+  EXPECT_EQ(storing::action_registry::instance().failures(), registry_failures);
 }
 
 TEST_F(action_processor, events_of_a_plugin_that_does_not_run_here_are_registry_failures) {
@@ -297,11 +297,11 @@ TEST_F(action_processor, events_of_a_plugin_that_does_not_run_here_are_registry_
       config::parse_model(configuration(library(SIDECORE_TEST_PROBE_ACTION_PLUGIN), "",
                                         "<event name=\"orphan\" plugin=\"p\"/>\n"),
                           "actions.xml");
-  { server::iteration_processor processor(model, MPI_COMM_SELF, 1, nullptr); }
+  { storing::iteration_processor processor(model, MPI_COMM_SELF, 1, nullptr); }
   // The processor is gone: so is the route (a client process never had one).
-  const long before = server::action_registry::instance().failures();
-  server::action_registry::instance().run(model.events[0], model.file, 0, 0);
-  EXPECT_EQ(server::action_registry::instance().failures(), before + 1);
+  const long before = storing::action_registry::instance().failures();
+  storing::action_registry::instance().run(model.events[0], model.file, 0, 0);
+  EXPECT_EQ(storing::action_registry::instance().failures(), before + 1);
   EXPECT_FALSE(contains(log.text(), "event orphan")) << log.text();
 }
 
@@ -310,7 +310,7 @@ TEST(action_registry, the_latest_route_is_in_force_until_unrouted) {
   e.name = "routed";
   e.plugin = 0;
   std::vector<int> seen;
-  auto& registry = server::action_registry::instance();
+  auto& registry = storing::action_registry::instance();
   int first = 0, second = 0;
   registry.route(&e, &first, [&](const config::event&, int, int) { seen.push_back(1); });
   registry.route(&e, &second, [&](const config::event&, int, int) { seen.push_back(2); });

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <thread>
 
-#include "transport/buffer_pool.hpp"
+#include "memory/buffer_pool.hpp"
 
 namespace {
 

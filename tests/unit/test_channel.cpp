@@ -17,16 +17,16 @@
 #include <thread>
 
 #include "common/error.hpp"
-#include "transport/channel.hpp"
-#include "transport/shared_segment.hpp"
+#include "transports/dedicated_cores/channel.hpp"
+#include "transports/dedicated_cores/shared_segment.hpp"
 
 namespace {
 
 using sidecore::allocation_error;
-using sidecore::transport::channel;
-using sidecore::transport::channel_sizes;
-using sidecore::transport::message;
-using sidecore::transport::message_kind;
+using sidecore::protocol::message;
+using sidecore::protocol::message_kind;
+using sidecore::transports::channel;
+using sidecore::transports::channel_sizes;
 using clock_type = std::chrono::steady_clock;
 
 // A name no other test process uses at the same time.
@@ -90,7 +90,7 @@ message numbered(int i) {
   m.has_global = static_cast<std::uint32_t>(i % 2);
   m.offset = 4096ull * static_cast<std::uint64_t>(i) + 64;
   m.bytes = 1000ull + static_cast<std::uint64_t>(i);
-  for (int d = 0; d < sidecore::transport::max_dimensions; ++d) {
+  for (int d = 0; d < sidecore::protocol::max_dimensions; ++d) {
     m.dims[d] = i + d;
     m.global_dims[d] = 10 * i + d;
     m.position[d] = -i - d;
@@ -374,7 +374,7 @@ TEST(channel, segments_of_jobs_that_ended_are_removed_and_live_ones_kept) {
     ASSERT_GE(fd, 0) << name;
     ::close(fd);
   }
-  EXPECT_GE(sidecore::transport::remove_stale_segments(), 1);
+  EXPECT_GE(sidecore::transports::remove_stale_segments(), 1);
   EXPECT_FALSE(exists_in_dev_shm(stale));
   EXPECT_TRUE(exists_in_dev_shm(live));
   EXPECT_TRUE(exists_in_dev_shm(other));

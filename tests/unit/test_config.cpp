@@ -14,12 +14,12 @@
 
 #include "common/error.hpp"
 #include "config/model.hpp"
-#include "transport/message.hpp"
+#include "protocol/message.hpp"
 
 // The limits the parser enforces are those of the notifications that carry blocks and signals.
-static_assert(sidecore::config::max_dimensions == sidecore::transport::max_dimensions);
+static_assert(sidecore::config::max_dimensions == sidecore::protocol::max_dimensions);
 static_assert(sidecore::config::max_signal_name_length + 1 ==
-              static_cast<std::size_t>(sidecore::transport::max_signal_name));
+              static_cast<std::size_t>(sidecore::protocol::max_signal_name));
 
 namespace {
 

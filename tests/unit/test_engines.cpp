@@ -15,18 +15,18 @@
 #include "client/client.hpp"
 #include "common/error.hpp"
 #include "config/model.hpp"
-#include "engines/inline_engine.hpp"
-#include "engines/messages.hpp"
-#include "engines/mpi_engine.hpp"
-#include "engines/shm_engine.hpp"
-#include "engines/thread_engine.hpp"
-#include "transport/channel.hpp"
+#include "protocol/notifications.hpp"
+#include "transports/background_thread/thread_engine.hpp"
+#include "transports/dedicated_cores/channel.hpp"
+#include "transports/dedicated_cores/shm_engine.hpp"
+#include "transports/dedicated_nodes/mpi_engine.hpp"
+#include "transports/synchronous/inline_engine.hpp"
 #include "unit_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace sidecore;
-using transport::message;
-using transport::message_kind;
+using protocol::message;
+using protocol::message_kind;
 
 namespace {
 
@@ -73,9 +73,9 @@ const std::vector<std::int32_t> values = {7, -8, 9, 1 << 30};
 
 TEST_F(engines_test, inline_engine_stores_the_iteration_when_it_ends) {
   const config::model model = model_in(m_directory);
-  engines::inline_engine engine(model, MPI_COMM_WORLD, 0, true);
+  transports::inline_engine engine(model, MPI_COMM_WORLD, 0, true);
   EXPECT_EQ(engine.capacity(), 1u << 20);
-  engines::reservation r = engine.reserve(16);
+  transports::reservation r = engine.reserve(16);
   ASSERT_TRUE(r);
   std::memcpy(r.address, values.data(), 16);
   engine.commit(block_of(0, 0), std::move(r.owned));
@@ -88,9 +88,9 @@ TEST_F(engines_test, inline_engine_stores_the_iteration_when_it_ends) {
 
 TEST_F(engines_test, thread_engine_stores_on_its_thread_and_sync_waits_for_it) {
   const config::model model = model_in(m_directory);
-  engines::thread_engine engine(model, MPI_COMM_SELF, MPI_COMM_WORLD, 0, 1, 0);
+  transports::thread_engine engine(model, MPI_COMM_SELF, MPI_COMM_WORLD, 0, 1, 0);
   for (int it = 0; it < 3; ++it) {
-    engines::reservation r = engine.reserve(16);
+    transports::reservation r = engine.reserve(16);
     ASSERT_TRUE(r);
     std::vector<std::int32_t> mine = values;
     mine[0] = it;
@@ -109,7 +109,7 @@ TEST_F(engines_test, thread_engine_stores_on_its_thread_and_sync_waits_for_it) {
   engine.stop(3);
   // A second damaris_start: the thread runs again.
   engine.resume(3);
-  engines::reservation r = engine.reserve(16);
+  transports::reservation r = engine.reserve(16);
   std::memcpy(r.address, values.data(), 16);
   engine.commit(block_of(3, 0), std::move(r.owned));
   engine.end_iteration(3, false, 0);
@@ -120,17 +120,17 @@ TEST_F(engines_test, thread_engine_stores_on_its_thread_and_sync_waits_for_it) {
 
 TEST_F(engines_test, shm_engine_puts_blocks_in_the_buffer_and_notifications_in_its_ring) {
   const config::model model = model_in(m_directory);
-  transport::channel_sizes sizes;
+  transports::channel_sizes sizes;
   sizes.heap_bytes = 1 << 16;
   sizes.clients = 2;
   sizes.ring_capacity = 64;
   const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-engines";
-  transport::channel channel = transport::channel::create(name, sizes);
+  transports::channel channel = transports::channel::create(name, sizes);
   channel.unlink();
-  engines::shm_engine engine(model, channel, 1, 5);
+  transports::shm_engine engine(model, channel, 1, 5);
   EXPECT_EQ(engine.capacity(), channel.heap().capacity());
 
-  engines::reservation r = engine.reserve(16);
+  transports::reservation r = engine.reserve(16);
   ASSERT_TRUE(r);
   EXPECT_EQ(r.address, channel.address(r.offset));
   std::memcpy(r.address, values.data(), 16);
@@ -151,7 +151,7 @@ TEST_F(engines_test, shm_engine_puts_blocks_in_the_buffer_and_notifications_in_i
   EXPECT_EQ(m.source, 5);
   ASSERT_TRUE(channel.try_pop(1, m));
   EXPECT_EQ(m.kind, message_kind::end_iteration);
-  EXPECT_EQ(m.flags, transport::iteration_skipped);
+  EXPECT_EQ(m.flags, protocol::iteration_skipped);
   EXPECT_FALSE(channel.try_pop(0, m));  // the other client's ring is untouched
 
   engine.stop(1);
@@ -168,14 +168,14 @@ TEST_F(engines_test, shm_engine_puts_blocks_in_the_buffer_and_notifications_in_i
 // stores the unfinished iteration as incomplete) instead of keeping its shared memory for good.
 TEST_F(engines_test, a_block_allocated_but_not_committed_is_handed_over_when_the_client_stops) {
   const config::model model = model_in(m_directory);
-  transport::channel_sizes sizes;
+  transports::channel_sizes sizes;
   sizes.heap_bytes = 1 << 16;
   sizes.clients = 1;
   sizes.ring_capacity = 64;
   const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-uncommitted";
-  transport::channel channel = transport::channel::create(name, sizes);
+  transports::channel channel = transports::channel::create(name, sizes);
   channel.unlink();
-  client::client c(model, 0, std::make_unique<engines::shm_engine>(model, channel, 0, 0));
+  client::client c(model, 0, std::make_unique<transports::shm_engine>(model, channel, 0, 0));
   auto* data = static_cast<std::int32_t*>(c.alloc("v", 0));
   ASSERT_NE(data, nullptr);
   std::memcpy(data, values.data(), 16);
@@ -192,15 +192,15 @@ TEST_F(engines_test, a_block_allocated_but_not_committed_is_handed_over_when_the
 
 TEST_F(engines_test, shm_engine_under_skip_policy_drops_what_does_not_fit) {
   const config::model model = model_in(m_directory, "skip");
-  transport::channel_sizes sizes;
+  transports::channel_sizes sizes;
   sizes.heap_bytes = 1 << 12;
   sizes.clients = 1;
   sizes.ring_capacity = 16;
   const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-skip";
-  transport::channel channel = transport::channel::create(name, sizes);
+  transports::channel channel = transports::channel::create(name, sizes);
   channel.unlink();
-  engines::shm_engine engine(model, channel, 0, 0);
-  engines::reservation first = engine.reserve(engine.capacity());
+  transports::shm_engine engine(model, channel, 0, 0);
+  transports::reservation first = engine.reserve(engine.capacity());
   EXPECT_TRUE(first);
   EXPECT_FALSE(engine.reserve(64));  // full: dropped, not waited for
 }
@@ -209,18 +209,18 @@ TEST_F(engines_test, shm_engine_under_skip_policy_drops_what_does_not_fit) {
 // shared memory back: the server will never hear of it.
 TEST_F(engines_test, shm_engine_gives_back_a_block_it_could_not_announce) {
   const config::model model = model_in(m_directory, "wait", 1 << 20, "0.2");
-  transport::channel_sizes sizes;
+  transports::channel_sizes sizes;
   sizes.heap_bytes = 1 << 16;
   sizes.clients = 1;
   sizes.ring_capacity = 1;
   const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-leak";
-  transport::channel channel = transport::channel::create(name, sizes);
+  transports::channel channel = transports::channel::create(name, sizes);
   channel.unlink();
-  engines::shm_engine engine(model, channel, 0, 0);
-  engines::reservation first = engine.reserve(16);
+  transports::shm_engine engine(model, channel, 0, 0);
+  transports::reservation first = engine.reserve(16);
   engine.commit(block_of(0, 0, first.offset), {});  // fills the ring (nobody pops)
   const std::uint64_t used = channel.heap().used();
-  engines::reservation second = engine.reserve(16);
+  transports::reservation second = engine.reserve(16);
   EXPECT_GT(channel.heap().used(), used);
   EXPECT_THROW(engine.commit(block_of(0, 0, second.offset), {}), error);
   EXPECT_EQ(channel.heap().used(), used);
@@ -232,26 +232,26 @@ TEST_F(engines_test, mpi_engine_announces_blocks_and_sends_their_data_to_the_ser
   MPI_Comm link = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_SELF, &link);
   {
-    engines::mpi_engine engine(model, link, 0, 2);
-    engines::reservation r = engine.reserve(16);
+    transports::mpi_engine engine(model, link, 0, 2);
+    transports::reservation r = engine.reserve(16);
     ASSERT_TRUE(r);
     std::memcpy(r.address, values.data(), 16);
     engine.commit(block_of(0, 2), std::move(r.owned));
     engine.end_iteration(0, false, 0);
 
     message m{};
-    MPI_Recv(&m, sizeof m, MPI_BYTE, 0, transport::announce_tag, link, MPI_STATUS_IGNORE);
+    MPI_Recv(&m, sizeof m, MPI_BYTE, 0, transports::announce_tag, link, MPI_STATUS_IGNORE);
     EXPECT_EQ(m.kind, message_kind::block);
     EXPECT_EQ(m.source, 2);
     std::vector<std::int32_t> received(4);
-    MPI_Recv(received.data(), 16, MPI_BYTE, 0, transport::data_tag, link, MPI_STATUS_IGNORE);
+    MPI_Recv(received.data(), 16, MPI_BYTE, 0, transports::data_tag, link, MPI_STATUS_IGNORE);
     EXPECT_EQ(received, values);
-    MPI_Recv(&m, sizeof m, MPI_BYTE, 0, transport::announce_tag, link, MPI_STATUS_IGNORE);
+    MPI_Recv(&m, sizeof m, MPI_BYTE, 0, transports::announce_tag, link, MPI_STATUS_IGNORE);
     EXPECT_EQ(m.kind, message_kind::end_iteration);
 
     MPI_Request stop_request;
     message stop{};
-    MPI_Irecv(&stop, sizeof stop, MPI_BYTE, 0, transport::announce_tag, link, &stop_request);
+    MPI_Irecv(&stop, sizeof stop, MPI_BYTE, 0, transports::announce_tag, link, &stop_request);
     engine.stop(1);
     MPI_Wait(&stop_request, MPI_STATUS_IGNORE);
     EXPECT_EQ(stop.kind, message_kind::stop);
@@ -261,10 +261,10 @@ TEST_F(engines_test, mpi_engine_announces_blocks_and_sends_their_data_to_the_ser
 
 TEST(engine_messages, signal_names_a_message_cannot_carry_are_refused) {
   config::event event;
-  event.name = std::string(transport::max_signal_name, 'x');
-  EXPECT_THROW(engines::signal_message(event, 0, 0, 0), argument_error);
+  event.name = std::string(protocol::max_signal_name, 'x');
+  EXPECT_THROW(protocol::signal_message(event, 0, 0, 0), argument_error);
   event.name = "fine";
-  const message m = engines::signal_message(event, 3, 4, 5);
+  const message m = protocol::signal_message(event, 3, 4, 5);
   EXPECT_EQ(m.variable, 3);
   EXPECT_EQ(m.iteration, 4);
   EXPECT_EQ(m.source, 5);

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "config/model.hpp"
-#include "server/actions.hpp"
-#include "server/event_dispatcher.hpp"
+#include "storing/actions.hpp"
+#include "storing/event_dispatcher.hpp"
 
 namespace sidecore {
 namespace {
@@ -55,7 +55,7 @@ config::model model_with(const std::vector<std::pair<std::string, config::scope>
     e.scope = scope;
     e.line = line++;
     model.events.push_back(e);
-    server::action_registry::instance().bind(name, record);
+    storing::action_registry::instance().bind(name, record);
   }
   return model;
 }
@@ -70,7 +70,7 @@ class event_dispatcher_test : public ::testing::Test {
 
 TEST_F(event_dispatcher_test, core_scope_runs_every_signal) {
   const config::model model = model_with({{"core_each", config::scope::core}});
-  server::event_dispatcher events(model, MPI_COMM_SELF, 2);
+  storing::event_dispatcher events(model, MPI_COMM_SELF, 2);
   events.signal(0, 1, 4);
   events.signal(0, 1, 4);
   events.signal(0, 0, 5);
@@ -80,7 +80,7 @@ TEST_F(event_dispatcher_test, core_scope_runs_every_signal) {
 
 TEST_F(event_dispatcher_test, group_scope_counts_clients_not_signals) {
   const config::model model = model_with({{"group_distinct", config::scope::group}});
-  server::event_dispatcher events(model, MPI_COMM_SELF, 3);
+  storing::event_dispatcher events(model, MPI_COMM_SELF, 3);
   // Client 0 signals twice and client 1 once: two clients of three, whatever the count.
   events.signal(0, 0, 0);
   events.signal(0, 0, 0);
@@ -100,7 +100,7 @@ TEST_F(event_dispatcher_test, group_scope_counts_clients_not_signals) {
 TEST_F(event_dispatcher_test, group_scope_runs_once_per_iteration_and_event) {
   const config::model model =
       model_with({{"group_a", config::scope::group}, {"group_b", config::scope::group}});
-  server::event_dispatcher events(model, MPI_COMM_SELF, 2);
+  storing::event_dispatcher events(model, MPI_COMM_SELF, 2);
   // Iterations and events are counted apart: client 0 at iteration 1 and client 1 at
   // iteration 2 complete nothing, nor do clients 0 and 1 on two different events.
   events.signal(0, 0, 1);
@@ -115,10 +115,10 @@ TEST_F(event_dispatcher_test, group_scope_runs_once_per_iteration_and_event) {
 
 TEST_F(event_dispatcher_test, groups_never_completed_are_forgotten_after_a_while) {
   const config::model model = model_with({{"group_stale", config::scope::group}});
-  server::event_dispatcher events(model, MPI_COMM_SELF, 2);
+  storing::event_dispatcher events(model, MPI_COMM_SELF, 2);
   for (int it = 0; it < 10; ++it) events.signal(0, 0, it);  // client 1 never signals
   EXPECT_EQ(events.open_groups(), 10u);
-  events.signal(0, 0, 9 + server::event_dispatcher::group_memory);
+  events.signal(0, 0, 9 + storing::event_dispatcher::group_memory);
   // Iterations more than group_memory behind the newest are gone (with a warning).
   EXPECT_EQ(events.open_groups(), 2u);
   EXPECT_TRUE(calls().empty());
@@ -126,7 +126,7 @@ TEST_F(event_dispatcher_test, groups_never_completed_are_forgotten_after_a_while
 
 TEST_F(event_dispatcher_test, bcast_alone_runs_here_and_finish_returns_at_once) {
   const config::model model = model_with({{"bcast_alone", config::scope::bcast}});
-  server::event_dispatcher events(model, MPI_COMM_SELF, 1);
+  storing::event_dispatcher events(model, MPI_COMM_SELF, 1);
   EXPECT_TRUE(events.has_bcast());
   events.signal(0, 0, 3);
   EXPECT_EQ(calls(), (std::vector<call>{{"bcast_alone", 0, 3}}));
@@ -138,10 +138,10 @@ TEST_F(event_dispatcher_test, bcast_alone_runs_here_and_finish_returns_at_once) 
 TEST_F(event_dispatcher_test, finish_waits_at_most_the_buffer_timeout_or_a_default) {
   config::model model;
   model.arch.wait_timeout_seconds = 7;
-  EXPECT_EQ(server::event_dispatcher::finish_timeout_seconds(model), 7.0);
+  EXPECT_EQ(storing::event_dispatcher::finish_timeout_seconds(model), 7.0);
   model.arch.wait_timeout_seconds = 0;  // "wait for ever" for buffer space: not here
-  EXPECT_EQ(server::event_dispatcher::finish_timeout_seconds(model),
-            server::event_dispatcher::default_finish_timeout_seconds);
+  EXPECT_EQ(storing::event_dispatcher::finish_timeout_seconds(model),
+            storing::event_dispatcher::default_finish_timeout_seconds);
 }
 
 // Two servers (run under mpirun -np 2, see CMakeLists.txt; skipped otherwise). Server 0
@@ -155,13 +155,13 @@ TEST(event_dispatcher_two_servers, finish_is_bounded_and_names_the_missing_sende
   if (size != 2) GTEST_SKIP() << "needs 2 MPI processes";
   calls().clear();
   const config::model model = model_with({{"bcast_lost", config::scope::bcast}}, 1.0);
-  server::event_dispatcher events(model, MPI_COMM_WORLD, 1);
+  storing::event_dispatcher events(model, MPI_COMM_WORLD, 1);
   if (rank == 0) {
     events.signal(0, 0, 0);
     events.signal(0, 0, 1);
   } else {
     std::int32_t payload[3];
-    MPI_Recv(payload, 3, MPI_INT32_T, 0, server::event_dispatcher::bcast_tag, MPI_COMM_WORLD,
+    MPI_Recv(payload, 3, MPI_INT32_T, 0, storing::event_dispatcher::bcast_tag, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
     EXPECT_EQ(payload[2], 0);  // the first broadcast is lost
   }

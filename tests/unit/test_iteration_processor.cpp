@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "config/model.hpp"
-#include "server/active_buffer.hpp"
-#include "server/iteration_processor.hpp"
+#include "storing/active_buffer.hpp"
+#include "storing/iteration_processor.hpp"
 #include "unit_support.hpp"
 
 namespace sidecore {
@@ -16,7 +16,7 @@ namespace {
 
 using testing_support::one_variable_model;
 
-using server::stored_block;
+using storing::stored_block;
 
 // MPI is started by the global environment of test_hdf5_store.cpp (the same program).
 class rescue : public ::testing::Test {
@@ -41,12 +41,12 @@ class rescue : public ::testing::Test {
 
 TEST_F(rescue, younger_iterations_move_first_then_the_open_one) {
   const config::model model = one_variable_model();
-  const auto release = [this](const std::vector<transport::heap_extent>& ranges) {
+  const auto release = [this](const std::vector<memory::heap_extent>& ranges) {
     for (const auto& r : ranges) m_released.push_back(r.offset);
   };
-  server::iteration_processor processor(model, MPI_COMM_SELF, 2, release);
+  storing::iteration_processor processor(model, MPI_COMM_SELF, 2, release);
   config::architecture arch;  // no server-memory: only the rescue moves blocks
-  server::active_buffer buffer(arch, "test", release);
+  storing::active_buffer buffer(arch, "test", release);
 
   // Source 0 has written iterations 0 and 1 and ended both; source 1 has written nothing yet.
   processor.add_block(shared_block(0, 0, 0));

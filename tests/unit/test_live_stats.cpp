@@ -11,8 +11,8 @@
 
 #include "common/json_writer.hpp"
 #include "config/model.hpp"
-#include "server/iteration_processor.hpp"
-#include "transport/live_stats.hpp"
+#include "protocol/live_stats.hpp"
+#include "storing/iteration_processor.hpp"
 #include "unit_support.hpp"
 
 namespace sidecore {
@@ -21,14 +21,14 @@ namespace {
 using testing_support::one_variable_model;
 
 TEST(live_stats, nothing_published_reads_false) {
-  transport::live_stats stats;
-  transport::live_values v;
+  protocol::live_stats stats;
+  protocol::live_values v;
   EXPECT_FALSE(stats.read(v));
   EXPECT_EQ(v.bytes_received, 0u);
 }
 
 TEST(live_stats, a_reader_sees_whole_publications_only) {
-  transport::live_stats stats;
+  protocol::live_stats stats;
   std::atomic<bool> done{false};
   // Every publication has all its fields equal: a torn copy would mix two of them. The writer
   // publishes far more often than a real one (once per iteration or store): every 20 us. A
@@ -38,7 +38,7 @@ TEST(live_stats, a_reader_sees_whole_publications_only) {
   // On a loaded machine, and under ThreadSanitizer, that happens.)
   constexpr std::uint64_t publications = 5000;
   std::thread writer([&] {
-    transport::live_values v;
+    protocol::live_values v;
     for (std::uint64_t n = 1; n <= publications; ++n) {
       v.bytes_received = v.bytes_written = v.debt_ns = v.latency_sum_ns = n;
       stats.publish(v);
@@ -50,7 +50,7 @@ TEST(live_stats, a_reader_sees_whole_publications_only) {
   });
   std::uint64_t last = 0, torn = 0, whole_copies = 0, mixed_copies = 0;
   while (!done) {
-    transport::live_values v;
+    protocol::live_values v;
     bool whole = false;
     if (!stats.read(v, &whole)) continue;
     if (!whole) {
@@ -69,15 +69,15 @@ TEST(live_stats, a_reader_sees_whole_publications_only) {
   writer.join();
   EXPECT_EQ(torn, 0u) << "of " << whole_copies << " copies read() called whole";
   EXPECT_GT(whole_copies, mixed_copies) << "a publication every 20 us leaves room to copy";
-  transport::live_values v;
+  protocol::live_values v;
   bool whole = false;
   ASSERT_TRUE(stats.read(v, &whole));
   EXPECT_TRUE(whole);
   EXPECT_EQ(v.bytes_written, publications);
 }
 
-server::stored_block owned_block(int iteration, int source, std::uint64_t bytes) {
-  server::stored_block b;
+storing::stored_block owned_block(int iteration, int source, std::uint64_t bytes) {
+  storing::stored_block b;
   b.variable = 0;
   b.view.iteration = iteration;
   b.view.source = source;
@@ -91,15 +91,15 @@ server::stored_block owned_block(int iteration, int source, std::uint64_t bytes)
 // MPI is started by the global environment of test_hdf5_store.cpp (the same program).
 TEST(live_values, count_received_skipped_stored_and_time_each_iteration) {
   const config::model model = one_variable_model(4096);
-  server::iteration_processor processor(model, MPI_COMM_SELF, 2, nullptr);
-  transport::live_stats published;
+  storing::iteration_processor processor(model, MPI_COMM_SELF, 2, nullptr);
+  protocol::live_stats published;
   processor.publish_to(&published);
   processor.add_block(owned_block(0, 0, 64));
   processor.add_block(owned_block(0, 1, 128));
   processor.end_iteration(0, 0, false);
   EXPECT_EQ(processor.live().bytes_received, 192u);  // counted as blocks come
   EXPECT_EQ(processor.live().iterations_stored, 0u);
-  transport::live_values v;
+  protocol::live_values v;
   // Published at once (the buffer's size, for readers before anything completes), then when
   // an iteration completes: not at every block.
   ASSERT_TRUE(published.read(v));
@@ -127,7 +127,7 @@ TEST(live_values, count_received_skipped_stored_and_time_each_iteration) {
   EXPECT_EQ(v.buffer_peak, 192u);
   EXPECT_EQ(v.buffer_capacity, 4096u);
 
-  const std::vector<server::iteration_record>& records = processor.records();
+  const std::vector<storing::iteration_record>& records = processor.records();
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0].iteration, 0);
   EXPECT_EQ(records[0].bytes, 192u);
@@ -140,9 +140,9 @@ TEST(live_values, count_received_skipped_stored_and_time_each_iteration) {
 
 TEST(live_values, the_watched_buffer_is_reported) {
   const config::model model = one_variable_model(4096);
-  server::iteration_processor processor(model, MPI_COMM_SELF, 1, nullptr);
+  storing::iteration_processor processor(model, MPI_COMM_SELF, 1, nullptr);
   processor.watch_buffer([] {
-    server::buffer_use use;
+    storing::buffer_use use;
     use.used = 10;
     use.peak = 30;
     use.capacity = 100;

@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "config/model.hpp"
-#include "engines/messages.hpp"
-#include "transport/message.hpp"
-#include "transport/shared_heap.hpp"
+#include "memory/shared_heap.hpp"
+#include "protocol/message.hpp"
+#include "protocol/notifications.hpp"
 
 using namespace sidecore;
-using transport::message;
-using transport::message_kind;
+using protocol::message;
+using protocol::message_kind;
 
 namespace {
 
@@ -44,8 +44,8 @@ const std::vector<config::ghost_widths>& the_ghosts() {
   return ghosts;
 }
 
-engines::message_limits limits() {
-  engines::message_limits l;
+protocol::message_limits limits() {
+  protocol::message_limits l;
   l.model = &the_model();
   l.ghosts = &the_ghosts();
   l.source = 7;
@@ -94,12 +94,12 @@ struct bad_case {
 };
 
 void expect_refused(const message& original, const std::vector<bad_case>& cases,
-                    const engines::message_limits& l = limits()) {
-  ASSERT_EQ(engines::message_problem(original, l), "");
+                    const protocol::message_limits& l = limits()) {
+  ASSERT_EQ(protocol::message_problem(original, l), "");
   for (const bad_case& c : cases) {
     message m = original;
     c.change(m);
-    const std::string problem = engines::message_problem(m, l);
+    const std::string problem = protocol::message_problem(m, l);
     EXPECT_NE(problem.find(c.expected), std::string::npos)
         << c.what << ": expected \"" << c.expected << "\" in \"" << problem << "\"";
   }
@@ -108,26 +108,26 @@ void expect_refused(const message& original, const std::vector<bad_case>& cases,
 }  // namespace
 
 TEST(message_validation, a_well_formed_block_is_accepted) {
-  EXPECT_EQ(engines::message_problem(good_block(), limits()), "");
+  EXPECT_EQ(protocol::message_problem(good_block(), limits()), "");
   message first = good_block();
   first.position[0] = 0;
   first.position[1] = 0;
   first.block = 0;
-  EXPECT_EQ(engines::message_problem(first, limits()), "");
+  EXPECT_EQ(protocol::message_problem(first, limits()), "");
   // Any number of blocks per client: ids beyond <domains count> are valid.
   message beyond = good_block();
   beyond.block = 1 << 30;
-  EXPECT_EQ(engines::message_problem(beyond, limits()), "");
+  EXPECT_EQ(protocol::message_problem(beyond, limits()), "");
   message flat{};
   flat.kind = message_kind::block;
   flat.variable = 1;
-  flat.iteration = 3 + engines::max_iterations_unended;
+  flat.iteration = 3 + protocol::max_iterations_unended;
   flat.source = 7;
   flat.ndims = 1;
   flat.dims[0] = 4;
   flat.offset = heap_end - 64;
   flat.bytes = 16;
-  EXPECT_EQ(engines::message_problem(flat, limits()), "");
+  EXPECT_EQ(protocol::message_problem(flat, limits()), "");
 }
 
 TEST(message_validation, every_field_of_a_block_out_of_range_is_refused_and_named) {
@@ -203,20 +203,20 @@ TEST(message_validation, bytes_that_would_wrap_past_the_heap_end_are_refused) {
   m.position[1] = 0;
   m.bytes = std::uint64_t{1} << 63;
   m.offset = heap_end - 64;
-  EXPECT_NE(engines::message_problem(m, limits()).find("not inside the shared heap"),
+  EXPECT_NE(protocol::message_problem(m, limits()).find("not inside the shared heap"),
             std::string::npos);
 }
 
 TEST(message_validation, a_block_of_an_iteration_already_complete_is_refused) {
-  engines::message_limits l = limits();
+  protocol::message_limits l = limits();
   l.ended = 1;   // this client ended iteration 0 only...
   l.closed = 2;  // ...yet the server completed iteration 1 (stored at the end of a run)
   message m = good_block();
   m.iteration = 1;
-  EXPECT_NE(engines::message_problem(m, l).find("iteration 1 is complete already"),
+  EXPECT_NE(protocol::message_problem(m, l).find("iteration 1 is complete already"),
             std::string::npos);
   m.iteration = 2;
-  EXPECT_EQ(engines::message_problem(m, l), "");
+  EXPECT_EQ(protocol::message_problem(m, l), "");
 }
 
 TEST(message_validation, ends_of_iteration_stops_and_signals_are_checked) {
@@ -224,7 +224,7 @@ TEST(message_validation, ends_of_iteration_stops_and_signals_are_checked) {
   end.kind = message_kind::end_iteration;
   end.iteration = 3;
   end.source = 7;
-  end.flags = transport::iteration_skipped;
+  end.flags = protocol::iteration_skipped;
   expect_refused(end,
                  {
                      {"flags", [](message& m) { m.flags = 2; }, "flags are 2"},
@@ -257,7 +257,7 @@ TEST(message_validation, no_corruption_of_a_valid_block_gets_through_as_an_inval
   // Bytes of a valid block changed at random: whatever is accepted must still be a block of
   // this client, inside the heap, consistent with its layout.
   std::mt19937_64 random(2024);
-  const engines::message_limits l = limits();
+  const protocol::message_limits l = limits();
   int accepted = 0;
   for (int round = 0; round < 200000; ++round) {
     message m = good_block();
@@ -265,7 +265,7 @@ TEST(message_validation, no_corruption_of_a_valid_block_gets_through_as_an_inval
     const int changes = 1 + static_cast<int>(random() % 4);
     for (int c = 0; c < changes; ++c)
       bytes[random() % sizeof m] = static_cast<unsigned char>(random());
-    if (!engines::message_problem(m, l).empty()) continue;
+    if (!protocol::message_problem(m, l).empty()) continue;
     ++accepted;
     ASSERT_EQ(m.source, 7);
     if (m.kind != message_kind::block) continue;
@@ -273,8 +273,8 @@ TEST(message_validation, no_corruption_of_a_valid_block_gets_through_as_an_inval
     ASSERT_LT(m.variable, 2);
     ASSERT_GE(m.iteration, 3);
     ASSERT_GE(m.offset, heap_begin);
-    ASSERT_LE(m.offset + transport::shared_heap::rounded(m.bytes), heap_end);
-    ASSERT_LE(m.ndims, static_cast<std::uint32_t>(transport::max_dimensions));
+    ASSERT_LE(m.offset + memory::shared_heap::rounded(m.bytes), heap_end);
+    ASSERT_LE(m.ndims, static_cast<std::uint32_t>(protocol::max_dimensions));
     std::uint64_t product = m.variable == 0 ? 8 : 4;
     for (std::uint32_t d = 0; d < m.ndims; ++d) product *= static_cast<std::uint64_t>(m.dims[d]);
     ASSERT_EQ(product, m.bytes);

@@ -13,7 +13,7 @@
 
 #include "common/error.hpp"
 #include "config/model.hpp"
-#include "server/scheduler.hpp"
+#include "storing/scheduler.hpp"
 #include "unit_support.hpp"
 
 namespace {
@@ -170,7 +170,7 @@ TEST(schedule_ordered, alone_or_uncoordinated_does_not_wait) {
   cfg::model m = cfg::parse_model(with_schedule("<schedule policy=\"ordered\"/>"), "good.xml");
   m.arch.wait_timeout_seconds = 5;
   for (int count : {1, 3}) {
-    sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, count, true);
+    sidecore::storing::scheduler s(m, MPI_COMM_SELF, 0, count, true);
     EXPECT_FALSE(s.orders_writers());
     const auto start = steady::now();
     s.before_store(0, 10, start);
@@ -243,7 +243,7 @@ TEST_F(scheduler_test, bandwidth_keeps_each_writer_under_the_cap) {
   const double rate = 4.0 * 1048576;
   const std::uint64_t bytes = 1 << 20;  // each store: a quarter of a second's worth
   {
-    sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
+    sidecore::storing::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
     EXPECT_FALSE(s.limits_writers());
     for (int i = 0; i < 8; ++i) {
       s.before_store(i, bytes, steady::now());
@@ -275,7 +275,7 @@ TEST_F(scheduler_test, drain_records_without_waiting) {
   cfg::model m =
       cfg::parse_model(with_schedule("<schedule trace=\"" + m_directory + "trace\"/>"), "good.xml");
   {
-    sidecore::server::scheduler s(m, MPI_COMM_SELF, 3, 4, true);
+    sidecore::storing::scheduler s(m, MPI_COMM_SELF, 3, 4, true);
     for (int i = 0; i < 3; ++i) {
       s.before_store(i, 1ull << 40, steady::now());
       s.after_store();
@@ -293,7 +293,7 @@ TEST_F(scheduler_test, drain_records_without_waiting) {
 TEST_F(scheduler_test, writers_without_a_shared_communicator_is_not_applied) {
   cfg::model m =
       cfg::parse_model(with_schedule("<schedule policy=\"rate\" writers=\"1\"/>"), "good.xml");
-  sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, 4, true);
+  sidecore::storing::scheduler s(m, MPI_COMM_SELF, 0, 4, true);
   EXPECT_FALSE(s.limits_writers());
   s.before_store(0, 10, steady::now());
   s.after_store();
@@ -304,7 +304,7 @@ TEST_F(scheduler_test, writers_without_a_shared_communicator_is_not_applied) {
 TEST_F(scheduler_test, as_many_turns_as_writers_needs_no_window) {
   cfg::model m =
       cfg::parse_model(with_schedule("<schedule policy=\"rate\" writers=\"1\"/>"), "good.xml");
-  sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
+  sidecore::storing::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
   EXPECT_FALSE(s.limits_writers());
 }
 
@@ -315,8 +315,8 @@ TEST_F(scheduler_test, slots_divide_the_measured_iteration_time) {
   cfg::model m = cfg::parse_model(
       with_schedule("<schedule policy=\"slots\" trace=\"" + m_directory + "trace\"/>"), "good.xml");
   {
-    sidecore::server::scheduler first(m, MPI_COMM_SELF, 0, 2, true);
-    sidecore::server::scheduler second(m, MPI_COMM_SELF, 1, 2, true);
+    sidecore::storing::scheduler first(m, MPI_COMM_SELF, 0, 2, true);
+    sidecore::storing::scheduler second(m, MPI_COMM_SELF, 1, 2, true);
     for (int i = 0; i < 4; ++i) {
       const auto completed = steady::now();
       first.before_store(i, 10, completed);
@@ -358,14 +358,14 @@ TEST_F(scheduler_test, slots_divide_the_measured_iteration_time) {
 // phase: a store begins only while the client computes; a client stopped or waiting for its
 // writer lets it begin; every wait ends at the buffer's timeout.
 TEST_F(scheduler_test, phase_waits_for_the_clients_to_compute) {
-  namespace tr = sidecore::transport;
+  namespace tr = sidecore::protocol;
   std::filesystem::create_directories(m_directory);
   cfg::model m = cfg::parse_model(
       with_schedule("<schedule policy=\"phase\" trace=\"" + m_directory + "trace\"/>"), "good.xml");
   m.arch.wait_timeout_seconds = 0.3;
   tr::client_phase a, b;
   {
-    sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
+    sidecore::storing::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
     s.watch_phases({&a, &b});
     // Unmarked clients: at once (with a warning).
     s.before_store(0, 10, steady::now());
@@ -417,10 +417,10 @@ TEST_F(scheduler_test, phase_waits_for_the_clients_to_compute) {
 // phase, once stores are timed: a store that would outlast what is left of the clients'
 // compute phase (judged from their previous one) waits for the next phase.
 TEST_F(scheduler_test, phase_begins_a_store_only_when_it_fits) {
-  namespace tr = sidecore::transport;
+  namespace tr = sidecore::protocol;
   cfg::model m = cfg::parse_model(with_schedule("<schedule policy=\"phase\"/>"), "good.xml");
   tr::client_phase a;
-  sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
+  sidecore::storing::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
   s.watch_phases({&a});
   // A store of 1000 bytes that takes 60 ms: 60 us a byte.
   a.enter(tr::client_phase::computing);
@@ -456,7 +456,7 @@ TEST_F(scheduler_test, phase_begins_a_store_only_when_it_fits) {
 TEST_F(scheduler_test, phase_without_clients_is_not_applied) {
   cfg::model m = cfg::parse_model(with_schedule("<schedule policy=\"phase\"/>"), "good.xml");
   m.arch.wait_timeout_seconds = 5;
-  sidecore::server::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
+  sidecore::storing::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
   const auto start = steady::now();
   s.before_store(0, 10, start);
   s.after_store();
@@ -467,14 +467,14 @@ TEST_F(scheduler_test, phase_without_clients_is_not_applied) {
 // at once while the buffer is more than half full (until under a quarter); phase once the
 // clients mark phases.
 TEST_F(scheduler_test, self_chooses_from_what_it_measures) {
-  namespace tr = sidecore::transport;
+  namespace tr = sidecore::protocol;
   std::filesystem::create_directories(m_directory);
   cfg::model m = cfg::parse_model(
       with_schedule("<schedule policy=\"self\" trace=\"" + m_directory + "trace\"/>"), "good.xml");
   const std::uint64_t buffer = m.arch.buffer_size;  // 1 MiB
   tr::client_phase client;
   {
-    sidecore::server::scheduler s(m, MPI_COMM_SELF, 2, 4, true);
+    sidecore::storing::scheduler s(m, MPI_COMM_SELF, 2, 4, true);
     s.watch_phases({&client});
     const auto base = steady::now();
     const std::uint64_t held[] = {1000,        1000, 1000, 1000, buffer * 9 / 10, buffer * 3 / 10,

@@ -22,10 +22,10 @@
 
 #include "common/error.hpp"
 #include "config/model.hpp"
-#include "engines/shm_engine.hpp"
-#include "server/server_loop.hpp"
 #include "topology/topology.hpp"
-#include "transport/channel.hpp"
+#include "transports/dedicated_cores/channel.hpp"
+#include "transports/dedicated_cores/server_loop.hpp"
+#include "transports/dedicated_cores/shm_engine.hpp"
 #include "unit_support.hpp"
 
 namespace fs = std::filesystem;
@@ -51,16 +51,16 @@ std::vector<std::int32_t> values_of(int iteration, int source) {
 }
 
 // What a client does between damaris_start and damaris_stop: one block per iteration.
-void client_session(const config::model& model, transport::channel& channel, std::uint32_t slot,
+void client_session(const config::model& model, transports::channel& channel, std::uint32_t slot,
                     int first_iteration, int iterations, bool resume) {
-  engines::shm_engine engine(model, channel, slot, static_cast<int>(slot));
+  transports::shm_engine engine(model, channel, slot, static_cast<int>(slot));
   if (resume) engine.resume(first_iteration);
   for (int it = first_iteration; it < first_iteration + iterations; ++it) {
-    engines::reservation r = engine.reserve(16);
+    transports::reservation r = engine.reserve(16);
     const std::vector<std::int32_t> values = values_of(it, static_cast<int>(slot));
     std::memcpy(r.address, values.data(), 16);
-    transport::message m{};
-    m.kind = transport::message_kind::block;
+    protocol::message m{};
+    m.kind = protocol::message_kind::block;
     m.iteration = it;
     m.source = static_cast<std::int32_t>(slot);
     m.ndims = 1;
@@ -88,13 +88,13 @@ class server_loop_test : public testing_support::output_directory_test {
     m_topo.server_count = 1;
     m_topo.client_count = 2;
   }
-  transport::channel make_channel() {
-    transport::channel_sizes sizes;
+  transports::channel make_channel() {
+    transports::channel_sizes sizes;
     sizes.heap_bytes = 65536;
     sizes.clients = 2;
     sizes.ring_capacity = 8;  // small: the clients also meet a full ring
-    transport::channel channel =
-        transport::channel::create("/sidecore-test-" + std::to_string(::getpid()) + "-loop", sizes);
+    transports::channel channel = transports::channel::create(
+        "/sidecore-test-" + std::to_string(::getpid()) + "-loop", sizes);
     channel.unlink();
     return channel;
   }
@@ -106,8 +106,8 @@ class server_loop_test : public testing_support::output_directory_test {
 
 TEST_F(server_loop_test, stores_every_iteration_of_every_client_and_frees_the_buffer) {
   const config::model model = model_in(m_directory);
-  transport::channel channel = make_channel();
-  server::server_loop loop(model, m_topo, channel);
+  transports::channel channel = make_channel();
+  transports::server_loop loop(model, m_topo, channel);
   std::thread clients([&] {
     std::thread other([&] { client_session(model, channel, 1, 0, 6, false); });
     client_session(model, channel, 0, 0, 6, false);
@@ -131,8 +131,8 @@ TEST_F(server_loop_test, stores_every_iteration_of_every_client_and_frees_the_bu
 
 TEST_F(server_loop_test, a_second_run_serves_clients_that_start_again) {
   const config::model model = model_in(m_directory);
-  transport::channel channel = make_channel();
-  server::server_loop loop(model, m_topo, channel);
+  transports::channel channel = make_channel();
+  transports::server_loop loop(model, m_topo, channel);
   for (int session = 0; session < 2; ++session) {
     std::thread clients([&] {
       std::thread other([&] { client_session(model, channel, 1, 2 * session, 2, session > 0); });
@@ -149,9 +149,9 @@ TEST_F(server_loop_test, a_second_run_serves_clients_that_start_again) {
 
 namespace {
 
-transport::message block_of(int iteration, std::uint32_t slot, std::uint64_t offset) {
-  transport::message m{};
-  m.kind = transport::message_kind::block;
+protocol::message block_of(int iteration, std::uint32_t slot, std::uint64_t offset) {
+  protocol::message m{};
+  m.kind = protocol::message_kind::block;
   m.iteration = iteration;
   m.source = static_cast<std::int32_t>(slot);
   m.ndims = 1;
@@ -162,8 +162,8 @@ transport::message block_of(int iteration, std::uint32_t slot, std::uint64_t off
 }
 
 // Reserves a block and writes the values of (iteration, slot) into it; returns its offset.
-std::uint64_t written(engines::shm_engine& engine, int iteration, std::uint32_t slot) {
-  engines::reservation r = engine.reserve(16);
+std::uint64_t written(transports::shm_engine& engine, int iteration, std::uint32_t slot) {
+  transports::reservation r = engine.reserve(16);
   const std::vector<std::int32_t> values = values_of(iteration, static_cast<int>(slot));
   std::memcpy(r.address, values.data(), 16);
   return r.offset;
@@ -171,7 +171,7 @@ std::uint64_t written(engines::shm_engine& engine, int iteration, std::uint32_t 
 
 // Ends an iteration and starts the next; the store failures the server reported (which the
 // engine raises as storage_error) are counted, not fatal.
-void end_and_count(engines::shm_engine& engine, int iteration, int& failures_seen) {
+void end_and_count(transports::shm_engine& engine, int iteration, int& failures_seen) {
   engine.end_iteration(iteration, false, 0);
   try {
     engine.iteration_started(iteration + 1);
@@ -180,7 +180,7 @@ void end_and_count(engines::shm_engine& engine, int iteration, int& failures_see
   }
 }
 
-void sync_and_count(engines::shm_engine& engine, int iterations, int& failures_seen,
+void sync_and_count(transports::shm_engine& engine, int iterations, int& failures_seen,
                     std::string* message = nullptr) {
   try {
     engine.sync(iterations);
@@ -194,43 +194,43 @@ void sync_and_count(engines::shm_engine& engine, int iterations, int& failures_s
 
 TEST_F(server_loop_test, malformed_notifications_are_dropped_counted_and_reported_without_harm) {
   const config::model model = model_in(m_directory);
-  transport::channel channel = make_channel();
-  server::server_loop loop(model, m_topo, channel);
+  transports::channel channel = make_channel();
+  transports::server_loop loop(model, m_topo, channel);
   int good_failures = 0, buggy_failures = 0;
   std::string buggy_message;
   std::thread clients([&] {
     std::thread buggy([&] {
-      engines::shm_engine engine(model, channel, 1, 1);
+      transports::shm_engine engine(model, channel, 1, 1);
       // Iteration 0: well formed.
       engine.commit(block_of(0, 1, written(engine, 0, 1)), {});
       end_and_count(engine, 0, buggy_failures);
       // Iteration 1: nine dimensions for a layout of one. Its memory is the client's: the
       // server gives it back.
-      transport::message nine = block_of(1, 1, written(engine, 1, 1));
+      protocol::message nine = block_of(1, 1, written(engine, 1, 1));
       nine.ndims = 9;
       engine.commit(nine, {});
       end_and_count(engine, 1, buggy_failures);
       // Iteration 2: a block, then the same block again (its memory held by the first: not
       // given back twice).
-      const transport::message twice = block_of(2, 1, written(engine, 2, 1));
+      const protocol::message twice = block_of(2, 1, written(engine, 2, 1));
       engine.commit(twice, {});
       engine.commit(twice, {});
       end_and_count(engine, 2, buggy_failures);
       // Iteration 3: a block whose data lies outside the heap, a notification of no known
       // kind, then a well-formed block.
-      transport::message outside = block_of(3, 1, written(engine, 3, 1));
+      protocol::message outside = block_of(3, 1, written(engine, 3, 1));
       const std::uint64_t kept = outside.offset;
       outside.offset = channel.heap().end_offset() + 4096;
       engine.commit(outside, {});
-      transport::message garbage = block_of(3, 1, kept);
-      garbage.kind = static_cast<transport::message_kind>(77);
+      protocol::message garbage = block_of(3, 1, kept);
+      garbage.kind = static_cast<protocol::message_kind>(77);
       engine.commit(garbage, {});
       engine.commit(block_of(3, 1, kept), {});
       end_and_count(engine, 3, buggy_failures);
       sync_and_count(engine, 4, buggy_failures, &buggy_message);
       engine.stop(4);
     });
-    engines::shm_engine engine(model, channel, 0, 0);
+    transports::shm_engine engine(model, channel, 0, 0);
     for (int it = 0; it < 4; ++it) {
       engine.commit(block_of(it, 0, written(engine, it, 0)), {});
       end_and_count(engine, it, good_failures);
@@ -269,24 +269,24 @@ TEST_F(server_loop_test, malformed_notifications_are_dropped_counted_and_reporte
 
 TEST_F(server_loop_test, random_bytes_in_a_queue_never_crash_the_server_nor_harm_other_data) {
   const config::model model = model_in(m_directory);
-  transport::channel channel = make_channel();
-  server::server_loop loop(model, m_topo, channel);
+  transports::channel channel = make_channel();
+  transports::server_loop loop(model, m_topo, channel);
   constexpr int garbage = 3000;
   int failures = 0;
   std::thread clients([&] {
     std::thread buggy([&] {
       std::mt19937_64 random(99);
-      transport::message m;
+      protocol::message m;
       auto* bytes = reinterpret_cast<unsigned char*>(&m);
       for (int n = 0; n < garbage; ++n) {
         for (std::size_t i = 0; i < sizeof m; ++i) bytes[i] = static_cast<unsigned char>(random());
         if (n % 2) m.source = 1;  // half of them look as if they came from this client
         while (!channel.try_push(1, m)) std::this_thread::yield();
       }
-      engines::shm_engine engine(model, channel, 1, 1);
+      transports::shm_engine engine(model, channel, 1, 1);
       engine.stop(0);
     });
-    engines::shm_engine engine(model, channel, 0, 0);
+    transports::shm_engine engine(model, channel, 0, 0);
     for (int it = 0; it < 3; ++it) {
       engine.commit(block_of(it, 0, written(engine, it, 0)), {});
       end_and_count(engine, it, failures);
@@ -308,11 +308,11 @@ TEST_F(server_loop_test, random_bytes_in_a_queue_never_crash_the_server_nor_harm
 
 TEST_F(server_loop_test, memory_allocated_and_never_announced_is_reported_at_the_end) {
   const config::model model = model_in(m_directory);
-  transport::channel channel = make_channel();
-  server::server_loop loop(model, m_topo, channel);
+  transports::channel channel = make_channel();
+  transports::server_loop loop(model, m_topo, channel);
   std::thread clients([&] {
     std::thread other([&] { client_session(model, channel, 1, 0, 1, false); });
-    engines::shm_engine engine(model, channel, 0, 0);
+    transports::shm_engine engine(model, channel, 0, 0);
     engine.commit(block_of(0, 0, written(engine, 0, 0)), {});
     (void)engine.reserve(100);  // allocated, never committed (128 bytes in the heap)
     engine.end_iteration(0, false, 0);
@@ -328,13 +328,13 @@ TEST_F(server_loop_test, memory_allocated_and_never_announced_is_reported_at_the
 
 TEST_F(server_loop_test, blocks_committed_before_the_heap_is_poisoned_are_still_stored) {
   const config::model model = model_in(m_directory);
-  transport::channel channel = make_channel();
-  server::server_loop loop(model, m_topo, channel);
+  transports::channel channel = make_channel();
+  transports::server_loop loop(model, m_topo, channel);
   std::atomic<int> committed{0};
   std::atomic<bool> poisoned{false};
   std::string errors[2];
   auto client = [&](std::uint32_t slot) {
-    engines::shm_engine engine(model, channel, slot, static_cast<int>(slot));
+    transports::shm_engine engine(model, channel, slot, static_cast<int>(slot));
     engine.commit(block_of(0, slot, written(engine, 0, slot)), {});
     ++committed;
     if (slot == 0) {
@@ -343,7 +343,7 @@ TEST_F(server_loop_test, blocks_committed_before_the_heap_is_poisoned_are_still_
       std::fflush(nullptr);
       const pid_t child = ::fork();
       if (child == 0) {
-        transport::shared_heap::set_update_probe([](int point) {
+        memory::shared_heap::set_update_probe([](int point) {
           if (point == 2) ::kill(::getpid(), SIGKILL);
         });
         (void)channel.heap().try_allocate(1000);
@@ -382,12 +382,12 @@ TEST_F(server_loop_test, blocks_committed_before_the_heap_is_poisoned_are_still_
 
 TEST_F(server_loop_test, a_block_announcing_memory_another_block_holds_is_dropped_not_freed) {
   const config::model model = model_in(m_directory);
-  transport::channel channel = make_channel();
-  server::server_loop loop(model, m_topo, channel);
+  transports::channel channel = make_channel();
+  transports::server_loop loop(model, m_topo, channel);
   int failures = 0;
   std::thread clients([&] {
     std::thread buggy([&] {
-      engines::shm_engine engine(model, channel, 1, 1);
+      transports::shm_engine engine(model, channel, 1, 1);
       const std::uint64_t first = written(engine, 0, 1);
       engine.commit(block_of(0, 1, first), {});
       end_and_count(engine, 0, failures);
@@ -397,7 +397,7 @@ TEST_F(server_loop_test, a_block_announcing_memory_another_block_holds_is_droppe
       end_and_count(engine, 1, failures);
       engine.stop(2);
     });
-    engines::shm_engine engine(model, channel, 0, 0);
+    transports::shm_engine engine(model, channel, 0, 0);
     for (int it = 0; it < 2; ++it) {
       engine.commit(block_of(it, 0, written(engine, it, 0)), {});
       end_and_count(engine, it, failures);

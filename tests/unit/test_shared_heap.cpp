@@ -23,15 +23,15 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "transport/shared_heap.hpp"
+#include "memory/shared_heap.hpp"
 
 namespace {
 
 using sidecore::allocation_error;
-using sidecore::transport::heap_alignment;
-using sidecore::transport::heap_extent;
-using sidecore::transport::heap_state;
-using sidecore::transport::shared_heap;
+using sidecore::memory::heap_alignment;
+using sidecore::memory::heap_extent;
+using sidecore::memory::heap_state;
+using sidecore::memory::shared_heap;
 using clock_type = std::chrono::steady_clock;
 
 constexpr std::uint64_t page = 4096;

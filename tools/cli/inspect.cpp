@@ -3,10 +3,11 @@
 // iteration through src/reader, and prints what is there, for people or as JSON.
 #include "tools/cli/inspect.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <hdf5.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -35,25 +36,18 @@ namespace fs = std::filesystem;
 using plugins::hdf5::attribute_handle;
 using plugins::hdf5::file_handle;
 
-constexpr const char* usage =
-    "usage: sidecore inspect [options] <directory or prefix>\n"
-    "\n"
-    "Shows what an HDF5 store wrote: the iterations stored and which are complete, the file\n"
-    "mode and writer files, the compression ratio, the size on disk, and for one iteration\n"
-    "every variable (type, global extents, blocks, sources, elements, bytes).\n"
+constexpr const char* description =
+    "Shows what an HDF5 store wrote: the iterations stored and which are complete, the file mode\n"
+    "and writer files, the compression ratio, the size on disk, and for one iteration every\n"
+    "variable (type, global extents, blocks, sources, elements, bytes).\n"
     "\n"
     "A directory is searched for files named <simulation>_It<iteration>[_Pr<writer>].h5, and\n"
-    "every simulation found in it is shown; a prefix is <FilesPath><simulation> (\"out/sim\");\n"
-    "a file of a run (\"out/sim_It3.h5\") shows its run at its iteration.\n"
-    "\n"
-    "options:\n"
-    "  --iteration K   the iteration whose variables are shown (default: the last stored)\n"
-    "  --blocks        list every block: source, id, writer, extents, position\n"
-    "  --json          print the result as JSON on stdout\n"
-    "  -h, --help      this text\n"
-    "\n"
-    "exit status: 0 output found and read (incomplete iterations are reported, not errors),\n"
-    "1 no Sidecore output at the path, or a file that cannot be read, 2 usage error\n";
+    "every simulation found in it is shown; a prefix is <FilesPath><simulation> (\"out/sim\"); a\n"
+    "file of a run (\"out/sim_It3.h5\") shows its run at its iteration.";
+
+constexpr const char* exit_status =
+    "exit status: 0 output found and read (incomplete iterations are reported, not errors), 1 no\n"
+    "Sidecore output at the path, or a file that cannot be read, 2 usage error\n";
 
 constexpr const char* name_pattern =
     "<simulation>_It<iteration>.h5 or <simulation>_It<iteration>_Pr<writer>.h5";
@@ -61,52 +55,15 @@ constexpr const char* name_pattern =
 struct arguments {
   std::string path;
   std::optional<std::int32_t> iteration;
+  std::int32_t iteration_number = 0;  // --iteration as parsed
   bool blocks = false;
   bool json = false;
-};
-
-struct usage_error {
-  std::string message;
 };
 
 // What went wrong looking for or reading output: exit status 1.
 struct inspect_error {
   std::string message;
 };
-
-std::int32_t iteration_number(const std::string& option, const char* text) {
-  errno = 0;
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*text == '\0' || *end != '\0' || errno != 0 || value < 0 || value > INT32_MAX)
-    throw usage_error{option + " '" + text + "' is not an iteration (0 or more)"};
-  return static_cast<std::int32_t>(value);
-}
-
-arguments parse_arguments(int argc, char** argv) {
-  arguments args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--iteration") {
-      if (i + 1 >= argc) throw usage_error{"--iteration needs a value"};
-      args.iteration = iteration_number(a, argv[++i]);
-    } else if (a.rfind("--iteration=", 0) == 0) {
-      args.iteration = iteration_number("--iteration", argv[i] + 12);
-    } else if (a == "--blocks") {
-      args.blocks = true;
-    } else if (a == "--json") {
-      args.json = true;
-    } else if (a.size() > 1 && a[0] == '-') {
-      throw usage_error{"unknown option '" + a + "'"};
-    } else if (args.path.empty()) {
-      args.path = a;
-    } else {
-      throw usage_error{"one directory or prefix only ('" + args.path + "' and '" + a + "')"};
-    }
-  }
-  if (args.path.empty()) throw usage_error{"no directory or prefix given"};
-  return args;
-}
 
 struct file_info {
   std::string path;
@@ -833,23 +790,7 @@ void print_json(json_writer& j, const run_report& report, bool blocks) {
   j.end_object();
 }
 
-}  // namespace
-
-int run_inspect(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::cout << usage;
-      return 0;
-    }
-  }
-  arguments args;
-  try {
-    args = parse_arguments(argc, argv);
-  } catch (const usage_error& e) {
-    std::cerr << "sidecore inspect: " << e.message << "\n\n" << usage;
-    return 2;
-  }
+int run_inspect(const arguments& args) {
   const plugins::hdf5::error_print_guard quiet;  // failures are reported by message
   std::string failure;
   std::vector<run> runs;
@@ -898,6 +839,28 @@ int run_inspect(int argc, char** argv) {
     print_text(std::cout, reports[i], args.blocks);
   }
   return status;
+}
+
+}  // namespace
+
+void add_inspect(CLI::App& app, int& status) {
+  CLI::App* command = app.add_subcommand(
+      "inspect", "show what an HDF5 store wrote: iterations, completeness, variables, blocks");
+  command->footer(std::string(description) + "\n\n" + exit_status);
+  auto args = std::make_shared<arguments>();
+  command->add_option("path", args->path, "a directory, a prefix or a file of a run")->required();
+  CLI::Option* iteration =
+      command
+          ->add_option("--iteration", args->iteration_number,
+                       "the iteration whose variables are shown (default: the last stored)")
+          ->check(CLI::Range(0, INT32_MAX));
+  command->add_flag("--blocks", args->blocks,
+                    "list every block: source, id, writer, extents, position");
+  command->add_flag("--json", args->json, "print the result as JSON on stdout");
+  command->callback([args, iteration, &status] {
+    if (iteration->count()) args->iteration = args->iteration_number;
+    status = run_inspect(*args);
+  });
 }
 
 }  // namespace sidecore::cli

@@ -1,10 +1,14 @@
-// The `sidecore` command: subcommands dispatched by name, each in its own file of tools/cli.
+// The `sidecore` command: subcommands parsed with CLI11, each in its own file of tools/cli.
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <CLI/CLI.hpp>
+
 #include <cstring>
 #include <iostream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "Damaris.h"
 #include "tools/cli/inspect.hpp"
@@ -12,33 +16,6 @@
 #include "tools/cli/validate.hpp"
 
 namespace {
-
-struct command {
-  const char* name;
-  const char* summary;
-  int (*run)(int argc, char** argv);  // argv[0] is the subcommand's name
-};
-
-// A new subcommand is one more line here and its own source file.
-constexpr command commands[] = {
-    {"validate", "check a configuration and show what a job would do with it",
-     sidecore::cli::run_validate},
-    {"inspect", "show what an HDF5 store wrote: iterations, completeness, variables, blocks",
-     sidecore::cli::run_inspect},
-    {"report", "draw a run report: jitter tiles, buffer, timeline, HTML summary (python3)",
-     sidecore::cli::run_report},
-};
-
-void print_usage(std::ostream& out) {
-  out << "usage: sidecore <command> [options]\n"
-         "       sidecore --version\n\ncommands:\n";
-  for (const command& c : commands) {
-    std::string name = c.name;
-    name.resize(12, ' ');
-    out << "  " << name << c.summary << "\n";
-  }
-  out << "\n'sidecore <command> --help' describes a command.\n";
-}
 
 // MPI_Get_library_version may be called before MPI_Init: the tool never starts MPI.
 std::string mpi_library() {
@@ -53,40 +30,54 @@ std::string mpi_library() {
   return version;
 }
 
-void print_version() {
+std::string version_text() {
   unsigned major = 0, minor = 0, release = 0;
   H5get_libversion(&major, &minor, &release);
-  std::cout << "sidecore " << SIDECORE_VERSION_STRING << " (Damaris API " << DAMARIS_VERSION
-            << ")\n"
-            << "MPI: " << mpi_library() << " (MPI " << MPI_VERSION << "." << MPI_SUBVERSION
-            << " headers)\n"
-            << "HDF5: " << major << "." << minor << "." << release << " (built against "
-            << H5_VERS_MAJOR << "." << H5_VERS_MINOR << "." << H5_VERS_RELEASE
+  std::ostringstream out;
+  out << "sidecore " << SIDECORE_VERSION_STRING << " (Damaris API " << DAMARIS_VERSION << ")\n"
+      << "MPI: " << mpi_library() << " (MPI " << MPI_VERSION << "." << MPI_SUBVERSION
+      << " headers)\n"
+      << "HDF5: " << major << "." << minor << "." << release << " (built against " << H5_VERS_MAJOR
+      << "." << H5_VERS_MINOR << "." << H5_VERS_RELEASE
 #ifdef H5_HAVE_PARALLEL
-            << ", parallel"
+      << ", parallel"
 #endif
-            << ")\n";
+      << ")";
+  return out.str();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    print_usage(std::cerr);
-    return 2;
+  CLI::App app("Sidecore's command-line tool.", "sidecore");
+  app.set_version_flag("-V,--version", version_text);
+  app.require_subcommand(1);
+  app.footer("'sidecore <command> --help' describes a command.");
+  // A new subcommand is one more line here and its own source file.
+  int status = 0;
+  sidecore::cli::add_validate(app, status);
+  sidecore::cli::add_inspect(app, status);
+  sidecore::cli::add_report(app, status);
+  // Errors name the command they are about and where its options are described.
+  app.failure_message([](const CLI::App* top, const CLI::Error& e) {
+    const std::vector<CLI::App*> chosen = top->get_subcommands();
+    const std::string command =
+        "sidecore" + (chosen.empty() ? std::string() : " " + chosen.front()->get_name());
+    return command + ": " + e.what() + "\nRun '" + command + " --help' for the options.\n";
+  });
+  if (argc > 1 && argv[1][0] != '-') {
+    try {
+      app.get_subcommand(argv[1]);
+    } catch (const CLI::OptionNotFound&) {
+      std::cerr << "sidecore: unknown command '" << argv[1] << "'\n\n" << app.help();
+      return 2;
+    }
   }
-  const std::string first = argv[1];
-  if (first == "--version" || first == "-V") {
-    print_version();
-    return 0;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and version: 0. A usage error: its message, then 2.
+    return app.exit(e) == 0 ? 0 : 2;
   }
-  if (first == "-h" || first == "--help" || first == "help") {
-    print_usage(std::cout);
-    return 0;
-  }
-  for (const command& c : commands)
-    if (first == c.name) return c.run(argc - 1, argv + 1);
-  std::cerr << "sidecore: unknown command '" << first << "'\n\n";
-  print_usage(std::cerr);
-  return 2;
+  return status;
 }

@@ -13,10 +13,10 @@
 #include "common/text.hpp"
 #include "common/units.hpp"
 #include "config/output_names.hpp"
+#include "memory/shared_heap.hpp"
 #include "plugins/hdf5/hdf5_store.hpp"
 #include "plugins/store.hpp"
 #include "topology/topology.hpp"
-#include "transport/shared_heap.hpp"
 
 namespace sidecore::cli {
 namespace {
@@ -84,7 +84,7 @@ variable_plan plan_variable(const config::model& model, std::size_t index,
     for (std::size_t d = 0; d < interior.size(); ++d)
       interior[d] -= p.ghosts.before[d] + p.ghosts.after[d];
   p.stored_bytes = config::array_bytes(interior, element).value_or(saturated);
-  p.shared_buffer_bytes = transport::shared_heap::rounded(p.block_bytes);
+  p.shared_buffer_bytes = memory::shared_heap::rounded(p.block_bytes);
   if (v.store_index != config::variable::npos) p.stores.push_back(model.stores[v.store_index].name);
   for (const config::action_plugin& a : model.action_plugins)
     if (std::find(a.variables.begin(), a.variables.end(), index) != a.variables.end())

@@ -4,6 +4,8 @@
 // picture as SVG.
 #include "tools/cli/report.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,9 +44,7 @@ std::vector<std::string> script_candidates() {
   return found;
 }
 
-}  // namespace
-
-int run_report(int argc, char** argv) {
+int run_report(const std::vector<std::string>& arguments) {
   const std::vector<std::string> candidates = script_candidates();
   std::string script;
   for (const std::string& c : candidates)
@@ -64,7 +64,7 @@ int run_report(int argc, char** argv) {
   std::vector<char*> args;
   args.push_back(const_cast<char*>(python.c_str()));
   args.push_back(const_cast<char*>(script.c_str()));
-  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  for (const std::string& a : arguments) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   ::setenv("SIDECORE_REPORT_PROG", "sidecore report", 1);
   std::cout.flush();
@@ -77,6 +77,18 @@ int run_report(int argc, char** argv) {
                                 : ", or set SIDECORE_PYTHON to an interpreter")
             << "\n";
   return 1;
+}
+
+}  // namespace
+
+void add_report(CLI::App& app, int& status) {
+  CLI::App* command = app.add_subcommand(
+      "report", "draw a run report: jitter tiles, buffer, timeline, HTML summary (python3)");
+  // Everything after `report`, --help included, is the script's.
+  command->set_help_flag();
+  command->allow_extras();
+  command->prefix_command();
+  command->callback([command, &status] { status = run_report(command->remaining()); });
 }
 
 }  // namespace sidecore::cli

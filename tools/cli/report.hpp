@@ -2,12 +2,17 @@
 // script tools/report/sidecore_report.py, which this command runs.
 #pragma once
 
+namespace CLI {
+class App;
+}
+
 namespace sidecore::cli {
 
-// argv[0] is "report". Replaces the process with python3 running the script, the other
-// arguments passed on; the script's exit status is the command's (0 drawn, 1 not a run report
-// or nothing to draw, 2 usage error). Returns 1 without running anything when the script or
-// the interpreter cannot be found, after saying which.
-int run_report(int argc, char** argv);
+// Adds the subcommand to app; every argument after its name goes to the script. Once app has
+// parsed a command line naming it, the process is replaced with python3 running the script
+// (whose exit status is the command's: 0 drawn, 1 not a run report or nothing to draw, 2
+// usage error); status is 1 when the script or the interpreter cannot be found, after saying
+// which.
+void add_report(CLI::App& app, int& status);
 
 }  // namespace sidecore::cli

@@ -2,11 +2,12 @@
 // runs it), then the plan of tools/cli/plan.hpp, printed for people or as JSON.
 #include "tools/cli/validate.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,23 +24,13 @@
 namespace sidecore::cli {
 namespace {
 
-constexpr const char* usage =
-    "usage: sidecore validate [options] <config.xml>\n"
-    "\n"
+constexpr const char* description =
     "Reads the configuration as damaris_initialize does (same errors, same warnings) and shows\n"
     "what a job running it would do: every variable's layout resolved with the parameters'\n"
     "initial values, the bytes each client and each writer handle per iteration, how many\n"
-    "iterations the buffer holds, and the files each store writes.\n"
-    "\n"
-    "options:\n"
-    "  --ranks N           MPI ranks of the whole job (default: one node; with K dedicated\n"
-    "                      nodes, K nodes for the simulation and the K dedicated ones)\n"
-    "  --ranks-per-node M  ranks on each node (default: SIDECORE_RANKS_PER_NODE when set, else\n"
-    "                      the cores of this machine)\n"
-    "  --json              print the result as JSON on stdout\n"
-    "  --strict            every configuration warning is an error (as SIDECORE_STRICT=1)\n"
-    "  -h, --help          this text\n"
-    "\n"
+    "iterations the buffer holds, and the files each store writes.";
+
+constexpr const char* exit_status =
     "exit status: 0 valid (warnings are printed), 1 configuration error, 2 usage error\n";
 
 struct arguments {
@@ -49,51 +40,6 @@ struct arguments {
   bool json = false;
   bool strict = false;
 };
-
-struct usage_error {
-  std::string message;
-};
-
-int positive(const std::string& option, const char* text) {
-  errno = 0;
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*text == '\0' || *end != '\0' || errno != 0 || value < 1 || value > 1 << 30)
-    throw usage_error{option + " '" + text + "' is not a positive integer"};
-  return static_cast<int>(value);
-}
-
-arguments parse_arguments(int argc, char** argv) {
-  arguments args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto next = [&]() -> const char* {
-      if (i + 1 >= argc) throw usage_error{a + " needs a value"};
-      return argv[++i];
-    };
-    if (a == "--ranks") {
-      args.ranks = positive(a, next());
-    } else if (a.rfind("--ranks=", 0) == 0) {
-      args.ranks = positive("--ranks", argv[i] + 8);
-    } else if (a == "--ranks-per-node") {
-      args.ranks_per_node = positive(a, next());
-    } else if (a.rfind("--ranks-per-node=", 0) == 0) {
-      args.ranks_per_node = positive("--ranks-per-node", argv[i] + 17);
-    } else if (a == "--json") {
-      args.json = true;
-    } else if (a == "--strict") {
-      args.strict = true;
-    } else if (a.size() > 1 && a[0] == '-') {
-      throw usage_error{"unknown option '" + a + "'"};
-    } else if (args.file.empty()) {
-      args.file = a;
-    } else {
-      throw usage_error{"one configuration file at a time ('" + args.file + "', then '" + a + "')"};
-    }
-  }
-  if (args.file.empty()) throw usage_error{"no configuration file given"};
-  return args;
-}
 
 // Ranks per node when --ranks-per-node is not given, and where the number comes from.
 std::pair<int, std::string> default_ranks_per_node(const config::model& model) {
@@ -451,23 +397,7 @@ void print_failure(const arguments& args, const std::string& message) {
   std::cout << j.text() << "\n";
 }
 
-}  // namespace
-
-int run_validate(int argc, char** argv) {
-  arguments args;
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      if (a == "-h" || a == "--help") {
-        std::cout << usage;
-        return 0;
-      }
-    }
-    args = parse_arguments(argc, argv);
-  } catch (const usage_error& e) {
-    std::cerr << "sidecore validate: " << e.message << "\n\n" << usage;
-    return 2;
-  }
+int run_validate(const arguments& args) {
   // The stores' option checks log through the library's logger; nothing of it is wanted here.
   log::configure(log::level::off, "");
   try {
@@ -508,6 +438,30 @@ int run_validate(int argc, char** argv) {
     print_failure(args, e.what());
     return 1;
   }
+}
+
+}  // namespace
+
+void add_validate(CLI::App& app, int& status) {
+  CLI::App* command =
+      app.add_subcommand("validate", "check a configuration and show what a job would do with it");
+  command->footer(std::string(description) + "\n\n" + exit_status);
+  auto args = std::make_shared<arguments>();
+  command->add_option("config", args->file, "the configuration (XML)")->required();
+  command
+      ->add_option("--ranks", args->ranks,
+                   "MPI ranks of the whole job (default: one node; with K dedicated nodes, K "
+                   "nodes for the simulation and the K dedicated ones)")
+      ->check(CLI::Range(1, 1 << 30));
+  command
+      ->add_option("--ranks-per-node", args->ranks_per_node,
+                   "ranks on each node (default: SIDECORE_RANKS_PER_NODE when set, else the "
+                   "cores of this machine)")
+      ->check(CLI::Range(1, 1 << 30));
+  command->add_flag("--json", args->json, "print the result as JSON on stdout");
+  command->add_flag("--strict", args->strict,
+                    "every configuration warning is an error (as SIDECORE_STRICT=1)");
+  command->callback([args, &status] { status = run_validate(*args); });
 }
 
 }  // namespace sidecore::cli

@@ -2,10 +2,15 @@
 // running it would do (roles, bytes per iteration, buffer headroom, files written).
 #pragma once
 
+namespace CLI {
+class App;
+}
+
 namespace sidecore::cli {
 
-// argv[0] is "validate". Returns the process exit status: 0 for a valid configuration
-// (warnings included), 1 for a configuration error, 2 for a usage error.
-int run_validate(int argc, char** argv);
+// Adds the subcommand to app. Once app has parsed a command line naming it, status is the
+// process exit status: 0 for a valid configuration (warnings included), 1 for a configuration
+// error.
+void add_validate(CLI::App& app, int& status);
 
 }  // namespace sidecore::cli

@@ -1,0 +1,186 @@
+// Best-fit reuse among kept buffers, with bounded waste; the pool is immortal so that buffers
+// released during static destruction still find it. The arena is a private mapping managed by
+// the same allocator as the shared heap; the write path reaches it without the pool's mutex.
+#include "memory/buffer_pool.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "common/waiting.hpp"
+#include "memory/shared_heap.hpp"
+
+namespace sidecore {
+namespace {
+
+struct pool_state {
+  std::mutex mutex;
+  std::multimap<std::size_t, std::byte*> kept;  // by capacity
+  std::uint64_t kept_bytes = 0;
+  std::uint64_t limit = 0;
+  // Arena: [heap state][heap], one mapping, published once its heap is initialized.
+  // Acquisitions read it without the mutex: each counts itself in arena_users before loading
+  // the pointer, and trim() unpublishes the arena, waits for the count to drop, and only then
+  // decides whether to unmap it (both sides sequentially consistent: either an acquisition
+  // sees no arena, or trim sees it and waits for it).
+  std::atomic<std::byte*> arena{nullptr};
+  std::atomic<std::uint32_t> arena_users{0};
+  std::size_t arena_bytes = 0;  // under mutex
+};
+
+constexpr std::uint32_t arena_extents = 4096;
+
+pool_state& state() {
+  static pool_state* s = new pool_state;  // never destroyed: see the file comment
+  return *s;
+}
+
+// Counts an acquisition as a user of the arena for its lifetime.
+class arena_use {
+ public:
+  explicit arena_use(pool_state& s) noexcept : m_state(s) {
+    m_state.arena_users.fetch_add(1, std::memory_order_seq_cst);
+  }
+  ~arena_use() { m_state.arena_users.fetch_sub(1, std::memory_order_release); }
+  arena_use(const arena_use&) = delete;
+  arena_use& operator=(const arena_use&) = delete;
+
+ private:
+  pool_state& m_state;
+};
+
+}  // namespace
+
+void pooled_deleter::operator()(std::byte* p) const noexcept {
+  if (!p) return;
+  if (arena) {
+    try {
+      memory::shared_heap(arena).release(static_cast<std::uint64_t>(p - arena), capacity);
+    } catch (...) {
+    }
+    return;
+  }
+  pool_state& s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.kept_bytes + capacity <= s.limit) {
+      try {
+        s.kept.emplace(capacity, p);
+        s.kept_bytes += capacity;
+        return;
+      } catch (...) {
+      }
+    }
+  }
+  delete[] p;
+}
+
+namespace buffer_pool {
+
+block_buffer acquire(std::uint64_t bytes) {
+  const std::size_t wanted = bytes ? static_cast<std::size_t>(bytes) : 1;
+  pool_state& s = state();
+  if (s.arena.load(std::memory_order_relaxed)) {  // without an arena, nothing more to pay
+    arena_use use(s);
+    if (std::byte* base = s.arena.load(std::memory_order_seq_cst)) {
+      memory::shared_heap heap(base);
+      if (wanted <= heap.capacity()) {
+        if (auto offset = heap.try_allocate(wanted))
+          return block_buffer(base + *offset, pooled_deleter{wanted, base});
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.kept.lower_bound(wanted);
+    // Reuse only when little is wasted; a much larger buffer stays for a larger block.
+    if (it != s.kept.end() && it->first <= wanted + wanted / 4 + 4096) {
+      const std::size_t capacity = it->first;
+      std::byte* p = it->second;
+      s.kept.erase(it);
+      s.kept_bytes -= capacity;
+      return block_buffer(p, pooled_deleter{capacity});
+    }
+  }
+  return block_buffer(new std::byte[wanted], pooled_deleter{wanted});
+}
+
+void set_capacity(std::uint64_t bytes) {
+  pool_state& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.limit = bytes;
+}
+
+std::uint64_t kept_bytes() {
+  pool_state& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.kept_bytes;
+}
+
+void reserve_arena(std::uint64_t bytes, std::uint64_t warm_bytes) {
+  pool_state& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.arena.load(std::memory_order_relaxed) || bytes == 0) return;
+  const std::size_t page = 4096;
+  const std::size_t state_bytes =
+      (memory::shared_heap::state_bytes(arena_extents) + page - 1) / page * page;
+  const std::size_t heap_bytes = (bytes + page - 1) / page * page;
+  void* p = ::mmap(nullptr, state_bytes + heap_bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    throw allocation_error("cannot map " + readable_bytes(heap_bytes) +
+                           " of process memory for the buffer: " + std::strerror(errno) +
+                           "; lower <buffer size=...>");
+  auto* base = static_cast<std::byte*>(p);
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+  const std::size_t warm = state_bytes + std::min<std::uint64_t>(heap_bytes, warm_bytes);
+  if (::madvise(p, warm, MADV_POPULATE_WRITE) != 0)  // kernels before 5.14: write each page
+    for (std::size_t at = 0; at < warm; at += page) base[at] = std::byte{0};
+  try {
+    memory::shared_heap::initialize(base, state_bytes, heap_bytes, arena_extents);
+  } catch (...) {
+    ::munmap(p, state_bytes + heap_bytes);
+    throw;
+  }
+  s.arena_bytes = state_bytes + heap_bytes;
+  s.arena.store(base, std::memory_order_seq_cst);
+}
+
+void trim() noexcept {
+  pool_state& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  for (auto& [capacity, p] : s.kept) delete[] p;
+  s.kept.clear();
+  s.kept_bytes = 0;
+  std::byte* base = s.arena.load(std::memory_order_relaxed);
+  if (!base) return;
+  try {
+    if (memory::shared_heap(base).used() != 0) return;
+    // Unpublished first, so that no acquisition starts using it; then those under way end.
+    s.arena.store(nullptr, std::memory_order_seq_cst);
+    waiter leaving(paces::arena_users);
+    while (s.arena_users.load(std::memory_order_seq_cst) != 0) leaving.nap();
+    if (memory::shared_heap(base).used() != 0) {
+      s.arena.store(base, std::memory_order_seq_cst);  // one got a buffer meanwhile
+      return;
+    }
+  } catch (...) {
+    return;  // the arena's lock failed: leave it mapped
+  }
+  ::munmap(base, s.arena_bytes);
+  s.arena_bytes = 0;
+}
+
+}  // namespace buffer_pool
+}  // namespace sidecore

@@ -1,0 +1,130 @@
+// The shared segment of one server and its clients: a header, the shared heap, and one
+// single-producer/single-consumer ring of messages per client, plus a futex to wake the
+// server when it sleeps.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "memory/shared_heap.hpp"
+#include "protocol/client_phase.hpp"
+#include "protocol/live_stats.hpp"
+#include "protocol/message.hpp"
+#include "transports/dedicated_cores/shared_segment.hpp"
+
+namespace sidecore::transports {
+
+struct channel_sizes {
+  std::uint64_t heap_bytes = 64ull << 20;
+  std::uint32_t clients = 1;
+  std::uint32_t ring_capacity = 1024;  // messages per client
+};
+
+class channel {
+ public:
+  // Server side: creates the segment. Client side: opens it (after the server created it).
+  static channel create(const std::string& name, const channel_sizes& sizes);
+  static channel open(const std::string& name);
+
+  channel(channel&&) noexcept = default;
+  channel& operator=(channel&&) noexcept = default;
+
+  void unlink() noexcept { m_segment.unlink(); }
+  // Creator, after unlink(): reserves the data heap's pages, in two steps. reserve_heap()
+  // reserves now the first `window` bytes of every client's stretch (what the first iterations
+  // use) and checks that /dev/shm can hold the rest; reserve_heap_rest(), typically on a
+  // background thread, reserves the rest in order, publishing its progress, and returns once
+  // done (or when `stop` becomes true). Both throw or report allocation_error when /dev/shm
+  // cannot hold the buffer; small heaps are reserved whole by reserve_heap().
+  void reserve_heap(std::uint64_t window);
+  // Returns "" when done (or stopped), else what failed (the clients are told too).
+  std::string reserve_heap_rest(const std::atomic<bool>& stop) noexcept;
+  // Client, after allocating [offset, offset + bytes) of the heap: true once those pages are
+  // reserved (at once in the common case: a window, or the whole heap done); waits for the
+  // creator's progress otherwise. False when the reservation failed before reaching them, or
+  // on timeout (<= 0: none); heap_reservation_error() then says why.
+  bool heap_reserved(std::uint64_t offset, std::uint64_t bytes, double timeout_seconds) noexcept {
+    if (reserved_fully()) return true;
+    return wait_heap_reserved(offset, bytes, timeout_seconds);
+  }
+  std::string heap_reservation_error() const;
+  // Maps [offset, offset + bytes) of the segment into this process, so that the first write
+  // there takes no page fault (see shared_segment::prefault).
+  void prefault(std::uint64_t offset, std::uint64_t bytes) noexcept {
+    m_segment.prefault(static_cast<std::size_t>(offset), static_cast<std::size_t>(bytes));
+  }
+
+  memory::shared_heap& heap() noexcept { return m_heap; }
+  std::byte* address(std::uint64_t offset) const noexcept { return m_segment.base() + offset; }
+  std::uint32_t client_count() const noexcept;
+  // The server's live counters: it publishes, its clients read (never waiting).
+  protocol::live_stats& stats() noexcept;
+  std::uint32_t ring_capacity() const noexcept;
+
+  // Producer (client slot `client`): false when the ring is full.
+  bool try_push(std::uint32_t client, const protocol::message& m) noexcept;
+  // Messages waiting in a ring (approximate from the producer's side).
+  std::uint64_t pending(std::uint32_t client) const noexcept;
+  // Consumer (server): false when the ring is empty.
+  bool try_pop(std::uint32_t client, protocol::message& out) noexcept;
+
+  // Client: wakes the server if it sleeps (cheap when it does not).
+  void wake_server() noexcept;
+  // Server: sleeps until woken or timeout; call prepare_sleep() first, then check the rings
+  // again, then sleep(token, ...). This ordering makes a lost wake-up impossible.
+  std::uint32_t prepare_sleep() noexcept;
+  void sleep(std::uint32_t token, int timeout_ms) noexcept;
+  void end_sleep() noexcept;
+
+  // Server: proof of life, raised at every pass of its loop (not while a store runs).
+  void beat() noexcept;
+  std::uint64_t heartbeat() const noexcept;
+
+  // Server: iterations stored so far; wakes clients waiting in damaris_sync.
+  void publish_stored(std::uint32_t iterations) noexcept;
+  // Client: waits until at least `iterations` are stored; false on timeout (<= 0: forever).
+  bool wait_stored(std::uint32_t iterations, double timeout_seconds) noexcept;
+  // Client: how many iterations it has ended (UINT32_MAX once it has stopped).
+  void publish_ended(std::uint32_t client, std::uint32_t iterations) noexcept;
+  // What client `client` does (<schedule policy="phase">): it writes, the server reads.
+  protocol::client_phase& phase_of(std::uint32_t client) noexcept;
+  // The fewest iterations any client of this channel has ended.
+  std::uint32_t slowest_ended() const noexcept;
+
+  // Server: its stores have failed `failures` times so far; message: the first failure, kept
+  // for the clients (the first published protocol::message stays).
+  void publish_store_failures(std::uint32_t failures, const std::string& message) noexcept;
+  // Client: store failures published so far, and the first one's message.
+  std::uint32_t store_failures() const noexcept;
+  std::string first_store_failure() const;
+
+  // Client waits, on a futex (no polling): until its ring has room, or until every client has
+  // ended at least `iterations`. False when timeout_seconds (> 0; otherwise none) passes first.
+  // The server's pops and the clients' publish_ended() wake them; a pop costs the server one
+  // fence and a load while nobody waits.
+  bool wait_for_room(std::uint32_t client, double timeout_seconds) noexcept;
+  bool wait_for_slowest(std::uint32_t iterations, double timeout_seconds) noexcept;
+
+ private:
+  struct published_count;
+  struct header;
+  struct ring;
+  channel(shared_segment segment);
+  bool reserved_fully() const noexcept;
+  bool wait_heap_reserved(std::uint64_t offset, std::uint64_t bytes,
+                          double timeout_seconds) noexcept;
+  header* head() const noexcept { return reinterpret_cast<header*>(m_segment.base()); }
+  ring* ring_of(std::uint32_t client) const noexcept;
+  protocol::message* slots_of(ring* r) const noexcept;
+  // Something a client may wait for happened (a pop, an iteration ended): wake the waiters.
+  void note_progress() noexcept;
+  template <typename Ready>
+  bool wait_for_progress(Ready ready, double timeout_seconds) noexcept;
+
+  shared_segment m_segment;
+  memory::shared_heap m_heap;
+};
+
+}  // namespace sidecore::transports

@@ -1,0 +1,210 @@
+// Dedicated cores. The hot path is one allocation under the shared heap's lock and one
+// notification into this client's own ring; the server is woken only at the end of an
+// iteration, for a signal, or when the ring fills up.
+#include "transports/dedicated_cores/shm_engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "common/error.hpp"
+#include "common/job_failure.hpp"
+#include "common/peer_watch.hpp"
+#include "common/waiting.hpp"
+#include "protocol/notifications.hpp"
+
+namespace sidecore::transports {
+
+shm_engine::shm_engine(const config::model& model, channel& channel, std::uint32_t slot, int source,
+                       int server_rank)
+    : m_model(model),
+      m_channel(channel),
+      m_slot(slot),
+      m_source(source),
+      m_server_rank(server_rank) {
+  // This client's own stretch of the shared buffer: its blocks go there first. Touch the start
+  // of it now, so that the first write finds it mapped, cached and in the TLB.
+  m_stretch = m_channel.heap().stretch_of(m_slot, m_channel.client_count());
+  const std::uint64_t share = m_channel.heap().capacity() / std::max(1u, m_channel.client_count());
+  std::memset(m_channel.address(m_stretch), 0, std::min<std::uint64_t>(share, 4u << 20));
+}
+
+std::uint64_t shm_engine::capacity() const noexcept { return m_channel.heap().capacity(); }
+
+void shm_engine::end_job_if_server_died(bool thorough, const char* call) const {
+  const peer_watch* peers = peer_watch::current();
+  if (!peers) return;
+  const bool dead = thorough ? peers->state_of(m_server_rank) == peer_watch::state::dead
+                             : peers->gone(m_server_rank);
+  if (!dead) return;
+  protocol::live_values stored;
+  m_channel.stats().read(stored);
+  job_failure::end_job(peers->death_of(m_server_rank) + ": it was the dedicated core of client " +
+                       std::to_string(m_source) + ", which noticed it in " + call +
+                       " (the core had stored " + std::to_string(stored.iterations_stored) +
+                       " iteration(s) of its clients)");
+}
+
+void shm_engine::check_server_alive(const char* waiting_for, int code) {
+  if (!m_server_stalled) return;
+  end_job_if_server_died(true, waiting_for);
+  // A live core passes through its loop within a few milliseconds of being woken: give it a
+  // twentieth of a second (it may just have been resumed) before giving up.
+  m_channel.wake_server();
+  waiter look(paces::core_heartbeat, 0.05);
+  do {
+    if (m_channel.heartbeat() != m_stalled_at) {
+      m_server_stalled = false;  // it moved again
+      return;
+    }
+  } while (look.nap());
+  throw error(code, std::string("not waiting for ") + waiting_for +
+                        ": the dedicated core has not moved since an earlier wait for it timed out "
+                        "(stopped, stuck in a store, or dead?); calls wait again once it moves");
+}
+
+void shm_engine::note_server_stalled() {
+  // A wait for the core ran out: dead rather than slow or stopped?
+  end_job_if_server_died(true, "a wait for it that timed out");
+  m_server_stalled = true;
+  m_stalled_at = m_channel.heartbeat();
+}
+
+reservation shm_engine::reserve(std::uint64_t bytes) {
+  memory::shared_heap& heap = m_channel.heap();
+  reservation r;
+  if (m_model.arch.policy == config::full_buffer_policy::wait) {
+    if (auto got = heap.try_allocate(bytes, m_stretch)) {
+      r.offset = *got;
+    } else {
+      check_server_alive("room in the shared buffer", DAMARIS_ALLOCATION_ERROR);
+      const protocol::blocked_on_writer waiting(m_channel.phase_of(m_slot));
+      try {
+        r.offset = heap.allocate(bytes, m_model.arch.wait_timeout_seconds, m_stretch);
+      } catch (const allocation_error&) {
+        note_server_stalled();
+        throw;
+      }
+    }
+  } else if (auto got = heap.try_allocate(bytes, m_stretch)) {
+    r.offset = *got;
+  } else {
+    return r;
+  }
+  // Beyond the start of its stretch, a block may land on pages the core is still reserving in
+  // the background (the first moments of a run with a large buffer): wait for them.
+  if (!m_channel.heap_reserved(r.offset, bytes, m_model.arch.wait_timeout_seconds)) {
+    heap.release(r.offset, bytes);
+    throw allocation_error("cannot place a block of " + std::to_string(bytes) +
+                           " bytes in the shared buffer: " + m_channel.heap_reservation_error());
+  }
+  r.address = m_channel.address(r.offset);
+  return r;
+}
+
+void shm_engine::send(const protocol::message& m, bool wake) {
+  if (m_channel.try_push(m_slot, m)) {
+    if (wake || m_channel.pending(m_slot) * 2 >= m_channel.ring_capacity()) m_channel.wake_server();
+    return;
+  }
+  // Ring full: the server is behind. Wake it and sleep until it frees a slot (one producer
+  // per ring: the room found stays), within the configured timeout.
+  const double timeout = m_model.arch.wait_timeout_seconds;
+  m_channel.wake_server();
+  check_server_alive("room in the message queue", DAMARIS_CHANNEL_ERROR);
+  const protocol::blocked_on_writer waiting(m_channel.phase_of(m_slot));
+  if (!m_channel.wait_for_room(m_slot, timeout)) {
+    note_server_stalled();
+    throw error(DAMARIS_CHANNEL_ERROR,
+                "message queue to the dedicated core stayed full for " + std::to_string(timeout) +
+                    " s: the server is not consuming (did it call damaris_start?)");
+  }
+  m_channel.try_push(m_slot, m);
+  m_channel.wake_server();
+}
+
+void shm_engine::commit(const protocol::message& m, block_buffer) {
+  try {
+    send(m, false);
+  } catch (...) {
+    // The server will never hear of this block: give its memory back.
+    m_channel.heap().release(m.offset, m.bytes);
+    throw;
+  }
+}
+
+void shm_engine::signal(const config::event& event, std::size_t index, int iteration) {
+  send(protocol::signal_message(event, index, iteration, m_source), true);
+}
+
+void shm_engine::end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) {
+  end_job_if_server_died(false, "damaris_end_iteration");
+  protocol::message m =
+      protocol::control_message(protocol::message_kind::end_iteration, iteration, m_source,
+                                skipped ? protocol::iteration_skipped : 0);
+  m.bytes = dropped_bytes;
+  send(m, true);
+}
+
+void shm_engine::report_store_failures() {
+  const std::uint32_t failures = m_channel.store_failures();
+  if (failures == m_failures_seen) return;
+  const std::uint32_t fresh = failures - m_failures_seen;
+  m_failures_seen = failures;
+  throw storage_error(std::to_string(fresh) + " store call(s) failed since the last report (" +
+                      std::to_string(failures) +
+                      " in all); the first: " + m_channel.first_store_failure());
+}
+
+void shm_engine::iteration_started(int started) {
+  report_store_failures();
+  if (m_model.arch.policy != config::full_buffer_policy::wait) return;
+  // The iteration this client now starts may be at most max_iterations_ahead past the one the
+  // slowest client of its dedicated core is in. Without this bound, clients out of step would
+  // fill the shared buffer with younger iterations, and the dedicated core would have to keep
+  // moving them into its own memory (without limit) so that the slowest client can write.
+  // The others' progress is read from the rings only when the last value seen is too old.
+  m_channel.publish_ended(m_slot, static_cast<std::uint32_t>(started));
+  const std::int64_t needed = static_cast<std::int64_t>(started) - max_iterations_ahead;
+  if (needed <= m_slowest_seen) return;
+  m_slowest_seen = m_channel.slowest_ended();
+  if (needed <= m_slowest_seen) return;
+  const double timeout = m_model.arch.wait_timeout_seconds;
+  if (!m_channel.wait_for_slowest(static_cast<std::uint32_t>(needed), timeout))
+    throw error(DAMARIS_CHANNEL_ERROR,
+                "iteration " + std::to_string(started) + " would be more than " +
+                    std::to_string(max_iterations_ahead) +
+                    " iterations ahead of the slowest client of this dedicated core, which "
+                    "did not end iteration " +
+                    std::to_string(needed - 1) + " within " + std::to_string(timeout) +
+                    " s (<buffer timeout=...>): is a client stuck?");
+  m_slowest_seen = m_channel.slowest_ended();
+}
+
+void shm_engine::sync(int iterations) {
+  end_job_if_server_died(false, "damaris_sync");
+  check_server_alive("iterations to be stored", DAMARIS_CHANNEL_ERROR);
+  const protocol::blocked_on_writer waiting(m_channel.phase_of(m_slot));
+  if (!m_channel.wait_stored(static_cast<std::uint32_t>(iterations),
+                             m_model.arch.wait_timeout_seconds)) {
+    note_server_stalled();
+    throw error(DAMARIS_CHANNEL_ERROR,
+                "the dedicated core did not store iteration " + std::to_string(iterations - 1) +
+                    " within " + std::to_string(m_model.arch.wait_timeout_seconds) + " s");
+  }
+  report_store_failures();
+}
+
+void shm_engine::stop(int iteration) {
+  end_job_if_server_died(false, "damaris_stop");
+  m_channel.publish_ended(m_slot, UINT32_MAX);  // nobody waits for this client
+  m_channel.phase_of(m_slot).enter(protocol::client_phase::stopped);  // nor schedules by it
+  send(protocol::control_message(protocol::message_kind::stop, iteration, m_source), true);
+}
+
+void shm_engine::resume(int iteration) {
+  m_channel.publish_ended(m_slot, static_cast<std::uint32_t>(iteration));
+  m_channel.phase_of(m_slot).enter(protocol::client_phase::unmarked);
+}
+
+}  // namespace sidecore::transports

@@ -1,0 +1,62 @@
+// Dedicated cores: blocks go into the node's shared buffer and their notifications into this
+// client's ring; the dedicated core stores them.
+#pragma once
+
+#include "transports/dedicated_cores/channel.hpp"
+#include "transports/engine.hpp"
+
+namespace sidecore::transports {
+
+class shm_engine final : public engine {
+ public:
+  // With policy="wait", how many iterations a client may run ahead of the slowest client of
+  // its dedicated core before ending an iteration waits for it.
+  static constexpr int max_iterations_ahead = 4;
+
+  // slot: this client's ring in the channel; source: its index among all clients;
+  // server_rank: the dedicated core's rank in the job (to tell when it has died; -1: unknown).
+  shm_engine(const config::model& model, channel& channel, std::uint32_t slot, int source,
+             int server_rank = -1);
+
+  std::uint64_t capacity() const noexcept override;
+  const char* buffer_name() const noexcept override { return "a dedicated core's shared buffer"; }
+  reservation reserve(std::uint64_t bytes) override;
+  void commit(const protocol::message& m, block_buffer owned) override;
+  void signal(const config::event& event, std::size_t index, int iteration) override;
+  void end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) override;
+  void iteration_started(int started) override;
+  void sync(int iterations) override;
+  void stop(int iteration) override;
+  void resume(int iteration) override;
+  void phase(protocol::client_phase::state now) override { m_channel.phase_of(m_slot).enter(now); }
+  const protocol::live_stats* writer_stats() const noexcept override { return &m_channel.stats(); }
+
+ private:
+  // Into this client's ring; wakes the server when asked or when the ring is half full.
+  void send(const protocol::message& m, bool wake);
+  // Throws storage_error once for the store failures the server published since the last
+  // report: the program learns that data it handed over was not stored.
+  void report_store_failures();
+  // A wait for the dedicated core timed out: until it shows a sign of life, the next waits
+  // for it fail at once instead of waiting their whole timeout again.
+  // Throws error(code), the code the wait would have ended with.
+  void check_server_alive(const char* waiting_for, int code);
+  void note_server_stalled();
+  // Ends the job (job_failure::end_job) when the dedicated core has died: nothing this client
+  // hands over would be stored, and every later call would wait for it. `thorough` also reads
+  // /proc (after a wait timed out); otherwise one system call (every end of iteration).
+  void end_job_if_server_died(bool thorough, const char* call) const;
+
+  const config::model& m_model;
+  channel& m_channel;
+  std::uint32_t m_slot;
+  int m_source;
+  int m_server_rank;
+  std::uint64_t m_stretch = 0;        // where this client's searches of the shared heap start
+  std::int64_t m_slowest_seen = 0;    // iterations the slowest client of the core had ended
+  std::uint32_t m_failures_seen = 0;  // store failures of the server already reported here
+  bool m_server_stalled = false;      // a wait for the server timed out...
+  std::uint64_t m_stalled_at = 0;     // ...when its heartbeat was this
+};
+
+}  // namespace sidecore::transports
