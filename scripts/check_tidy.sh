@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs clang-tidy with the checked-in .clang-tidy over every C++ source of the library, its
+# bindings and tools (their headers included), as the build compiles them; any finding fails.
+# Installs clang-tidy on Debian/Ubuntu if missing. Uses the build directory of test.sh (built
+# first by setup.sh when it is not there yet).
+# Usage: scripts/check_tidy.sh [build-dir]   (default: build)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-$root/build}
+if ! command -v run-clang-tidy >/dev/null; then
+  if ! command -v apt-get >/dev/null; then
+    echo "check_tidy.sh: clang-tidy is not installed" >&2
+    exit 2
+  fi
+  echo "check_tidy.sh: installing clang-tidy"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq clang-tidy >/dev/null
+fi
+if [ ! -f "$build/compile_commands.json" ]; then
+  "$root/scripts/setup.sh" "$build" >/dev/null
+fi
+# Generated sources (configured headers) must exist: the build made them.
+cmake --build "$build" --target sidecore_objects >/dev/null
+start=$SECONDS
+if ! run-clang-tidy -quiet -p "$build" -j "$(nproc)" "^$root/(src|bindings|tools)/.*\.cpp$" \
+    >"$build/clang-tidy.log" 2>&1; then
+  grep -E "(warning|error):" "$build/clang-tidy.log" | sort -u >&2 || cat "$build/clang-tidy.log" >&2
+  echo "check_tidy.sh: clang-tidy found the problems above (.clang-tidy lists the checks)" >&2
+  exit 1
+fi
+files=$(grep -c '^clang-tidy' "$build/clang-tidy.log" || true)
+echo "check_tidy.sh: $files file(s) clean ($((SECONDS - start)) s)"
