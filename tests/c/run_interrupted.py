@@ -45,9 +45,11 @@ def main():
             text = text.replace(key, str(value))
         with open(xml, "w") as f:
             f.write(text)
-        # Open MPI sends SIGKILL 1 s after SIGTERM by default: on a loaded machine a process
-        # may not have run its handler by then. Real jobs get the same notice when they run.
-        env = mpi_env(per_node, SIDECORE_DISK_FULL_N=SIDE, OMPI_MCA_odls_base_sigkill_timeout=10)
+        # Open MPI's launcher, told to end the job, sends SIGCONT, waits this many seconds,
+        # sends SIGTERM, waits as long again, then sends SIGKILL. Its default (1 s) may not let
+        # a process of a loaded machine run its handler before SIGKILL; 3 s do, without the job
+        # writing (and this test reading back) 10 s more of output first, as 10 s did.
+        env = mpi_env(per_node, SIDECORE_DISK_FULL_N=SIDE, OMPI_MCA_odls_base_sigkill_timeout=3)
         exports = ["SIDECORE_DISK_FULL_N"] + (["SIDECORE_RANKS_PER_NODE"] if per_node else [])
         argv = mpiexec(ranks) + exported(*exports) + [
             program, xml, "100000"]
