@@ -205,165 +205,17 @@ void hdf5_store::write_collective_per_block(const iteration_data& data, const va
   }
 }
 
-void hdf5_store::find_mappings() {
-  const std::vector<config::variable>& variables = m_context.model->variables;
-  m_mapping.assign(variables.size(), config::variable::npos);
-  m_is_index.assign(variables.size(), 0);
-  if (m_options.mode != file_mode::collective) return;
-  const auto me = static_cast<std::size_t>(m_context.settings - m_context.model->stores.data());
-  const auto has_global = [&](const config::variable& v) {
-    return !m_context.model->layouts[v.layout_index].global_dimensions.empty();
-  };
-  for (std::size_t i = 0; i < variables.size(); ++i) {
-    const config::variable& v = variables[i];
-    if (v.store_index != me || !v.enabled || v.select_file == config::variable::npos) continue;
-    if (!has_global(v)) {
-      const config::layout& l = m_context.model->layouts[v.layout_index];
-      throw config_error(store_where(m_context) + ": FileMode Collective: variable \"" + v.name +
-                         "\" (line " + std::to_string(v.line) +
-                         ") has select-file, which places its elements in a global dataset, but "
-                         "layout \"" +
-                         l.name + "\" (line " + std::to_string(l.line) +
-                         ") has no global dimensions; add global=\"...\" to the layout");
-    }
-    m_mapping[i] = v.select_file;
-    m_is_index[v.select_file] = 1;
-  }
-  for (std::size_t i = 0; i < variables.size(); ++i) {
-    const config::variable& v = variables[i];
-    if (m_is_index[i] && v.store_index == me && v.enabled &&
-        m_mapping[i] == config::variable::npos && has_global(v))
-      m_mapping[i] = i;
-  }
-}
-
-void hdf5_store::keep_positions(const iteration_data& data) {
-  if (m_options.mode != file_mode::collective) return;
-  try {
-    for (const variable_blocks& vb : data.variables)
-      if (m_is_index[index_of(vb.var)]) m_positions.update(index_of(vb.var), vb);
-    for (const variable_blocks& vb : data.index_variables) m_positions.update(index_of(vb.var), vb);
-  } catch (const storage_error& e) {
-    // Thrown here, it would leave the other writers waiting in a collective call.
-    const std::string message = e.what();
-    const std::string prefix = "HDF5 store: ";
-    if (m_index_problem.empty())
-      m_index_problem =
-          message.compare(0, prefix.size(), prefix) == 0 ? message.substr(prefix.size()) : message;
-  }
-}
-
-std::string hdf5_store::mapping_problem(const variable_blocks& vb,
-                                        const std::vector<prepared_block>& mine,
-                                        const std::vector<std::int64_t>& global,
-                                        std::int32_t iteration) const {
-  const std::size_t variable = index_of(vb.var);
-  const std::string& index = m_context.model->variables[m_mapping[variable]].name;
-  const std::uint64_t total = element_total(global);
-  for (const prepared_block& p : mine) {
-    const block_view& block = *p.view;
-    const std::string where = "iteration " + std::to_string(iteration) + ", " +
-                              block_name(*vb.var, block) + " (select-file=\"" + index + "\")";
-    const block_positions* positions = positions_of(variable, block);
-    if (positions == nullptr)
-      return where + ": index variable \"" + index + "\" has no block from source " +
-             std::to_string(block.source) + " block " + std::to_string(block.block_id) +
-             "; write it in this iteration, or once before when it is time-varying=\"false\"";
-    if (positions->values.size() != element_total(p.dims))
-      return where + " has " + std::to_string(element_total(p.dims)) + " elements " +
-             dims_text(p.dims) + " but the block of \"" + index + "\" (iteration " +
-             std::to_string(positions->iteration) + ") gives " +
-             std::to_string(positions->values.size()) + " positions";
-    if (!positions->values.empty() &&
-        (positions->smallest < 0 || static_cast<std::uint64_t>(positions->largest) >= total)) {
-      const std::int64_t bad = positions->smallest < 0 ? positions->smallest : positions->largest;
-      return where + ": \"" + index + "\" gives position " + std::to_string(bad) +
-             ", outside the dataset's " + std::to_string(total) + " elements (global dimensions " +
-             dims_text(global) + "; positions count from 0)";
-    }
-    if (positions->duplicate >= 0)
-      return where + ": \"" + index + "\" gives position " + std::to_string(positions->duplicate) +
-             " to two elements of the block";
-  }
-  return {};
-}
-
-void hdf5_store::check_positions_unique(const std::vector<const variable_blocks*>& selected,
-                                        const std::vector<std::vector<prepared_block>>& prepared,
-                                        const std::vector<std::int64_t>& agreed,
-                                        const std::vector<std::size_t>& offsets,
-                                        std::int32_t iteration) {
-  // Which mapped variables need the check, agreed so that every writer makes the same calls.
-  std::vector<int> needed(selected.size(), 0);
-  std::vector<std::uint64_t> totals(selected.size(), 0);
-  for (std::size_t i = 0; i < selected.size(); ++i) {
-    const variable_blocks& vb = *selected[i];
-    const std::size_t variable = index_of(vb.var);
-    const std::size_t ndims = vb.layout->dimensions.size();
-    const std::int64_t* entry = agreed.data() + offsets[i];
-    if (m_mapping[variable] == config::variable::npos || entry[ndims + 1] == 0) continue;
-    totals[i] = element_total(std::vector<std::int64_t>(entry, entry + ndims));
-    const auto key = std::make_pair(m_positions.generation(m_mapping[variable]), totals[i]);
-    const auto it = m_unique_checked.find(variable);
-    needed[i] = it == m_unique_checked.end() || it->second != key ? 1 : 0;
-  }
-  if (selected.empty()) return;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, needed.data(), static_cast<int>(needed.size()), MPI_INT,
-                          MPI_MAX, m_context.comm),
-            "MPI_Allreduce");
-  for (std::size_t i = 0; i < selected.size(); ++i) {
-    if (needed[i] == 0) continue;
-    const variable_blocks& vb = *selected[i];
-    const std::size_t variable = index_of(vb.var);
-    // One bit per element of the dataset: a position set twice, here or on another writer.
-    std::vector<unsigned char> seen((totals[i] + 7) / 8, 0);
-    std::int64_t counts[2] = {0, -1};  // positions given here; a position given twice here
-    for (const prepared_block& p : prepared[i]) {
-      const block_positions* positions = positions_of(variable, *p.view);
-      if (positions == nullptr) continue;
-      for (const std::int64_t v : positions->values) {
-        const auto bit = static_cast<std::uint64_t>(v);
-        const auto mask = static_cast<unsigned char>(1u << (bit % 8));
-        if ((seen[bit / 8] & mask) != 0 && counts[1] < 0) counts[1] = v;
-        seen[bit / 8] |= mask;
-        ++counts[0];
-      }
-    }
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, seen.data(), static_cast<int>(seen.size()),
-                            MPI_UNSIGNED_CHAR, MPI_BOR, m_context.comm),
-              "MPI_Allreduce");
-    std::int64_t given = counts[0], twice = counts[1];
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &given, 1, MPI_INT64_T, MPI_SUM, m_context.comm),
-              "MPI_Allreduce");
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &twice, 1, MPI_INT64_T, MPI_MAX, m_context.comm),
-              "MPI_Allreduce");
-    std::int64_t distinct = 0;
-    for (const unsigned char byte : seen) distinct += __builtin_popcount(byte);
-    const std::string& index = m_context.model->variables[m_mapping[variable]].name;
-    const std::string where = "HDF5 store: iteration " + std::to_string(iteration) +
-                              ", variable \"" + vb.var->name + "\" (select-file=\"" + index +
-                              "\"): ";
-    if (twice >= 0)
-      throw storage_error(where + "\"" + index + "\" gives position " + std::to_string(twice) +
-                          " to elements of two blocks; each position may hold one element");
-    if (distinct != given)
-      throw storage_error(where + "\"" + index + "\" gives " + std::to_string(given) +
-                          " positions but only " + std::to_string(distinct) +
-                          " distinct ones: blocks of different writers share positions; each "
-                          "position may hold one element");
-    m_unique_checked[variable] =
-        std::make_pair(m_positions.generation(m_mapping[variable]), totals[i]);
-  }
-}
-
 void hdf5_store::write_collective(const iteration_data& data) {
-  const std::vector<const variable_blocks*> selected = select(data);
+  collective_plan plan;
+  plan.selected = select(data);
+  const std::vector<const variable_blocks*>& selected = plan.selected;
   const std::size_t variable_count = selected.size();
 
   // Ghost zones are removed and precision reduced before any collective call; a failure is
   // agreed on below with the other problems.
   std::string problem = std::exchange(m_index_problem, std::string());
-  std::vector<std::vector<prepared_block>> prepared(variable_count);
+  std::vector<std::vector<prepared_block>>& prepared = plan.prepared;
+  prepared.resize(variable_count);
   for (std::size_t i = 0; i < variable_count && problem.empty(); ++i) {
     const variable_blocks& vb = *selected[i];
     const std::size_t bytes = element_type_info(vb.layout->type).bytes;
@@ -384,11 +236,13 @@ void hdf5_store::write_collective(const iteration_data& data) {
   // writer must issue the same number of collective H5Dwrite calls) and on the largest block
   // extents (the chunk of a compressed dataset).
   // Entries per variable: ndims extents, "has global", "block count", ndims block extents.
-  std::vector<std::size_t> offsets(variable_count + 1, 0);
+  std::vector<std::size_t>& offsets = plan.offsets;
+  offsets.assign(variable_count + 1, 0);
   for (std::size_t i = 0; i < variable_count; ++i) {
     offsets[i + 1] = offsets[i] + 2 * selected[i]->layout->dimensions.size() + 2;
   }
-  std::vector<std::int64_t> agreed(offsets.back(), 0);
+  std::vector<std::int64_t>& agreed = plan.agreed;
+  agreed.assign(offsets.back(), 0);
   for (std::size_t i = 0; i < variable_count; ++i) {
     const variable_blocks& vb = *selected[i];
     const std::size_t ndims = vb.layout->dimensions.size();
@@ -413,7 +267,8 @@ void hdf5_store::write_collective(const iteration_data& data) {
             "MPI_Allreduce");
   // Elements of each variable the blocks of all writers cover: fewer than the dataset holds
   // means gaps, which must read as zeros.
-  std::vector<std::uint64_t> covered(variable_count, 0);
+  std::vector<std::uint64_t>& covered = plan.covered;
+  covered.assign(variable_count, 0);
   for (std::size_t i = 0; i < variable_count; ++i)
     for (const prepared_block& p : prepared[i]) covered[i] += element_total(p.dims);
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, covered.data(), static_cast<int>(variable_count),
@@ -462,7 +317,8 @@ void hdf5_store::write_collective(const iteration_data& data) {
       if (!problem.empty()) break;
     }
   }
-  const std::string path = m_options.files_path + global_name(data.iteration);
+  plan.path = m_options.files_path + global_name(data.iteration);
+  const std::string& path = plan.path;
   // The file system must have room for the file (HDF5 cannot give up a file it failed to write):
   // one writer checks, for all.
   if (problem.empty() && m_context.writer_index == 0) {
@@ -494,12 +350,13 @@ void hdf5_store::write_collective(const iteration_data& data) {
                         " not written: another writer found a problem first (its error says "
                         "which)");
   }
-  check_positions_unique(selected, prepared, agreed, offsets, data.iteration);
+  check_positions_unique(plan, data.iteration);
   // Written under a temporary name, renamed by one writer once every writer closed it: a job
   // killed part-way never leaves a partial file under the name readers look for.
-  const std::string temporary = path + ".part";
+  plan.temporary = path + ".part";
+  const std::string& temporary = plan.temporary;
   try {
-    write_collective_file(data, selected, prepared, agreed, offsets, covered, path, temporary);
+    write_collective_file(data, plan);
   } catch (...) {
     if (m_context.writer_index == 0) {
       std::error_code ignored;
@@ -509,33 +366,29 @@ void hdf5_store::write_collective(const iteration_data& data) {
   }
 }
 
-void hdf5_store::write_collective_file(const iteration_data& data,
-                                       const std::vector<const variable_blocks*>& selected,
-                                       const std::vector<std::vector<prepared_block>>& prepared,
-                                       const std::vector<std::int64_t>& agreed,
-                                       const std::vector<std::size_t>& offsets,
-                                       const std::vector<std::uint64_t>& covered,
-                                       const std::string& path, const std::string& temporary) {
+void hdf5_store::write_collective_file(const iteration_data& data, const collective_plan& plan) {
   file_handle file;
   written_file written;
   try {
-    written = fill_collective_file(file, data, selected, prepared, agreed, offsets, covered, path,
-                                   temporary);
+    written = fill_collective_file(file, data, plan);
   } catch (...) {
     // Every writer is here together (each failure was agreed on): all abandon the file alike.
     abandon_file(file);
     throw;
   }
-  publish_collective_file(data, path, temporary, std::move(written));
+  publish_collective_file(data, plan.path, plan.temporary, std::move(written));
 }
 
-hdf5_store::written_file hdf5_store::fill_collective_file(
-    file_handle& file, const iteration_data& data,
-    const std::vector<const variable_blocks*>& selected,
-    const std::vector<std::vector<prepared_block>>& prepared,
-    const std::vector<std::int64_t>& agreed, const std::vector<std::size_t>& offsets,
-    const std::vector<std::uint64_t>& covered, const std::string& path,
-    const std::string& temporary) {
+hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file,
+                                                          const iteration_data& data,
+                                                          const collective_plan& plan) {
+  const std::vector<const variable_blocks*>& selected = plan.selected;
+  const std::vector<std::vector<prepared_block>>& prepared = plan.prepared;
+  const std::vector<std::int64_t>& agreed = plan.agreed;
+  const std::vector<std::size_t>& offsets = plan.offsets;
+  const std::vector<std::uint64_t>& covered = plan.covered;
+  const std::string& path = plan.path;
+  const std::string& temporary = plan.temporary;
   const std::size_t variable_count = selected.size();
   const call_site file_site{path, {}};
   property_list_handle lcpl, dxpl;

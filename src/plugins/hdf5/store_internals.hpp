@@ -185,6 +185,19 @@ class hdf5_store final : public store {
     return prepared;
   }
 
+  // One iteration of Collective output as the writers agreed on it (write_collective).
+  struct collective_plan {
+    std::vector<const variable_blocks*> selected;       // the variables written
+    std::vector<std::vector<prepared_block>> prepared;  // this writer's blocks of each
+    // From offsets[i], variable i's entries, maxima over the writers: its global extents,
+    // whether a block gives them, the block count of a writer, the block extents.
+    std::vector<std::int64_t> agreed;
+    std::vector<std::size_t> offsets;
+    std::vector<std::uint64_t> covered;  // elements the blocks of all writers cover
+    std::string path;                    // the file's final name
+    std::string temporary;               // the name it is written under
+  };
+
   // select-file (Collective mode only; FilePerCore files store blocks as written, as Damaris
   // does): which variable places each variable's elements. A variable named by select-file
   // and stored here without one of its own is placed by itself, as the Damaris fork OPM uses
@@ -197,10 +210,7 @@ class hdf5_store final : public store {
                               std::int32_t iteration) const;
   // Collective: no global position is given twice across the writers (checked again only
   // when the index changed). Throws storage_error on every writer when one is.
-  void check_positions_unique(const std::vector<const variable_blocks*>& selected,
-                              const std::vector<std::vector<prepared_block>>& prepared,
-                              const std::vector<std::int64_t>& agreed,
-                              const std::vector<std::size_t>& offsets, std::int32_t iteration);
+  void check_positions_unique(const collective_plan& plan, std::int32_t iteration);
   const block_positions* positions_of(std::size_t variable, const block_view& block) const {
     return m_positions.find(m_mapping[variable], block.source, block.block_id);
   }
@@ -222,13 +232,7 @@ class hdf5_store final : public store {
                              bool complete);
   void write_collective(const iteration_data& data);
   // The collective file of one iteration, once the writers agreed that it can be written.
-  void write_collective_file(const iteration_data& data,
-                             const std::vector<const variable_blocks*>& selected,
-                             const std::vector<std::vector<prepared_block>>& prepared,
-                             const std::vector<std::int64_t>& agreed,
-                             const std::vector<std::size_t>& offsets,
-                             const std::vector<std::uint64_t>& covered, const std::string& path,
-                             const std::string& temporary);
+  void write_collective_file(const iteration_data& data, const collective_plan& plan);
   // The two halves of write_collective_file: the file written and closed by every writer
   // (each step agreed on, so that a failure anywhere makes all throw together), then made
   // durable, renamed and added to the XDMF.
@@ -237,12 +241,7 @@ class hdf5_store final : public store {
     byte_counts counts;
   };
   written_file fill_collective_file(file_handle& file, const iteration_data& data,
-                                    const std::vector<const variable_blocks*>& selected,
-                                    const std::vector<std::vector<prepared_block>>& prepared,
-                                    const std::vector<std::int64_t>& agreed,
-                                    const std::vector<std::size_t>& offsets,
-                                    const std::vector<std::uint64_t>& covered,
-                                    const std::string& path, const std::string& temporary);
+                                    const collective_plan& plan);
   void publish_collective_file(const iteration_data& data, const std::string& path,
                                const std::string& temporary, written_file written);
   void write_collective_per_block(const iteration_data& data, const variable_blocks& vb,

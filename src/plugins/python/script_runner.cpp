@@ -28,54 +28,17 @@
 #include <thread>
 #include <utility>
 
+#include "plugins/python/call_deadline.hpp"
+#include "plugins/python/python_support.hpp"
 #include "sidecore/plugin.h"
 
 namespace {
 
-// An owned reference; null means no object (a Python error is set when a call returned it).
-class py_ref {
- public:
-  py_ref() = default;
-  explicit py_ref(PyObject* object) noexcept : m_object(object) {}
-  py_ref(const py_ref&) = delete;
-  py_ref& operator=(const py_ref&) = delete;
-  py_ref(py_ref&& other) noexcept : m_object(std::exchange(other.m_object, nullptr)) {}
-  py_ref& operator=(py_ref&& other) noexcept {
-    if (this != &other) {
-      Py_XDECREF(m_object);
-      m_object = std::exchange(other.m_object, nullptr);
-    }
-    return *this;
-  }
-  ~py_ref() { Py_XDECREF(m_object); }
-  PyObject* get() const noexcept { return m_object; }
-  PyObject* release() noexcept { return std::exchange(m_object, nullptr); }
-  explicit operator bool() const noexcept { return m_object != nullptr; }
-
- private:
-  PyObject* m_object = nullptr;
-};
-
-// f(argument): a new reference, or null with a Python error set.
-PyObject* call_one(PyObject* function, PyObject* argument) {
-#if PY_VERSION_HEX >= 0x03090000
-  return PyObject_CallOneArg(function, argument);
-#else
-  return PyObject_CallFunctionObjArgs(function, argument, nullptr);
-#endif
-}
-
-// Holds the GIL for its lifetime, from any thread (a background I/O thread included).
-class gil {
- public:
-  gil() noexcept : m_state(PyGILState_Ensure()) {}
-  ~gil() { PyGILState_Release(m_state); }
-  gil(const gil&) = delete;
-  gil& operator=(const gil&) = delete;
-
- private:
-  PyGILState_STATE m_state;
-};
+using sidecore::pyscript::call_deadline;
+using sidecore::pyscript::call_one;
+using sidecore::pyscript::gil;
+using sidecore::pyscript::py_ref;
+using sidecore::pyscript::take_python_error;
 
 void put_message(char* message, std::size_t size, const char* text) noexcept {
   if (size == 0) return;
@@ -101,41 +64,6 @@ int guarded(char* message, std::size_t size, Body&& body) noexcept {
     put_message(message, size, "unknown C++ exception in the Python script runner");
   }
   return SIDECORE_PLUGIN_ERROR;
-}
-
-// The pending Python exception as text, with its traceback unless `brief` (cleared
-// afterwards).
-std::string take_python_error(bool brief = false) {
-  if (!PyErr_Occurred()) return "unknown error (no Python exception was set)";
-  PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
-  PyErr_Fetch(&type, &value, &traceback);
-  PyErr_NormalizeException(&type, &value, &traceback);
-  py_ref t(type), v(value), tb(traceback);
-  if (tb) PyException_SetTraceback(v.get(), tb.get());
-  std::string text;
-  py_ref module(PyImport_ImportModule("traceback"));
-  if (module) {
-    py_ref lines(brief
-                     ? PyObject_CallMethod(module.get(), "format_exception_only", "OO",
-                                           t.get() ? t.get() : Py_None, v.get() ? v.get() : Py_None)
-                     : PyObject_CallMethod(module.get(), "format_exception", "OOO",
-                                           t.get() ? t.get() : Py_None, v.get() ? v.get() : Py_None,
-                                           tb.get() ? tb.get() : Py_None));
-    if (lines) {
-      py_ref empty(PyUnicode_FromString(""));
-      py_ref joined(empty ? PyUnicode_Join(empty.get(), lines.get()) : nullptr);
-      const char* utf8 = joined ? PyUnicode_AsUTF8(joined.get()) : nullptr;
-      if (utf8 != nullptr) text = utf8;
-    }
-  }
-  if (text.empty() && v) {
-    py_ref s(PyObject_Str(v.get()));
-    const char* utf8 = s ? PyUnicode_AsUTF8(s.get()) : nullptr;
-    if (utf8 != nullptr) text = utf8;
-  }
-  PyErr_Clear();
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  return text.empty() ? "a Python exception that could not be formatted" : text;
 }
 
 // Starts the interpreter once per process when the program is not Python itself. Returns ""
@@ -321,84 +249,6 @@ struct script {
   py_ref number_name, incomplete_name, blocks_name, dask_name, dask_client_name;
   double time_limit = 0;  // seconds per call (time-limit="S"); 0: none
   std::string who;        // "<pyscript name=...> on writer k" for messages
-};
-
-// One call of a script held to its time-limit. When the call outlives it, a TimeoutError is
-// raised inside the script: a Python loop stops there, and the failure is reported as any
-// other. A call still running a grace period later is blocked outside Python (a sleep, a C
-// library, a collective); the run could then never finish, so the job is ended with a message.
-// Built and destroyed on the script's thread with the GIL held.
-class call_deadline {
- public:
-  call_deadline(const script& s, int iteration) {
-    if (!(s.time_limit > 0)) return;
-    m_state = std::make_shared<state>();
-    m_state->thread = PyThread_get_thread_ident();
-    const double limit = s.time_limit;
-    const double grace = std::clamp(limit, 1.0, 10.0);
-    std::string what = s.who + ", iteration " + std::to_string(iteration);
-    m_watcher = std::thread([st = m_state, limit, grace, what = std::move(what)] {
-      std::unique_lock<std::mutex> lock(st->mutex);
-      const auto start = std::chrono::steady_clock::now();
-      const auto seconds = [](double x) {
-        return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-            std::chrono::duration<double>(x));
-      };
-      if (st->done_cv.wait_until(lock, start + seconds(limit), [&] { return st->done; })) return;
-      st->expired = true;
-      // The GIL is taken by another thread, which may wait while the script holds it in C
-      // code; it raises only if the call is still running when it gets it.
-      std::thread([st] {
-        PyGILState_STATE g = PyGILState_Ensure();
-        {
-          std::lock_guard<std::mutex> inner(st->mutex);
-          if (!st->done) PyThreadState_SetAsyncExc(st->thread, PyExc_TimeoutError);
-        }
-        PyGILState_Release(g);
-      }).detach();
-      if (st->done_cv.wait_until(lock, start + seconds(limit + grace), [&] { return st->done; }))
-        return;
-      std::fprintf(stderr,
-                   "[sidecore] %s: the script has run for %.0f s, beyond its time-limit of %g s, "
-                   "and did not stop at the TimeoutError raised in it (it is blocked outside "
-                   "Python: a sleep, a C library or a collective); the run cannot finish, so the "
-                   "job is ended\n",
-                   what.c_str(), limit + grace, limit);
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, 70);
-      std::abort();  // MPI_Abort does not return; if it did, the job must still end
-    });
-  }
-  ~call_deadline() { finish(); }
-  // Ends the watch (the call returned); returns whether the time limit had passed. A
-  // TimeoutError raised as the call returned would strike the next Python code run here: it is
-  // withdrawn.
-  bool finish() {
-    if (!m_state || m_finished) return m_state && m_state->expired;
-    m_finished = true;
-    {
-      std::lock_guard<std::mutex> lock(m_state->mutex);
-      m_state->done = true;
-    }
-    m_state->done_cv.notify_all();
-    m_watcher.join();
-    if (m_state->expired) PyThreadState_SetAsyncExc(m_state->thread, nullptr);
-    return m_state->expired;
-  }
-  call_deadline(const call_deadline&) = delete;
-  call_deadline& operator=(const call_deadline&) = delete;
-
- private:
-  struct state {
-    std::mutex mutex;
-    std::condition_variable done_cv;
-    bool done = false;
-    bool expired = false;
-    unsigned long thread = 0;
-  };
-  std::shared_ptr<state> m_state;
-  std::thread m_watcher;
-  bool m_finished = false;
 };
 
 // Takes host.direct (see sidecore_script.Script) apart; leaves the fields empty when None.
@@ -677,7 +527,7 @@ int on_iteration(void* handle, const sidecore_iteration* iteration, char* messag
   auto* s = static_cast<script*>(handle);
   if (!python_alive()) return fail(message, message_size, exited, SIDECORE_PLUGIN_ERROR);
   gil held;
-  call_deadline deadline(*s, iteration->iteration);
+  call_deadline deadline(s->time_limit, s->who, iteration->iteration);
   py_ref result;
   py_ref raw;  // the block tuples, when made
   if (s->function) {
@@ -747,7 +597,7 @@ int script_finish(void* handle, char* message, std::size_t message_size) {
     auto* s = static_cast<script*>(handle);
     if (!python_alive()) return fail(message, message_size, exited, SIDECORE_PLUGIN_ERROR);
     gil held;
-    call_deadline deadline(*s, -1);
+    call_deadline deadline(s->time_limit, s->who, -1);
     py_ref result(PyObject_CallMethod(s->host.get(), "finish", nullptr));
     deadline.finish();
     if (!result) return fail(message, message_size, take_python_error(), SIDECORE_PLUGIN_ERROR);
