@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "Damaris.h"
+#include "module_support.hpp"
 #include "sidecore/blocks.h"
 #include "sidecore/environment.h"
 #include "sidecore/introspection.h"
@@ -39,27 +40,13 @@ namespace nb = nanobind;
 
 namespace {
 
+using sidecore_python::classes;
+using sidecore_python::element;
+using sidecore_python::element_of;
+using sidecore_python::raise;
+
 // The description of the configuration given to initialize(), for the checks of write/alloc.
 sidecore_description* g_description = nullptr;
-
-// Error classes from sidecore._errors, looked up once (the module outlives every call).
-struct error_classes {
-  nb::object error, dtype_error, shape_error;
-};
-error_classes& classes() {
-  static error_classes* c = [] {
-    nb::module_ errors = nb::module_::import_("sidecore._errors");
-    return new error_classes{errors.attr("Error"), errors.attr("DtypeError"),
-                             errors.attr("ShapeError")};
-  }();
-  return *c;
-}
-
-[[noreturn]] void raise(const nb::object& cls, int code, const std::string& message) {
-  nb::object instance = cls(code, message);
-  PyErr_SetObject(cls.ptr(), instance.ptr());
-  throw nb::python_error();
-}
 
 // Raises sidecore.Error with the code and the C API's message when code is not DAMARIS_OK.
 void check(int code) {
@@ -74,35 +61,6 @@ const sidecore_description* description(const char* call) {
     raise(classes().error, DAMARIS_NOT_INITIALIZED,
           std::string(call) + " called before sidecore.initialize");
   return g_description;
-}
-
-// NumPy's name of a DAMARIS_TYPE_* element type, and its DLPack dtype.
-struct element {
-  const char* name;
-  nb::dlpack::dtype dtype;
-};
-element element_of(int32_t type) {
-  using nb::dlpack::dtype_code;
-  auto make = [](const char* name, dtype_code code, int bits) {
-    return element{name,
-                   nb::dlpack::dtype{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1}};
-  };
-  switch (type) {
-    case DAMARIS_TYPE_CHAR:
-      return make("int8", dtype_code::Int, 8);
-    case DAMARIS_TYPE_SHORT:
-      return make("int16", dtype_code::Int, 16);
-    case DAMARIS_TYPE_INT:
-      return make("int32", dtype_code::Int, 32);
-    case DAMARIS_TYPE_LONG:
-      return make("int64", dtype_code::Int, 64);
-    case DAMARIS_TYPE_FLOAT:
-      return make("float32", dtype_code::Float, 32);
-    case DAMARIS_TYPE_DOUBLE:
-      return make("float64", dtype_code::Float, 64);
-    default:
-      return make("undefined", dtype_code::Int, 0);
-  }
 }
 
 int npy_type_of(int32_t type) {
@@ -628,120 +586,6 @@ std::string hdf5_version() {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
 }
 
-// sidecore/read.h for Python: one iteration of a run's output (sidecore.read_output).
-void check_read(int code) {
-  if (code != DAMARIS_OK) raise(classes().error, code, sidecore_read_last_error());
-}
-
-class output_reader {
- public:
-  output_reader(const std::string& prefix, int32_t iteration) {
-    int code = DAMARIS_OK;
-    {
-      nb::gil_scoped_release unlocked;
-      code = sidecore_read_open(prefix.c_str(), iteration, &m_reader);
-    }
-    check_read(code);
-  }
-  ~output_reader() { sidecore_read_close(m_reader); }
-  output_reader(const output_reader&) = delete;
-  output_reader& operator=(const output_reader&) = delete;
-
-  void close() {
-    sidecore_read_close(m_reader);
-    m_reader = nullptr;
-  }
-  sidecore_reader* get() const {
-    if (!m_reader) raise(classes().error, DAMARIS_ARGUMENT_ERROR, "the output is closed");
-    return m_reader;
-  }
-  bool complete() const {
-    int32_t complete = 0;
-    check_read(sidecore_read_complete(get(), &complete));
-    return complete != 0;
-  }
-  // (name, dtype name, global shape, block count) per variable.
-  std::vector<std::tuple<std::string, std::string, std::vector<int64_t>, int32_t>> variables()
-      const {
-    int32_t count = 0;
-    check_read(sidecore_read_variable_count(get(), &count));
-    std::vector<std::tuple<std::string, std::string, std::vector<int64_t>, int32_t>> out;
-    for (int32_t i = 0; i < count; ++i) {
-      const char* name = nullptr;
-      int32_t type = 0, ndims = 0, blocks = 0;
-      int64_t global[SIDECORE_MAX_DIMENSIONS];
-      check_read(sidecore_read_variable(get(), i, &name, &type, &ndims, global, &blocks));
-      std::vector<int64_t> shape;
-      if (global[0] != 0) shape.assign(global, global + ndims);
-      out.emplace_back(name, element_of(type).name, std::move(shape), blocks);
-    }
-    return out;
-  }
-  // (writer, source, block, shape, position) per block of a variable.
-  std::vector<std::tuple<int32_t, int32_t, int32_t, std::vector<int64_t>, std::vector<int64_t>>>
-  blocks(const std::string& variable) const {
-    const int32_t count = block_count(variable);
-    std::vector<std::tuple<int32_t, int32_t, int32_t, std::vector<int64_t>, std::vector<int64_t>>>
-        out;
-    out.reserve(static_cast<std::size_t>(count));
-    for (int32_t i = 0; i < count; ++i) {
-      sidecore_block_info b;
-      check_read(sidecore_read_block_info(get(), variable.c_str(), i, &b));
-      out.emplace_back(b.writer, b.source, b.block,
-                       std::vector<int64_t>(b.extents, b.extents + b.ndims),
-                       std::vector<int64_t>(b.position, b.position + b.ndims));
-    }
-    return out;
-  }
-  int32_t block_count(const std::string& variable) const {
-    int32_t count = 0;
-    check_read(sidecore_read_variable_count(get(), &count));
-    for (int32_t i = 0; i < count; ++i) {
-      const char* name = nullptr;
-      int32_t blocks = 0;
-      check_read(sidecore_read_variable(get(), i, &name, nullptr, nullptr, nullptr, &blocks));
-      if (variable == name) return blocks;
-    }
-    sidecore_block_info ignored;  // raises UNDEFINED_VARIABLE with the list of variables
-    check_read(sidecore_read_block_info(get(), variable.c_str(), 0, &ignored));
-    return 0;
-  }
-  // Reads into a NumPy array the caller made (shape and dtype decided in Python).
-  void read_block(const std::string& variable, int32_t source, int32_t block, int32_t type,
-                  nb::ndarray<nb::device::cpu, nb::c_contig> out) {
-    int code = DAMARIS_OK;
-    {
-      nb::gil_scoped_release unlocked;
-      code = sidecore_read_block(get(), variable.c_str(), source, block, type, out.data(),
-                                 out.nbytes());
-    }
-    check_read(code);
-  }
-  void read_region(const std::string& variable, const std::vector<int64_t>& start,
-                   const std::vector<int64_t>& count, int32_t type,
-                   nb::ndarray<nb::device::cpu, nb::c_contig> out) {
-    int code = DAMARIS_OK;
-    {
-      nb::gil_scoped_release unlocked;
-      code = sidecore_read_region(get(), variable.c_str(), start.data(), count.data(), type,
-                                  out.data(), out.nbytes());
-    }
-    check_read(code);
-  }
-
- private:
-  sidecore_reader* m_reader = nullptr;
-};
-
-std::vector<int32_t> stored_iterations(const std::string& prefix) {
-  int32_t count = 0;
-  check_read(sidecore_read_iterations(prefix.c_str(), nullptr, 0, &count));
-  std::vector<int32_t> out(static_cast<std::size_t>(count));
-  check_read(sidecore_read_iterations(prefix.c_str(), out.data(), count, &count));
-  out.resize(std::min<std::size_t>(out.size(), static_cast<std::size_t>(count)));
-  return out;
-}
-
 // Ends the whole job (MPI_Abort on MPI_COMM_WORLD): what leaving `with sidecore.initialize()`
 // by an exception does by default, once the traceback is printed, because finalizing there is
 // collective and the other ranks may be waiting for this one elsewhere (a halo exchange).
@@ -812,17 +656,7 @@ NB_MODULE(_sidecore, m) {
   m.def("parameter_set", &parameter_set, nb::arg("name"), nb::arg("value"));
   m.def("parameter_type", &parameter_type, nb::arg("name"));
   m.def("layout", &variable_layout, nb::arg("variable"));
-  nb::class_<output_reader>(m, "OutputReader")
-      .def(nb::init<const std::string&, int32_t>(), nb::arg("prefix"), nb::arg("iteration"))
-      .def("close", &output_reader::close)
-      .def("complete", &output_reader::complete)
-      .def("variables", &output_reader::variables)
-      .def("blocks", &output_reader::blocks, nb::arg("variable"))
-      .def("read_block", &output_reader::read_block, nb::arg("variable"), nb::arg("source"),
-           nb::arg("block"), nb::arg("type"), nb::arg("out").noconvert())
-      .def("read_region", &output_reader::read_region, nb::arg("variable"), nb::arg("start"),
-           nb::arg("count"), nb::arg("type"), nb::arg("out").noconvert());
-  m.def("stored_iterations", &stored_iterations, nb::arg("prefix"));
+  sidecore_python::add_reader(m);
   m.def("set_block_extents", &set_block_extents, nb::arg("variable"), nb::arg("block"),
         nb::arg("shape"));
   m.def("set_position", &set_position, nb::arg("variable"), nb::arg("block"), nb::arg("position"));
