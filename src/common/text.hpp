@@ -9,6 +9,15 @@
 
 namespace sidecore {
 
+// "1 client", "3 clients": a count and its noun, plural unless the count is 1 (the noun's
+// plural is noun + "s" unless given).
+inline std::string counted(long long count, std::string_view noun, std::string_view plural = {}) {
+  std::string text = std::to_string(count) + " ";
+  if (count == 1) return text.append(noun);
+  if (!plural.empty()) return text.append(plural);
+  return text.append(noun).append("s");
+}
+
 inline bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) ==

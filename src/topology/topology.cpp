@@ -7,6 +7,7 @@
 
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/text.hpp"
 
 namespace sidecore::topology {
 namespace {
@@ -123,10 +124,10 @@ layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes) {
             "MPI_Allreduce");
   if (dedicated_cores > 0 && smallest < 2 * dedicated_cores)
     throw config_error("<dedicated cores=\"" + std::to_string(dedicated_cores) +
-                       "\"/> on a node of " + std::to_string(smallest) + " ranks leaves " +
+                       "\"/> on a node of " + counted(smallest, "rank") + " leaves " +
                        (smallest > dedicated_cores
-                            ? std::to_string(smallest - dedicated_cores) + " client(s) for " +
-                                  std::to_string(dedicated_cores) + " dedicated cores"
+                            ? counted(smallest - dedicated_cores, "client") + " for " +
+                                  counted(dedicated_cores, "dedicated core")
                             : std::string("no client")) +
                        "; each dedicated core needs at least one client of its node, so every "
                        "node needs at least " +

@@ -329,15 +329,15 @@ deployment plan_deployment(const config::model& model, int ranks, int ranks_per_
     const int cores = a.dedicated_cores;
     const int smallest = node_size(d.nodes - 1);
     if (smallest < 2 * cores)
-      throw config_error(model.file + ": <dedicated cores=\"" + std::to_string(cores) +
-                         "\"/> on a node of " + std::to_string(smallest) + " ranks (" + job_text +
-                         ") leaves " +
-                         (smallest > cores ? std::to_string(smallest - cores) + " client(s) for " +
-                                                 std::to_string(cores) + " dedicated cores"
-                                           : std::string("no client")) +
-                         "; each dedicated core needs at least one client of its node, so every "
-                         "node needs at least " +
-                         std::to_string(2 * cores) + " ranks");
+      throw config_error(
+          model.file + ": <dedicated cores=\"" + std::to_string(cores) + "\"/> on a node of " +
+          counted(smallest, "rank") + " (" + job_text + ") leaves " +
+          (smallest > cores
+               ? counted(smallest - cores, "client") + " for " + counted(cores, "dedicated core")
+               : std::string("no client")) +
+          "; each dedicated core needs at least one client of its node, so every "
+          "node needs at least " +
+          std::to_string(2 * cores) + " ranks");
     d.servers = d.nodes * cores;
     d.clients = ranks - d.servers;
     d.writers = d.servers;

@@ -151,15 +151,18 @@ void print_text(const context& c) {
     writers += job.mode == deployment_mode::dedicated_cores
                    ? (job.writers == 1 ? " dedicated core" : " dedicated cores")
                    : (job.writers == 1 ? " server rank" : " server ranks");
-    writers += ", " + std::to_string(job.most_clients_per_writer);
+    writers += ", ";
     if (job.fewest_clients_per_writer != job.most_clients_per_writer)
-      writers += " or " + std::to_string(job.fewest_clients_per_writer);
-    writers += " clients each";
+      writers += std::to_string(job.most_clients_per_writer) + " or " +
+                 counted(job.fewest_clients_per_writer, "client", "clients");
+    else
+      writers += counted(job.most_clients_per_writer, "client");
+    writers += " each";
   } else {
     writers += " (every client stores its own blocks)";
   }
   field("  ", "writers", writers);
-  field("  ", "domains", std::to_string(m.arch.domains) + " block(s) per variable per client");
+  field("  ", "domains", counted(m.arch.domains, "block") + " per variable per client");
 
   if (!m.parameters.empty()) {
     line("");
@@ -203,7 +206,7 @@ void print_text(const context& c) {
   if (job.servers > 0)
     field("  ", "each writer",
           bytes_text(p.bytes_per_writer) + ", from its " +
-              std::to_string(job.most_clients_per_writer) + " client(s)");
+              counted(job.most_clients_per_writer, "client"));
   field("  ", "whole job", bytes_text(p.bytes_per_job));
 
   line("");

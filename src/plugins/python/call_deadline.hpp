@@ -40,5 +40,4 @@ class call_deadline {
   bool m_finished = false;
 };
 
-
 }  // namespace sidecore::pyscript
