@@ -406,7 +406,9 @@ def test_dask(tmp_path):
     global statistics equal NumPy's over the whole field, the published datasets hold the whole
     field (the last dask-keep iterations), a Damaris-style script assembles the same array
     with damaris4py's return_dask_array, and another folds it into damaris_stats.DaskStats,
-    whose mean and variance over the iterations equal NumPy's."""
+    whose mean and variance over the iterations equal NumPy's. Variables without global
+    extents whose blocks all lie at the origin (one per client) arrive as one entry per
+    client, in client order, and do not stop the others."""
     cluster = DaskCluster(tmp_path)
     try:
         stats_out = tmp_path / "stats.jsonl"
@@ -415,15 +417,28 @@ def test_dask(tmp_path):
                    pyscript("dd", "dd_dask.py", scheduler_file=cluster.file),
                    pyscript("dd_stats", "dd_stats.py", scheduler_file=cluster.file)]
         xml, out = configure(tmp_path, clients=4, cores=1, field_scripts="stats,dd,dd_stats",
-                             other_scripts="#", scripts=scripts)
+                             other_scripts="stats", scripts=scripts)
         run_c(xml, 6, out, 4, ranks_per_node=3, SIDECORE_STATS_OUT=stats_out)
         whole = {it: np.concatenate([field(it, c) for c in range(4)], axis=2) for it in range(4)}
+        stacked = {"halo": {it: np.stack([halo_interior(it, c) for c in range(4)])
+                            for it in range(4)},
+                   "column": {it: np.stack([column(it, c) for c in range(4)])
+                              for it in range(4)}}
         with open(stats_out) as f:
             stats = [json.loads(line) for line in f]
+        for name in ("halo", "column"):
+            mine = [s for s in stats if s["variable"] == name]
+            assert [s["iteration"] for s in mine] == [0, 1, 2, 3], stats
+            for s in mine:
+                expected = stacked[name][s["iteration"]]
+                assert s["shape"] == [4, NY, NX], s
+                assert np.isclose(s["sum"], expected.sum(dtype=np.float64), rtol=1e-6), s
+                assert s["min"] == expected.min() and s["max"] == expected.max(), s
+        stats = [s for s in stats if s["variable"] == "field"]
         assert [s["iteration"] for s in stats] == [0, 1, 2, 3], stats
         for s in stats:
             expected = whole[s["iteration"]]
-            assert s["variable"] == "field" and s["shape"] == list(expected.shape)
+            assert s["shape"] == list(expected.shape)
             assert np.isclose(s["sum"], expected.sum(), rtol=1e-13, atol=0), s
             assert np.isclose(s["mean"], expected.mean(), rtol=1e-13, atol=0), s
             assert s["min"] == expected.min() and s["max"] == expected.max(), s
@@ -437,6 +452,9 @@ def test_dask(tmp_path):
             for it in (2, 3):
                 expect_array(f"published it{it}",
                              client.get_dataset(f"scripted/field/{it}").compute(), whole[it])
+                expect_array(f"published halo it{it}",
+                             client.get_dataset(f"scripted/halo/{it}").compute(),
+                             stacked["halo"][it])
             sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "plugins", "python",
                                             "sidecore-pyscript"))
             from damaris4py.dask.damaris_stats import DaskStats

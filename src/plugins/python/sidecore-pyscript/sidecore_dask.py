@@ -75,6 +75,7 @@ class Publisher:
         self.client = None
         self.started = False
         self.published = {}  # variable: [iteration, ...] published by this writer
+        self.said = set()  # (variable, reason) of the skips reported
 
     def start(self):
         """Connects, at the first iteration rather than when the script is created: the
@@ -106,30 +107,26 @@ class Publisher:
 
     def publish(self, iteration, blocks):
         """{variable: [Block]} of this writer -> {variable: dask array}, the same on every
-        writer; writer 0 publishes each."""
-        import dask
-        import dask.array as da
-        from distributed import Future
-
+        writer; writer 0 publishes each. A variable that cannot be made one array is left out
+        (skip)."""
         arrays = {}
         for variable in sorted(blocks):
             mine = blocks[variable]
             futures = self.client.scatter([np.ascontiguousarray(b.data) for b in mine],
                                           hash=False) if mine else []
             described = [(f.key, tuple(b.position), b.data.shape, b.data.dtype.str,
-                          b.global_shape) for f, b in zip(futures, mine)]
+                          b.global_shape, b.source, b.id) for f, b in zip(futures, mine)]
             everyone = [entry for listing in self.comm.allgather(described) for entry in listing]
             if not everyone:
                 continue
-            dtype = np.dtype(everyone[0][3])
-            global_shape = next((tuple(g) for *_, g in everyone if g is not None), None)
-            if global_shape is None:  # the blocks' bounding box from the origin
-                global_shape = tuple(max(p[d] + s[d] for _, p, s, _, _ in everyone)
-                                     for d in range(len(everyone[0][2])))
-            pieces = [(position, da.from_delayed(dask.delayed(Future(key, client=self.client)),
-                                                 shape=shape, dtype=dtype))
-                      for key, position, shape, _, _ in everyone]
-            array = place_blocks(pieces, global_shape, dtype)
+            # Every writer has the same list: all place the variable alike, or all skip it.
+            try:
+                array = self.assemble(everyone)
+            except ValueError as e:
+                self.skip(variable, str(e))
+                self.comm.Barrier()
+                del futures
+                continue
             arrays[variable] = array
             if self.server == 0:
                 self.client.publish_dataset(
@@ -143,6 +140,44 @@ class Publisher:
             self.comm.Barrier()
             del futures
         return arrays
+
+    def assemble(self, everyone):
+        """One variable's dask array from every writer's blocks [(key, position, shape, dtype,
+        global shape, source, block id)]: placed in the layout's global extents, else in the
+        blocks' bounding box from the origin when their positions keep them apart, else (a
+        per-rank scalar, blocks without positions) one entry per block along a new first
+        axis, in the order of client and block id. ValueError says why none fits."""
+        import dask
+        import dask.array as da
+        from distributed import Future
+
+        dtype = np.dtype(everyone[0][3])
+        pieces = [(position, da.from_delayed(dask.delayed(Future(key, client=self.client)),
+                                             shape=shape, dtype=dtype))
+                  for key, position, shape, *_ in everyone]
+        global_shape = next((tuple(g) for *_, g, _, _ in everyone if g is not None), None)
+        if global_shape is not None:
+            return place_blocks(pieces, global_shape, dtype)
+        ndims = len(everyone[0][2])
+        box = tuple(max(p[d] + s[d] for _, p, s, *_ in everyone) for d in range(ndims))
+        try:
+            return place_blocks(pieces, box, dtype)
+        except ValueError as overlap:
+            shapes = {tuple(s) for _, _, s, *_ in everyone}
+            if len(shapes) != 1:
+                raise ValueError(f"it has no global extents, its blocks overlap ({overlap}) "
+                                 f"and their shapes differ ({sorted(shapes)}), so they can "
+                                 "neither be placed nor stacked") from None
+            order = sorted(range(len(everyone)), key=lambda i: everyone[i][5:7])
+            return da.stack([pieces[i][1] for i in order])
+
+    def skip(self, variable, why):
+        """Says once per variable and reason (writer 0) that it is not handed to Dask."""
+        if self.server == 0 and (variable, why) not in self.said:
+            self.said.add((variable, why))
+            print(f"sidecore: warning: variable '{variable}' is not handed to Dask at this "
+                  f"iteration (nor later for the same reason; the other variables are): {why}",
+                  file=sys.stderr, flush=True)
 
     def close(self):
         if self.client is not None:
