@@ -244,6 +244,64 @@ def case_usage():
     assert "heat_cores.xml" in err and "at least 4 ranks" in err, err
 
 
+def case_scripts():
+    """<pyscript> files are read and parsed as damaris_initialize would: a missing file and a
+    syntax error are configuration errors naming the XML line, the script and (for the syntax
+    error) the script's own line; a good script passes; a relative name is taken from the
+    working directory."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="sidecore-validate-") as work:
+        with open(os.path.join(work, "good.py"), "w") as f:
+            f.write("def on_iteration(it):\n    pass\n")
+        with open(os.path.join(work, "bad.py"), "w") as f:
+            f.write("def on_iteration(it):\n    x = (\n")
+
+        def configuration(names):
+            scripts = "\n".join(f'    <pyscript name="{n}" file="{n}.py" language="python"/>'
+                                for n in names)
+            path = os.path.join(work, "s.xml")
+            with open(path, "w") as f:
+                f.write(f"""<?xml version="1.0"?>
+<simulation name="s" language="c">
+  <architecture>
+    <domains count="1"/>
+    <dedicated cores="1" nodes="0"/>
+    <buffer name="b" size="1048576"/>
+  </architecture>
+  <data>
+    <layout name="ids" type="int" dimensions="3"/>
+    <variable name="ids" layout="ids" script="{','.join(names)}"/>
+  </data>
+  <scripts>
+{scripts}
+  </scripts>
+</simulation>
+""")
+            return path
+
+        def run_in(*args, **extra):
+            done = subprocess.run([TOOL, *args], capture_output=True, text=True,
+                                  env={**ENV, **extra}, timeout=60, cwd=work)
+            return done.returncode, done.stdout, done.stderr
+
+        python = {"SIDECORE_PYTHON": sys.executable}
+        code, out, err = run_in("validate", configuration(["good"]), "--ranks", "2", **python)
+        expect(code, 0, f"good script exit status\n{err}")
+        assert "valid, 0 warnings" in out, out
+        code, _, err = run_in("validate", configuration(["good", "bad", "missing"]), "--ranks",
+                              "2", **python)
+        expect(code, 1, "bad and missing scripts exit status")
+        assert 's.xml:14: <pyscript name="bad" file="bad.py">: not Python: bad.py:2:' in err, err
+        assert 's.xml:15: <pyscript name="missing" file="missing.py">: cannot read' in err, err
+        assert f"working directory, {os.path.realpath(work)}" in err, err
+        assert "good.py" not in err, err
+        # No interpreter to check the syntax with: said, not an error.
+        code, out, err = run_in("validate", configuration(["bad"]), "--ranks", "2",
+                                SIDECORE_PYTHON="/nonexistent/python")
+        expect(code, 0, f"unchecked syntax exit status\n{err}")
+        assert "were not checked for syntax errors" in out, out
+
+
 CASES = {name[len("case_"):]: f for name, f in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@
 #include "common/units.hpp"
 #include "config/model.hpp"
 #include "tools/cli/plan.hpp"
+#include "tools/cli/script_check.hpp"
 
 namespace sidecore::cli {
 namespace {
@@ -408,6 +409,10 @@ int run_validate(const arguments& args) {
     options.strict = args.strict || environment::strict();
     const std::string text = config::read_configuration_file(args.file);
     const config::model model = config::parse_model(text, args.file, options);
+    // The scripts' files, which damaris_initialize reads and compiles.
+    std::string script_note;
+    if (const std::string problems = script_problems(model, script_note); !problems.empty())
+      throw config_error(problems);
 
     std::string per_node_source = "--ranks-per-node";
     int per_node = args.ranks_per_node;
@@ -432,6 +437,7 @@ int run_validate(const arguments& args) {
     const plan result = make_plan(model, job);
     context c{args, model, result, model.warnings, ranks_source, per_node_source};
     c.warnings.insert(c.warnings.end(), result.warnings.begin(), result.warnings.end());
+    if (!script_note.empty()) c.warnings.push_back(script_note);
     if (args.json)
       print_json(c);
     else
