@@ -235,6 +235,12 @@ def case_usage():
     expect(run("frobnicate")[0], 2, "unknown command")
     expect(run("validate")[0], 2, "no file")
     expect(run("validate", "--ranks", "0", "x.xml")[0], 2, "ranks 0")
+    # --ranks alone: every rank on this machine, as `mpirun -np 6` would start them, and said.
+    r = validate_json(os.path.join(XML, "heat_cores.xml"), "--ranks", "6")
+    expect((r["job"]["nodes"], r["job"]["clients"], r["job"]["writers"]), (1, 4, 2),
+           "--ranks 6 alone: nodes, clients, writers")
+    code, out, _ = run("validate", os.path.join(XML, "heat_cores.xml"), "--ranks", "6")
+    assert "6 per node (default: every rank on this machine" in out, out
     code, _, err = run("validate", os.path.join(XML, "missing.xml"))
     expect(code, 1, "missing file")
     assert "missing.xml" in err, err

@@ -416,7 +416,14 @@ int run_validate(const arguments& args) {
 
     std::string per_node_source = "--ranks-per-node";
     int per_node = args.ranks_per_node;
-    if (per_node == 0) {
+    if (per_node == 0 && args.ranks > 0 && model.arch.dedicated_nodes == 0 &&
+        environment::ranks_per_node() == 0) {
+      // What `mpirun -np N` does on one machine: every rank on it.
+      per_node = args.ranks;
+      per_node_source =
+          "default: every rank on this machine, as mpirun starts them here; give "
+          "--ranks-per-node (or SIDECORE_RANKS_PER_NODE) for the nodes of a cluster";
+    } else if (per_node == 0) {
       auto [value, source] = default_ranks_per_node(model);
       per_node = value;
       per_node_source = "default: " + source;
