@@ -459,7 +459,7 @@ SIDECORE_API int damaris_get_type(const char* variable_name, DAMARIS_TYPE_STR* v
         const std::string name = checked_name(variable_name, "variable_name");
         const std::size_t v = model.find_variable(name);
         if (v == sidecore::config::model::npos)
-          throw sidecore::error(DAMARIS_UNDEFINED_VARIABLE, "no variable named '" + name + "'");
+          throw sidecore::error(DAMARIS_UNDEFINED_VARIABLE, model.unknown_variable(name));
         const std::string& type = model.layouts[model.variables[v].layout_index].type_name;
         static const std::pair<const char*, DAMARIS_TYPE_STR> types[] = {
             {"short", DAMARIS_TYPE_SHORT},    {"int", DAMARIS_TYPE_INT},

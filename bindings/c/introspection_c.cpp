@@ -129,8 +129,7 @@ SIDECORE_API int sidecore_describe_fortran_order(const sidecore_description* des
     if (!fortran) throw sidecore::argument_error("fortran is NULL");
     const std::size_t v = d.model.find_variable(variable);
     if (v == sidecore::config::model::npos)
-      throw sidecore::error(DAMARIS_UNDEFINED_VARIABLE,
-                            std::string("no variable named '") + variable + "' in " + d.model.file);
+      throw sidecore::error(DAMARIS_UNDEFINED_VARIABLE, d.model.unknown_variable(variable));
     *fortran = d.model.layouts[d.model.variables[v].layout_index].fortran_order ? 1 : 0;
   });
 }
@@ -145,8 +144,7 @@ SIDECORE_API int sidecore_describe_variable(const sidecore_description* descript
     const sidecore::config::model& model = d.model;
     const std::size_t v = model.find_variable(variable);
     if (v == sidecore::config::model::npos)
-      throw sidecore::error(DAMARIS_UNDEFINED_VARIABLE,
-                            std::string("no variable named '") + variable + "' in " + model.file);
+      throw sidecore::error(DAMARIS_UNDEFINED_VARIABLE, model.unknown_variable(variable));
     const std::size_t l = model.variables[v].layout_index;
     const sidecore::config::layout& layout = model.layouts[l];
     if (layout.dimensions.size() > SIDECORE_MAX_DIMENSIONS)

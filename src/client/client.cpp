@@ -86,8 +86,11 @@ void client::close_iteration_time(double seconds) noexcept {
 std::size_t client::variable_index(std::string_view name) const {
   auto it = m_variables.find(name);
   if (it == m_variables.end())
-    throw error(DAMARIS_UNDEFINED_VARIABLE, "no variable " + quoted(name) + " in " + m_model.file +
-                                                " (give the full name, groups joined with '/')");
+    throw error(DAMARIS_UNDEFINED_VARIABLE,
+                m_model.unknown_variable(name) +
+                    (name.find('/') == std::string_view::npos && m_model.variables.size() > 12
+                         ? "; a variable of a group is named with the groups, joined with '/'"
+                         : ""));
   return it->second;
 }
 

@@ -119,6 +119,26 @@ std::size_t model::find_parameter(std::string_view name) const noexcept {
 std::size_t model::find_variable(std::string_view name) const noexcept {
   return find_by_name(variables, name);
 }
+std::string model::unknown_variable(std::string_view name) const {
+  std::vector<std::string> names;
+  names.reserve(variables.size());
+  for (const variable& v : variables) names.push_back(v.name);
+  std::string text = "no variable '" + std::string(name) + "' in " + file;
+  if (const std::string* nearest = detail::closest(name, names))
+    text += "; did you mean '" + *nearest + "'?";
+  constexpr std::size_t listed = 12;  // more names would hide the message
+  if (names.empty()) {
+    text += " (it declares none)";
+  } else if (names.size() <= listed) {
+    text += " (declared: ";
+    for (std::size_t i = 0; i < names.size(); ++i) text += (i ? ", " : "") + names[i];
+    text += ")";
+  } else {
+    text += " (" + std::to_string(names.size()) + " variables declared)";
+  }
+  return text;
+}
+
 std::size_t model::find_layout(std::string_view name) const noexcept {
   return find_by_name(layouts, name);
 }
@@ -135,9 +155,7 @@ std::string store::option(std::string_view key, std::string_view fallback) const
 
 namespace detail {
 
-std::string suggest(std::string_view given, const std::vector<std::string>& valid,
-                    std::string_view noun) {
-  std::string hint;
+const std::string* closest(std::string_view given, const std::vector<std::string>& valid) {
   std::size_t best = std::string::npos;
   const std::string* nearest = nullptr;
   for (const auto& candidate : valid) {
@@ -148,9 +166,16 @@ std::string suggest(std::string_view given, const std::vector<std::string>& vali
     }
   }
   // Beyond this distance the "nearest" name is a coincidence, not a typo.
-  if (nearest && best <= std::max<std::size_t>(2, std::max(given.size(), nearest->size()) / 2)) {
+  if (nearest && best <= std::max<std::size_t>(2, std::max(given.size(), nearest->size()) / 2))
+    return nearest;
+  return nullptr;
+}
+
+std::string suggest(std::string_view given, const std::vector<std::string>& valid,
+                    std::string_view noun) {
+  std::string hint;
+  if (const std::string* nearest = closest(given, valid))
     hint = "did you mean '" + *nearest + "'? ";
-  }
   hint += "valid ";
   hint += noun;
   hint += ": ";

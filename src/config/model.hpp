@@ -320,6 +320,9 @@ struct model {
   // Lookups by name; npos when absent.
   std::size_t find_parameter(std::string_view name) const noexcept;
   std::size_t find_variable(std::string_view name) const noexcept;
+  // What to say of a variable name the configuration does not declare: "no variable 'x' in
+  // <file>; did you mean 'y'?" and the declared names (their count when there are many).
+  std::string unknown_variable(std::string_view name) const;
   std::size_t find_layout(std::string_view name) const noexcept;
   std::size_t find_event(std::string_view name) const noexcept;
 
@@ -331,6 +334,8 @@ namespace detail {
 // case-insensitive) when it is close enough; used by every "unknown name" message.
 std::string suggest(std::string_view given, const std::vector<std::string>& valid,
                     std::string_view noun);
+// The valid name closest to `given` when it is close enough to be a typo of it, else nullptr.
+const std::string* closest(std::string_view given, const std::vector<std::string>& valid);
 }  // namespace detail
 
 struct parse_options {

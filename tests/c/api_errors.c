@@ -363,6 +363,9 @@ static void client_run(int source, int iterations) {
     values_counts(counts, VALUES_N, it, source);
     EXPECT_OK(damaris_write("counts", counts));
     EXPECT_RC(damaris_write("nope", counts), DAMARIS_UNDEFINED_VARIABLE, "'nope'", NULL);
+    /* A typo: the nearest declared name is offered. */
+    EXPECT_RC(damaris_write("cuonts", counts), DAMARIS_UNDEFINED_VARIABLE, "no variable 'cuonts'",
+              "did you mean 'counts'?");
     EXPECT_OK(damaris_signal("tick"));
     EXPECT_OK(damaris_end_iteration());
   }
