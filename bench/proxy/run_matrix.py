@@ -176,8 +176,11 @@ def read_back(config, out, meta, phase, name, master=False):
             with h5py.File(os.path.join(out, fname), "r") as f:
                 if name not in f:
                     continue
+                # <name>/P<source> with one block per client, <name>/P<source>/B<block> with
+                # several (docs/hdf5_store.md).
                 for source in f[name].values():
-                    for block in source.values():
+                    blocks = [source] if isinstance(source, h5py.Dataset) else source.values()
+                    for block in blocks:
                         pos = [int(v) for v in block.attrs["position"]]
                         data[tuple(slice(o, o + n) for o, n in zip(pos, block.shape))] = block[...]
         return data
