@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <mutex>
+#include <unordered_set>
 
 namespace sidecore::log {
 namespace {
@@ -22,6 +23,7 @@ struct sink_state {
   std::atomic<bool> env_checked{false};
   std::FILE* file = nullptr;  // nullptr means stderr
   std::string identity = "sidecore";
+  std::unordered_set<std::string> said_once;  // messages of write_once, under the mutex
 };
 
 sink_state& state() {
@@ -130,6 +132,16 @@ void write(level lvl, const std::string& message) {
     std::fprintf(stderr, "[%s %s] %s: %s\n", stamp, s.identity.c_str(), level_name(lvl),
                  message.c_str());
     std::fflush(stderr);
+  }
+}
+
+bool first_time(const std::string& message) {
+  sink_state& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  try {
+    return s.said_once.insert(message).second;
+  } catch (...) {
+    return true;  // out of memory: said again rather than never
   }
 }
 

@@ -46,4 +46,16 @@ void error(const Args&... a) {
   emit(level::error, a...);
 }
 
+// Whether this process has not yet been given `message` by warning_once (and notes it).
+bool first_time(const std::string& message);
+// A warning the process gives once, however many times its cause is met (a store's options
+// checked at start-up and again by each writer of the process, say).
+template <typename... Args>
+void warning_once(const Args&... args) {
+  if (!enabled(level::warning)) return;
+  std::ostringstream out;
+  (out << ... << args);
+  if (first_time(out.str())) write(level::warning, out.str());
+}
+
 }  // namespace sidecore::log

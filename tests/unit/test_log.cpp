@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -76,4 +78,28 @@ TEST(log, threads_log_while_another_reconfigures_the_logger) {
   b.join();
   EXPECT_GT(seen_enabled.load() + seen_disabled.load(), 0);
   EXPECT_FALSE(log::enabled(log::level::error));  // "off" holds once the writers are done
+}
+
+TEST(log, a_warning_once_is_written_once_per_process_and_message) {
+  log_guard guard;
+  if (std::getenv("SIDECORE_LOG_LEVEL")) GTEST_SKIP() << "SIDECORE_LOG_LEVEL is set";
+  const std::string path = ::testing::TempDir() + "sidecore_warning_once.log";
+  std::remove(path.c_str());
+  log::configure(log::level::warning, path);
+  for (int i = 0; i < 3; ++i) log::warning_once("variable \"v\" (line ", 7, ") has no global");
+  log::warning_once("variable \"w\" (line ", 8, ") has no global");
+  log::warning("an ordinary warning");
+  log::warning("an ordinary warning");
+  log::configure(log::level::warning, "");
+  std::ifstream in(path);
+  int v = 0, w = 0, ordinary = 0;
+  for (std::string line; std::getline(in, line);) {
+    v += line.find("variable \"v\" (line 7)") != std::string::npos;
+    w += line.find("variable \"w\" (line 8)") != std::string::npos;
+    ordinary += line.find("an ordinary warning") != std::string::npos;
+  }
+  EXPECT_EQ(v, 1);
+  EXPECT_EQ(w, 1);
+  EXPECT_EQ(ordinary, 2);
+  std::remove(path.c_str());
 }

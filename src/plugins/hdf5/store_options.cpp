@@ -161,10 +161,11 @@ store_options parse_options(const store_context& context) {
     }
   }
   if (options.mode == file_mode::collective && block_layout_given && context.writer_index == 0)
-    log::warning(store_where(context),
-                 ": BlockLayout applies to FilePerCore files; in Collective mode the blocks of a "
-                 "variable with global extents are merged into one global dataset anyway, so it "
-                 "is ignored");
+    log::warning_once(
+        store_where(context),
+        ": BlockLayout applies to FilePerCore files; in Collective mode the blocks of a "
+        "variable with global extents are merged into one global dataset anyway, so it "
+        "is ignored");
   if (options.mode == file_mode::collective && context.writer_index == 0) {
     // A variable without global extents (a per-client scalar, say) has no place in a global
     // dataset: its blocks are stored one dataset each, named as in FilePerCore files. Damaris
@@ -175,14 +176,14 @@ store_options parse_options(const store_context& context) {
         continue;
       const config::layout& l = context.model->layouts[v.layout_index];
       if (l.global_dimensions.empty())
-        log::warning(store_where(context), ": FileMode Collective: variable \"", v.name,
-                     "\" (line ", v.line, ") has layout \"", l.name,
-                     "\" without global dimensions, so each of its blocks is stored as its own "
-                     "dataset \"",
-                     v.name, "/P<source>",
-                     context.model->arch.domains != 1 ? "/B<block>" : "[/B<block>]",
-                     "\" in the collective file; add global=\"...\" to the layout (line ", l.line,
-                     ") for one global dataset");
+        log::warning_once(
+            store_where(context), ": FileMode Collective: variable \"", v.name, "\" (line ", v.line,
+            ") has layout \"", l.name,
+            "\" without global dimensions, so each of its blocks is stored as its own "
+            "dataset \"",
+            v.name, "/P<source>", context.model->arch.domains != 1 ? "/B<block>" : "[/B<block>]",
+            "\" in the collective file; add global=\"...\" to the layout (line ", l.line,
+            ") for one global dataset");
     }
   }
   // Two HDF5 stores writing the same file names would overwrite each other's files, however
