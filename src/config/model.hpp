@@ -279,6 +279,7 @@ struct architecture {
   int io_threads = 0;
   std::string buffer_name = "sidecore-buffer";
   std::uint64_t buffer_size = 64ull << 20;
+  int buffer_line = 0;  // of the <buffer> element; 0 when there is none
   full_buffer_policy policy = full_buffer_policy::wait;
   double wait_timeout_seconds = 300.0;  // 0 means wait forever
   // Active buffering (Sidecore extension): when the shared buffer is more than half full, a

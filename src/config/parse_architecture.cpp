@@ -62,6 +62,7 @@ void builder::read_architecture(xml arch) {
       }
     } else if (name == "buffer") {
       a.buffer_name = name_attribute(n);
+      a.buffer_line = line_of(n);
       m_buffer_size = {n, attribute(n, "size")};
       if (has(n, "server-memory")) m_server_memory = {n, attribute(n, "server-memory")};
       if (has(n, "spill-directory")) a.spill_directory = attribute(n, "spill-directory");

@@ -95,7 +95,7 @@ def case_cores():
     headroom = (size // cores) / (shared * max(counts))
     assert math.isclose(r["buffer"]["headroom"], headroom, rel_tol=1e-9), r["buffer"]
     assert headroom < 2
-    low = [w for w in r["warnings"] if "holds 1.51 iteration(s)" in w]
+    low = [w for w in r["warnings"] if "heat_cores.xml:8: <buffer" in w and "holds 1.51 iterations" in w]
     assert len(low) == 1, r["warnings"]
     assert f'size="{2 * shared * max(counts) * cores}" holds 2 iterations' in low[0], low[0]
 
@@ -178,7 +178,8 @@ def case_nodes():
     expect(r["buffer"]["memory_per_node"], 10000 * per_node, "memory per node")
     expect(store(r, "discard")["kind"], "null", "null store")
     assert any("option \"FilesPath\" means nothing to a null store" in w for w in r["warnings"]), r["warnings"]
-    assert any("holds 1.25 iteration(s) of each server process" in w for w in r["warnings"]), r["warnings"]
+    assert any("nodes.xml:6: <buffer" in w and "holds 1.25 iterations of each server process" in w
+               for w in r["warnings"]), r["warnings"]
     # Without --ranks: as many simulation nodes as dedicated ones, each server with one client.
     r = validate_json(os.path.join(XML, "nodes.xml"), "--ranks-per-node", str(per_node))
     expect((r["job"]["ranks"], r["job"]["clients"], r["job"]["servers"]),

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <ostream>
 #include <map>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 

@@ -429,15 +429,28 @@ plan make_plan(const config::model& model, const deployment& job) {
     const std::uint64_t wanted = times(times(use.bytes_per_iteration, 2), factor);
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.2f", h);
-    p.warnings.push_back(
-        model.file + ": " + buffer_text + " holds " + ratio + " iteration(s) of " + use.holder +
-        " (" + std::to_string(use.capacity) + " bytes for " +
-        std::to_string(use.bytes_per_iteration) + " bytes per iteration)" +
-        (h < 1 ? "; less than one iteration: the last blocks of an iteration find no room, and "
-                 "wait until the buffer's timeout fails them (policy wait) or are dropped "
-                 "(policy skip)"
-               : "; a writer that falls one iteration behind stops its clients") +
-        "; size=\"" + std::to_string(wanted) + "\" holds 2 iterations");
+    // What a run does then: a dedicated core moves the blocks already in its share into its
+    // own memory so that the last ones find room (a copy each); the other buffers are
+    // process memory that only a stored iteration frees.
+    std::string consequence;
+    if (h >= 1)
+      consequence = "a writer that falls one iteration behind stops its clients";
+    else if (job.mode == deployment_mode::dedicated_cores)
+      consequence =
+          "less than one iteration: the last blocks of each iteration find no room until the "
+          "dedicated core has moved earlier ones into its own memory (one more copy of "
+          "those, while the clients wait)";
+    else
+      consequence =
+          "less than one iteration: the last blocks of an iteration find no room, and wait until "
+          "the buffer's timeout fails them (policy wait) or are dropped (policy skip)";
+    const std::string where =
+        a.buffer_line > 0 ? at_line(model, a.buffer_line) : model.file + " (no <buffer>)";
+    p.warnings.push_back(where + ": " + buffer_text + " holds " + ratio + " iterations of " +
+                         use.holder + " (" + std::to_string(use.capacity) + " bytes for " +
+                         std::to_string(use.bytes_per_iteration) + " bytes per iteration); " +
+                         consequence + "; size=\"" + std::to_string(wanted) +
+                         "\" holds 2 iterations");
   }
   for (std::size_t s = 0; s < model.stores.size(); ++s)
     p.stores.push_back(plan_store(model, s, job, p.variables, p.warnings));
