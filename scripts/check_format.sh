@@ -6,17 +6,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-if ! command -v clang-format >/dev/null; then
-  if ! command -v apt-get >/dev/null; then
-    echo "check_format.sh: clang-format is not installed" >&2
-    exit 2
-  fi
-  echo "check_format.sh: installing clang-format"
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq clang-format >/dev/null
-fi
+# shellcheck source=lib/debian_packages.sh
+. "$root/scripts/lib/debian_packages.sh"
+command -v clang-format >/dev/null || install_packages check_format.sh clang-format
 mapfile -t files < <(git ls-files '*.c' '*.h' '*.cpp' '*.hpp' | grep -v '^tests/fuzz/corpus/')
 if [ "${1:-}" = "--fix" ]; then
   clang-format -i "${files[@]}"

@@ -7,17 +7,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
-if ! command -v run-clang-tidy >/dev/null; then
-  if ! command -v apt-get >/dev/null; then
-    echo "check_tidy.sh: clang-tidy is not installed" >&2
-    exit 2
-  fi
-  echo "check_tidy.sh: installing clang-tidy"
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq clang-tidy >/dev/null
-fi
+# shellcheck source=lib/debian_packages.sh
+. "$root/scripts/lib/debian_packages.sh"
+command -v run-clang-tidy >/dev/null || install_packages check_tidy.sh clang-tidy
 if [ ! -f "$build/compile_commands.json" ]; then
   "$root/scripts/setup.sh" "$build" >/dev/null
 fi

@@ -12,21 +12,12 @@ build=${SIDECORE_FUZZ_BUILD_DIR:-$root/build-fuzz}
 
 # libFuzzer ships with clang's runtime libraries (libclang-rt-<version>-dev on Debian 12).
 packages=(clang cmake ninja-build pkg-config libpugixml-dev libopenmpi-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-sudo_cmd=()
-[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-install() {
-  echo "sidecore fuzz: installing $*"
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "$@" >/dev/null
-}
-if ((${#missing[@]})); then install "${missing[@]}"; fi
+# shellcheck source=lib/debian_packages.sh
+. "$root/scripts/lib/debian_packages.sh"
+install_packages "sidecore fuzz" "${packages[@]}"
 clang_major=$(clang++ -dumpversion | cut -d. -f1)
 if [ ! -e "$(clang++ -print-resource-dir)/lib/linux/libclang_rt.fuzzer-x86_64.a" ]; then
-  install "libclang-rt-${clang_major}-dev"
+  install_packages "sidecore fuzz" "libclang-rt-${clang_major}-dev"
 fi
 
 CXX=clang++ cmake -S "$root/tests/fuzz" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

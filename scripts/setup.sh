@@ -11,17 +11,9 @@ shift $(($# > 0 ? 1 : 0))
 packages=(build-essential cmake ninja-build pkg-config gfortran libopenmpi-dev openmpi-bin
           libhdf5-openmpi-dev hdf5-tools libpugixml-dev libcli11-dev libgtest-dev python3-venv
           python3-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "sidecore setup: installing ${missing[*]}"
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+# shellcheck source=lib/debian_packages.sh
+. "$root/scripts/lib/debian_packages.sh"
+install_packages "sidecore setup" "${packages[@]}"
 
 # Running as root under OpenMPI needs these (harmless otherwise).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

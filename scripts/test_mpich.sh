@@ -11,10 +11,9 @@ build=${SIDECORE_MPICH_BUILD_DIR:-$root/build-mpich}
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
 packages=(mpich libmpich-dev libhdf5-mpich-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+# shellcheck source=lib/debian_packages.sh
+. "$root/scripts/lib/debian_packages.sh"
+mapfile -t missing < <(missing_packages "${packages[@]}")
 if ((${#missing[@]})); then
   # The alternatives that choose the default MPI (mpicc, mpirun, MPI headers, h5pcc, hdf5.pc):
   # whatever they point to now, they point to after the installation.
