@@ -157,14 +157,19 @@ void shm_engine::report_store_failures() {
 }
 
 void shm_engine::iteration_started(int started) {
+  const bool bounded = m_model.arch.policy == config::full_buffer_policy::wait;
+  // This client's progress is published before anything can throw: a store failure reported
+  // below must not hide it from the other clients, which would wait for it (with every
+  // iteration's store failing, a client that reported at each end of iteration once seemed
+  // stuck at the first failed one).
+  if (bounded) m_channel.publish_ended(m_slot, static_cast<std::uint32_t>(started));
   report_store_failures();
-  if (m_model.arch.policy != config::full_buffer_policy::wait) return;
+  if (!bounded) return;
   // The iteration this client now starts may be at most max_iterations_ahead past the one the
   // slowest client of its dedicated core is in. Without this bound, clients out of step would
   // fill the shared buffer with younger iterations, and the dedicated core would have to keep
   // moving them into its own memory (without limit) so that the slowest client can write.
   // The others' progress is read from the rings only when the last value seen is too old.
-  m_channel.publish_ended(m_slot, static_cast<std::uint32_t>(started));
   const std::int64_t needed = static_cast<std::int64_t>(started) - max_iterations_ahead;
   if (needed <= m_slowest_seen) return;
   m_slowest_seen = m_channel.slowest_ended();
