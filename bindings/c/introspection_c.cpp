@@ -7,8 +7,10 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/agreement.hpp"
 #include "common/c_boundary.hpp"
 #include "common/error.hpp"
 #include "common/mpi_handles.hpp"
@@ -42,12 +44,7 @@ std::string text_from_first_rank(const std::string& file, MPI_Comm comm) {
     }
   }
   sidecore::check_mpi(MPI_Bcast(&failed, 1, MPI_INT, 0, comm), "MPI_Bcast");
-  unsigned long long length = text.size();
-  sidecore::check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, 0, comm), "MPI_Bcast");
-  text.resize(length);
-  if (length)
-    sidecore::check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm),
-                        "MPI_Bcast");
+  text = sidecore::broadcast(std::move(text), 0, comm);
   if (failed) throw sidecore::config_error(text);
   return text;
 }

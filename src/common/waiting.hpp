@@ -66,7 +66,8 @@ class waiter {
   // One free look (a yield) or one nap (never past the deadline), after which the naps double.
   // Returns false, at once, when the deadline has passed.
   bool nap() {
-    const clock::time_point now = clock::now();
+    // The clock is read only by a wait with a deadline.
+    const clock::time_point now = m_has_deadline ? clock::now() : clock::time_point{};
     if (m_has_deadline && now >= m_deadline) return false;
     if (m_looks < m_pace.free_looks) {
       ++m_looks;

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/text.hpp"
 #include "common/units.hpp"
 
 namespace sidecore::cli::inspect {
@@ -81,10 +82,6 @@ std::string ratio_text(double value) {
   return text;
 }
 
-std::string count_text(std::size_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
 // Rows of cells printed in columns, two spaces apart, each row indented.
 void print_table(std::ostream& out, const std::string& indent,
                  const std::vector<std::vector<std::string>>& rows) {
@@ -134,9 +131,8 @@ void print_text(std::ostream& out, const run_report& report, bool blocks) {
   const run& r = *report.r;
   out << r.prefix << ": ";
   if (report.per_core) {
-    out << "FilePerCore, "
-        << count_text(static_cast<std::size_t>(report.writer_files), "writer file", "writer files")
-        << " per iteration, " << count_text(report.master_files, "master file", "master files");
+    out << "FilePerCore, " << counted(report.writer_files, "writer file") << " per iteration, "
+        << counted(static_cast<long long>(report.master_files), "master file");
   } else {
     out << "Collective, 1 file per iteration";
   }
@@ -155,7 +151,7 @@ void print_text(std::ostream& out, const run_report& report, bool blocks) {
     first = false;
   }
   if (first) summary.push_back({"incomplete", "none"});
-  std::string disk = count_text(report.files, "file", "files") + ", " +
+  std::string disk = counted(static_cast<long long>(report.files), "file") + ", " +
                      std::to_string(report.disk_bytes) + " bytes";
   if (report.disk_bytes >= (std::uint64_t{1} << 20))
     disk += " (" + readable_bytes(report.disk_bytes) + ")";
@@ -190,10 +186,9 @@ void print_text(std::ostream& out, const run_report& report, bool blocks) {
   }
   out << "  iteration " << report.iteration << ": "
       << (report.iteration_complete ? "complete" : "incomplete") << ", "
-      << count_text(report.variables.size(), "variable", "variables");
+      << counted(static_cast<long long>(report.variables.size()), "variable");
   if (!report.per_core && report.writers > 0)
-    out << ", blocks from "
-        << count_text(static_cast<std::size_t>(report.writers), "writer", "writers");
+    out << ", blocks from " << counted(report.writers, "writer");
   out << "\n";
   rows = {{"variable", "type", "global extents", "blocks", "sources", "elements", "bytes", "note"}};
   for (const variable_report& v : report.variables) {
