@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs clang-tidy with the checked-in .clang-tidy over every C++ source of the library, its
 # bindings and tools (their headers included), as the build compiles them; any finding fails.
-# Installs clang-tidy on Debian/Ubuntu if missing. Uses the build directory of test.sh (built
-# first by setup.sh when it is not there yet).
+# Installs clang-tidy on Debian/Ubuntu if missing. Follows the configuration of the build
+# directory of test.sh (configured first by setup.sh when it is not there yet).
 # Usage: scripts/check_tidy.sh [build-dir]   (default: build)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -10,14 +10,21 @@ build=${1:-$root/build}
 # shellcheck source=lib/debian_packages.sh
 . "$root/scripts/lib/debian_packages.sh"
 command -v run-clang-tidy >/dev/null || install_packages check_tidy.sh clang-tidy
-if [ ! -f "$build/compile_commands.json" ]; then
+if [ ! -f "$build/CMakeCache.txt" ]; then
   "$root/scripts/setup.sh" "$build" >/dev/null
 fi
-# Generated sources (configured headers) must exist: the build made them.
-cmake --build "$build" --target sidecore_objects >/dev/null
+# clang-tidy reads each source's own compile command: a tree configured as $build (its options,
+# build type and Python) but without the unity build, configured only (the configured headers
+# are all it needs; nothing is compiled).
+tidy_build="$build/tidy"
+mapfile -t options < <(sed -n -E \
+  's/^(SIDECORE_[A-Z_]+|Python_EXECUTABLE|CMAKE_BUILD_TYPE):(BOOL|STRING|FILEPATH|PATH|UNINITIALIZED)=(.*)$/-D\1=\3/p' \
+  "$build/CMakeCache.txt")
+cmake -S "$root" -B "$tidy_build" -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+  -DCMAKE_UNITY_BUILD=OFF "${options[@]}" >/dev/null
 start=$SECONDS
 # Headers of this tree only (not those of nanobind or MPI, wherever they are installed).
-if ! run-clang-tidy -quiet -p "$build" -j "$(nproc)" -header-filter="^$root/(src|bindings|tools|include)/" \
+if ! run-clang-tidy -quiet -p "$tidy_build" -j "$(nproc)" -header-filter="^$root/(src|bindings|tools|include)/" \
     "^$root/(src|bindings|tools)/.*\.cpp$" \
     >"$build/clang-tidy.log" 2>&1; then
   grep -E "(warning|error):" "$build/clang-tidy.log" | sort -u >&2 || cat "$build/clang-tidy.log" >&2

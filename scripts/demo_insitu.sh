@@ -5,7 +5,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SIDECORE_BUILD_DIR:-$root/build}
-"$root/scripts/setup.sh" "$build"
 "$root/scripts/python_env.sh" "$build"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=${SIDECORE_DEMO_OUT:-$build/demo-insitu-output}

@@ -8,12 +8,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
 shift $(($# > 0 ? 1 : 0))
 
-packages=(build-essential cmake ninja-build pkg-config gfortran libopenmpi-dev openmpi-bin
-          libhdf5-openmpi-dev hdf5-tools libpugixml-dev libcli11-dev libgtest-dev python3-venv
-          python3-dev)
 # shellcheck source=lib/debian_packages.sh
 . "$root/scripts/lib/debian_packages.sh"
-install_packages "sidecore setup" "${packages[@]}"
+install_packages "sidecore setup" "${build_packages[@]}"
 
 # Running as root under OpenMPI needs these (harmless otherwise).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -3,11 +3,14 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SIDECORE_BUILD_DIR:-$root/build}
-"$root/scripts/setup.sh" "$build"
-# The venv (h5py, numpy, VTK, mpi4py, pytest, nanobind, Dask, matplotlib) and the Python module.
+# The venv (h5py, numpy, VTK, mpi4py, pytest, nanobind, Dask, matplotlib), then one build with
+# the Python module (scripts/setup.sh installs what is missing).
 "$root/scripts/python_env.sh" "$build"
 venv="$build/venv"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export SIDECORE_TEST_PYTHON="$venv/bin/python"
 cd "$build"
-ctest --output-on-failure --timeout 600 "$@"
+# Most tests wait on process start-up more than they compute: twice as many test slots as cores
+# (a test declares the cores it takes with its PROCESSORS property; docs/testing.md).
+jobs=${SIDECORE_TEST_JOBS:-$(($(nproc) * 2))}
+ctest --output-on-failure --timeout 600 -j "$jobs" "$@"

@@ -21,7 +21,9 @@ done
 # here if that script has not run.
 venv="$root/build/venv"
 if [ ! -x "$venv/bin/python" ]; then
-  "$root/scripts/setup.sh" "$root/build" >/dev/null
+  # shellcheck source=lib/debian_packages.sh
+  . "$root/scripts/lib/debian_packages.sh"
+  install_packages test_sanitizers.sh "${build_packages[@]}"
   python3 -m venv "$venv"
 fi
 "$venv/bin/python" -c "import h5py, numpy, vtk" 2>/dev/null ||
@@ -39,6 +41,8 @@ only_tracer_crashes() {
     END { for (n in failed) if (!crashed[n] || reported[n]) exit 1 }' "$failed" "$log"
 }
 
+# As scripts/test.sh: twice as many test slots as cores.
+jobs=${SIDECORE_TEST_JOBS:-$(($(nproc) * 2))}
 status=0
 for config in "${configs[@]}"; do
   start=$SECONDS
@@ -60,7 +64,7 @@ for config in "${configs[@]}"; do
   # setup.sh installs what is missing and builds; same cache as the preset of that name.
   "$root/scripts/setup.sh" "$build" "${cache[@]}" -DSIDECORE_BUILD_BENCH=OFF
   echo "== $config: testing"
-  if ! (cd "$root" && ctest --preset "$config" -j2 "$@"); then
+  if ! (cd "$root" && ctest --preset "$config" -j "$jobs" "$@"); then
     if only_tracer_crashes "$build"; then
       # LeakSanitizer's own thread sometimes crashes while it stops the process's threads at
       # exit ("Tracer caught signal 11"): the runtime's fault, seen about once in a thousand

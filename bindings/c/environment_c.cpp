@@ -14,7 +14,7 @@
 
 namespace {
 
-const sidecore::runtime& current(const char* function) {
+const sidecore::runtime& initialized_runtime(const char* function) {
   const sidecore::runtime* rt = sidecore::current_runtime();
   if (!rt)
     throw sidecore::error(DAMARIS_NOT_INITIALIZED, std::string(function) +
@@ -28,7 +28,7 @@ const sidecore::runtime& current(const char* function) {
 SIDECORE_API int sidecore_environment_get(sidecore_environment_t* out) {
   return sidecore::c_boundary::guarded_call("sidecore_environment_get", [&] {
     if (!out) throw sidecore::argument_error("out is NULL");
-    const sidecore::runtime& rt = current("sidecore_environment_get");
+    const sidecore::runtime& rt = initialized_runtime("sidecore_environment_get");
     const sidecore::plugins::script_environment& env = rt.environment();
     sidecore_environment_t e{};
     e.is_client = rt.is_server() ? 0 : 1;
@@ -61,7 +61,7 @@ SIDECORE_API int sidecore_environment_known_clients(int32_t* clients, int32_t ca
     if (!clients && capacity > 0)
       throw sidecore::argument_error("clients is NULL with a capacity of " +
                                      std::to_string(capacity));
-    const sidecore::runtime& rt = current("sidecore_environment_known_clients");
+    const sidecore::runtime& rt = initialized_runtime("sidecore_environment_known_clients");
     const auto& known = rt.environment().known_clients;
     const bool none = !rt.is_server() && rt.has_dedicated_resources();
     const auto total = none ? 0 : static_cast<int32_t>(known.size());
@@ -75,7 +75,7 @@ SIDECORE_API int sidecore_server_comm_get(MPI_Comm* comm) {
   const int failure = sidecore::c_boundary::guarded_call("sidecore_server_comm_get", [&] {
     if (!comm) throw sidecore::argument_error("comm is NULL");
     *comm = MPI_COMM_NULL;
-    const sidecore::runtime& rt = current("sidecore_server_comm_get");
+    const sidecore::runtime& rt = initialized_runtime("sidecore_server_comm_get");
     if (!rt.is_server()) {
       // Not a failure of the call: the answer to "am I a server?" is no.
       code = DAMARIS_NO_SERVER;
@@ -89,7 +89,7 @@ SIDECORE_API int sidecore_server_comm_get(MPI_Comm* comm) {
 SIDECORE_API int sidecore_global_comm_get(MPI_Comm* comm) {
   return sidecore::c_boundary::guarded_call("sidecore_global_comm_get", [&] {
     if (!comm) throw sidecore::argument_error("comm is NULL");
-    *comm = current("sidecore_global_comm_get").world_comm();
+    *comm = initialized_runtime("sidecore_global_comm_get").world_comm();
   });
 }
 

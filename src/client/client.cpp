@@ -13,14 +13,10 @@
 #include "common/interrupt_notice.hpp"
 #include "common/log.hpp"
 #include "common/run_clock.hpp"
+#include "common/text.hpp"
 #include "storing/actions.hpp"
 
 namespace sidecore::client {
-namespace {
-
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
-
-}  // namespace
 
 client::client(const config::model& model, int client_index,
                std::unique_ptr<transports::engine> engine)
@@ -98,19 +94,20 @@ void client::check_block(std::size_t variable, int block) const {
   // Any number of blocks: <domains count> is what a client declares, not a limit.
   if (block < 0)
     throw error(DAMARIS_INVALID_BLOCK, "block " + std::to_string(block) + " of variable " +
-                                           quoted(m_model.variables[variable].name) +
+                                           single_quoted(m_model.variables[variable].name) +
                                            " is out of range: block ids are 0 or more");
 }
 
 void client::check_not_handed_over(std::size_t variable, int block,
                                    const block_settings& settings) const {
   if (settings.handed_over == m_iteration)
-    throw error(
-        DAMARIS_ALLOCATION_ERROR,
-        "block " + std::to_string(block) + " of " + quoted(m_model.variables[variable].name) +
-            " was already written or allocated in iteration " + std::to_string(m_iteration) +
-            ": each block is handed over once per iteration (use another block id, "
-            "<domains count=...>, or end the iteration first)");
+    throw error(DAMARIS_ALLOCATION_ERROR,
+                "block " + std::to_string(block) + " of " +
+                    single_quoted(m_model.variables[variable].name) +
+                    " was already written or allocated in iteration " +
+                    std::to_string(m_iteration) +
+                    ": each block is handed over once per iteration (use another block id, "
+                    "<domains count=...>, or end the iteration first)");
 }
 
 void client::note_dropped(std::uint64_t bytes) {
@@ -132,7 +129,7 @@ void client::mark_skipped(std::size_t variable) {
   if (!m_skip_reported) {
     m_skip_reported = true;
     log::warning("buffer full at iteration ", m_iteration, " (variable ",
-                 quoted(m_model.variables[variable].name),
+                 single_quoted(m_model.variables[variable].name),
                  "): policy=\"skip\" drops the rest of this iteration; further drops are "
                  "counted and reported at finalize");
   }
@@ -213,8 +210,9 @@ void client::check_placement(std::size_t variable, int block, const evaluated_la
     return t + ")";
   };
   throw error(DAMARIS_INVALID_DIMENSIONS,
-              "block " + std::to_string(block) + " of " + quoted(m_model.variables[variable].name) +
-                  ": interior extents " + text(interior) + " (extents " + text(extents) +
+              "block " + std::to_string(block) + " of " +
+                  single_quoted(m_model.variables[variable].name) + ": interior extents " +
+                  text(interior) + " (extents " + text(extents) +
                   " without ghost zones) at position " + text(at) +
                   (global.empty() ? std::string(" leave no interior")
                                   : " do not fit in the global extents " + text(global)) +
@@ -227,7 +225,7 @@ void client::check_fits(std::size_t variable, std::uint64_t bytes) const {
   // selects.
   const std::uint64_t capacity = m_engine->capacity();
   if (bytes > capacity)
-    throw allocation_error("variable " + quoted(m_model.variables[variable].name) + ": " +
+    throw allocation_error("variable " + single_quoted(m_model.variables[variable].name) + ": " +
                            block_never_fits(bytes, capacity, m_engine->buffer_name()).what());
 }
 
@@ -235,17 +233,17 @@ const evaluated_layout& client::checked_shape(std::size_t variable) const {
   const evaluated_layout& shape = m_parameters.layout(m_model.variables[variable].layout_index);
   const std::string& name = m_model.variables[variable].name;
   if (shape.dims.size() > static_cast<std::size_t>(protocol::max_dimensions))
-    throw error(DAMARIS_INVALID_DIMENSIONS, "variable " + quoted(name) + " has " +
+    throw error(DAMARIS_INVALID_DIMENSIONS, "variable " + single_quoted(name) + " has " +
                                                 std::to_string(shape.dims.size()) +
                                                 " dimensions; at most 8 are supported");
   for (std::int64_t d : shape.dims)
     if (d < 1)
       throw error(DAMARIS_INVALID_DIMENSIONS,
-                  "variable " + quoted(name) + ": its layout evaluates to a dimension of " +
+                  "variable " + single_quoted(name) + ": its layout evaluates to a dimension of " +
                       std::to_string(d) + " with the current parameter values");
   if (shape.too_large)
     throw error(DAMARIS_INVALID_DIMENSIONS,
-                "variable " + quoted(name) +
+                "variable " + single_quoted(name) +
                     ": its layout evaluates to more than 2^64 bytes with the current parameter "
                     "values");
   check_fits(variable, shape.bytes);
@@ -272,7 +270,7 @@ void client::write(std::string_view name, int block, const void* data) {
   check_running("damaris_write");
   std::size_t v = variable_index(name);
   check_block(v, block);
-  if (!data) throw argument_error("damaris_write(" + quoted(name) + "): data is NULL");
+  if (!data) throw argument_error("damaris_write(" + single_quoted(name) + "): data is NULL");
   block_settings& settings = m_blocks.settings_of(v, block);
   check_not_handed_over(v, block, settings);
   const evaluated_layout& shape = block_shape(v, settings);
@@ -323,7 +321,7 @@ void client::commit(std::string_view name, int block, int iteration) {
   allocation* a = find_allocation(v, block, iteration);
   if (!a)
     throw error(DAMARIS_BLOCK_NOT_FOUND, "commit of block " + std::to_string(block) + " of " +
-                                             quoted(name) + " at iteration " +
+                                             single_quoted(name) + " at iteration " +
                                              std::to_string(iteration) +
                                              ": it was not allocated (call damaris_alloc first)");
   if (a->committed) return;
@@ -342,7 +340,7 @@ void client::clear(std::string_view name, int block, int iteration) {
   allocation* a = find_allocation(v, block, iteration);
   if (!a)
     throw error(DAMARIS_BLOCK_NOT_FOUND,
-                "clear of block " + std::to_string(block) + " of " + quoted(name) +
+                "clear of block " + std::to_string(block) + " of " + single_quoted(name) +
                     " at iteration " + std::to_string(iteration) + ": no such allocated block");
   if (!a->committed) commit(name, block, iteration);
   m_allocations.erase({static_cast<std::int32_t>(v), block, iteration});
@@ -353,7 +351,7 @@ void client::signal(std::string_view name) {
   std::size_t e = m_model.find_event(name);
   if (e == config::model::npos)
     throw error(DAMARIS_UNDEFINED_ACTION,
-                "no event " + quoted(name) + " in <actions> of " + m_model.file);
+                "no event " + single_quoted(name) + " in <actions> of " + m_model.file);
   const config::event& event = m_model.events[e];
   if (event.execution == config::execution::local) {
     storing::action_registry::instance().run(event, m_model.file, m_client_index, m_iteration);
@@ -398,7 +396,7 @@ void client::set_position(std::string_view name, int block, const std::int64_t* 
   std::size_t v = variable_index(name);
   check_block(v, block);
   if (!position)
-    throw argument_error("damaris_set_position(" + quoted(name) + "): position is NULL");
+    throw argument_error("damaris_set_position(" + single_quoted(name) + "): position is NULL");
   const config::layout& layout = m_model.layouts[m_model.variables[v].layout_index];
   const std::size_t n = layout.dimensions.size();
   std::vector<std::int64_t>& stored = m_blocks.settings_of(v, block).position;
@@ -419,7 +417,7 @@ void client::set_extents(std::string_view name, int block, const std::int64_t* e
   for (std::size_t d = 0; d < n; ++d)
     if (extents[d] < 1)
       throw error(DAMARIS_INVALID_DIMENSIONS,
-                  "sidecore_set_block_extents(" + quoted(name) + ", block " +
+                  "sidecore_set_block_extents(" + single_quoted(name) + ", block " +
                       std::to_string(block) + "): extent " + std::to_string(d) + " is " +
                       std::to_string(extents[d]) + "; every extent must be 1 or more");
   // Checked in a scratch vector so that a refused call changes nothing, then swapped in: no
@@ -431,7 +429,7 @@ void client::set_extents(std::string_view name, int block, const std::int64_t* e
   const std::optional<std::uint64_t> bytes =
       config::array_bytes(wanted, config::element_size(layout.type));
   if (!bytes)
-    throw error(DAMARIS_INVALID_DIMENSIONS, "sidecore_set_block_extents(" + quoted(name) +
+    throw error(DAMARIS_INVALID_DIMENSIONS, "sidecore_set_block_extents(" + single_quoted(name) +
                                                 "): the extents make more than 2^64 bytes");
   block_settings& settings = m_blocks.settings_of(v, block);
   settings.extents.swap(wanted);

@@ -6,11 +6,9 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 
 namespace sidecore::client {
-namespace {
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
-}  // namespace
 
 parameters::parameters(const config::model& model) : m_model(model) {
   for (const config::parameter& p : model.parameters) {
@@ -36,7 +34,7 @@ std::size_t parameters::index_of(std::string_view name) const {
   std::size_t p = m_model.find_parameter(name);
   if (p == config::model::npos)
     throw error(DAMARIS_UNDEFINED_PARAMETER,
-                "no parameter " + quoted(name) + " in " + m_model.file);
+                "no parameter " + single_quoted(name) + " in " + m_model.file);
   return p;
 }
 
@@ -59,11 +57,12 @@ evaluated_layout parameters::evaluate(std::size_t index,
 
 void parameters::get(std::string_view name, void* buffer, unsigned size) const {
   std::size_t p = index_of(name);
-  if (!buffer) throw argument_error("damaris_parameter_get(" + quoted(name) + "): buffer is NULL");
+  if (!buffer)
+    throw argument_error("damaris_parameter_get(" + single_quoted(name) + "): buffer is NULL");
   const config::parameter& param = m_model.parameters[p];
   const std::size_t bytes = config::element_size(param.type);
   if (size < bytes)
-    throw argument_error("damaris_parameter_get(" + quoted(name) + "): buffer of " +
+    throw argument_error("damaris_parameter_get(" + single_quoted(name) + "): buffer of " +
                          std::to_string(size) + " bytes is too small for a " +
                          config::element_type_name(param.type) + " (" + std::to_string(bytes) +
                          " bytes)");
@@ -101,12 +100,13 @@ void parameters::get(std::string_view name, void* buffer, unsigned size) const {
 
 void parameters::set(std::string_view name, const void* buffer, unsigned size) {
   std::size_t p = index_of(name);
-  if (!buffer) throw argument_error("damaris_parameter_set(" + quoted(name) + "): buffer is NULL");
+  if (!buffer)
+    throw argument_error("damaris_parameter_set(" + single_quoted(name) + "): buffer is NULL");
   const config::parameter& param = m_model.parameters[p];
   const std::size_t bytes = config::element_size(param.type);
   if (size != bytes)
-    throw argument_error("damaris_parameter_set(" + quoted(name) + "): " + std::to_string(size) +
-                         " bytes given, but the parameter is a " +
+    throw argument_error("damaris_parameter_set(" + single_quoted(name) +
+                         "): " + std::to_string(size) + " bytes given, but the parameter is a " +
                          config::element_type_name(param.type) + " (" + std::to_string(bytes) +
                          " bytes)");
   // Work on copies: if a dependent layout cannot be evaluated with the new value (division by

@@ -18,6 +18,9 @@ inline std::string counted(long long count, std::string_view noun, std::string_v
   return text.append(noun).append("s");
 }
 
+// 'text', as messages name a variable, parameter or layout.
+inline std::string single_quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+
 inline bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) ==

@@ -16,13 +16,13 @@
 #include "plugins/action_plugin.hpp"
 #include "storing/actions.hpp"
 #include "storing/iteration_processor.hpp"
+#include "unit_support.hpp"
 
 namespace sidecore {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing_support::contains;
+using testing_support::start_mpi;
 
 // A configuration whose <plugin> is on line 11 and whose events follow it, one a line.
 std::string configuration(const std::string& plugin_attributes, const std::string& options = {},
@@ -76,12 +76,6 @@ class action_log {
   const char* (*m_text)() = nullptr;
   void (*m_clear)() = nullptr;
 };
-
-void start_mpi() {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(nullptr, nullptr);
-}
 
 std::string load_error(const std::string& xml) {
   start_mpi();

@@ -19,6 +19,7 @@
 #include "common/error.hpp"
 #include "transports/dedicated_cores/channel.hpp"
 #include "transports/dedicated_cores/shared_segment.hpp"
+#include "unit_support.hpp"
 
 namespace {
 
@@ -28,6 +29,9 @@ using sidecore::protocol::message_kind;
 using sidecore::transports::channel;
 using sidecore::transports::channel_sizes;
 using clock_type = std::chrono::steady_clock;
+using sidecore::testing_support::seconds_since;
+using sidecore::testing_support::spawn;
+using sidecore::testing_support::wait_for;
 
 // A name no other test process uses at the same time.
 std::string unique_name(const std::string& what) {
@@ -45,36 +49,6 @@ channel_sizes small_sizes(std::uint32_t clients, std::uint32_t ring_capacity) {
   sizes.clients = clients;
   sizes.ring_capacity = ring_capacity;
   return sizes;
-}
-
-// Runs `body` in a forked child whose exit code is its return value (97 for an exception).
-// The child leaves with _exit so that neither gtest nor MPI runs its exit handlers twice.
-template <typename body_type>
-pid_t spawn(body_type body) {
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int code = 97;
-    try {
-      code = body();
-    } catch (...) {
-    }
-    ::_exit(code);
-  }
-  return pid;
-}
-
-// Exit code of a child, or 128 + the signal that killed it.
-int wait_for(pid_t pid) {
-  int status = 0;
-  if (::waitpid(pid, &status, 0) != pid) return -1;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
 // A block message whose every field derives from `i`, so that the receiver can check it.

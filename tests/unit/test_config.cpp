@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "config/model.hpp"
 #include "protocol/message.hpp"
+#include "unit_support.hpp"
 
 // The limits the parser enforces are those of the notifications that carry blocks and signals.
 static_assert(sidecore::config::max_dimensions == sidecore::protocol::max_dimensions);
@@ -24,12 +25,9 @@ static_assert(sidecore::config::max_signal_name_length + 1 ==
 namespace {
 
 namespace cfg = sidecore::config;
+using sidecore::testing_support::contains;
 
 const std::string data_dir = std::string(SIDECORE_TEST_DATA_DIR) + "/config/";
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::string error_of(const std::string& xml) {
   try {

@@ -69,8 +69,6 @@ class engines_test : public testing_support::output_directory_test {
 
 const std::vector<std::int32_t> values = {7, -8, 9, 1 << 30};
 
-}  // namespace
-
 TEST_F(engines_test, inline_engine_stores_the_iteration_when_it_ends) {
   const config::model model = model_in(m_directory);
   transports::inline_engine engine(model, MPI_COMM_WORLD, 0, true);
@@ -270,3 +268,5 @@ TEST(engine_messages, signal_names_a_message_cannot_carry_are_refused) {
   EXPECT_EQ(m.source, 5);
   EXPECT_STREQ(m.name, "fine");
 }
+
+}  // namespace

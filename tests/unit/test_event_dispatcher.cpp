@@ -13,9 +13,12 @@
 #include "config/model.hpp"
 #include "storing/actions.hpp"
 #include "storing/event_dispatcher.hpp"
+#include "unit_support.hpp"
 
 namespace sidecore {
 namespace {
+
+using testing_support::start_mpi;
 
 // What the bound functions saw: (event, source, iteration), in order.
 struct call {
@@ -32,12 +35,6 @@ std::vector<call>& calls() {
 }
 void record(const char* name, int32_t source, int32_t iteration, const char*) {
   calls().push_back({name, source, iteration});
-}
-
-void start_mpi() {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(nullptr, nullptr);
 }
 
 // A model whose events (name, scope) run bound functions; each test uses names of its own,

@@ -11,16 +11,16 @@ namespace {
 using sidecore::config::parse_expression;
 using names_t = std::map<std::string, std::size_t, std::less<>>;
 
-const names_t names = {{"WIDTH", 0}, {"HEIGHT", 1}, {"size", 2}};
-const std::vector<std::int64_t> values = {16, 8, 4};
+const names_t parameter_names = {{"WIDTH", 0}, {"HEIGHT", 1}, {"size", 2}};
+const std::vector<std::int64_t> parameter_values = {16, 8, 4};
 
 std::int64_t eval(const std::string& text) {
-  return parse_expression(text, names, "test.xml:7").evaluate(values);
+  return parse_expression(text, parameter_names, "test.xml:7").evaluate(parameter_values);
 }
 
-std::string parse_error(const std::string& text) {
+std::string expression_parse_error(const std::string& text) {
   try {
-    parse_expression(text, names, "test.xml:7");
+    parse_expression(text, parameter_names, "test.xml:7");
   } catch (const sidecore::config_error& e) {
     return e.what();
   }
@@ -81,9 +81,9 @@ TEST(expression, division_and_modulo_truncate_toward_zero) {
 }
 
 TEST(expression, lists_the_parameters_it_reads_once) {
-  const auto e = parse_expression("WIDTH*size+WIDTH", names, "test.xml:7");
+  const auto e = parse_expression("WIDTH*size+WIDTH", parameter_names, "test.xml:7");
   EXPECT_EQ(e.parameters(), (std::vector<std::size_t>{0, 2}));
-  EXPECT_TRUE(parse_expression("3*4", names, "").parameters().empty());
+  EXPECT_TRUE(parse_expression("3*4", parameter_names, "").parameters().empty());
   EXPECT_EQ(e.text(), "WIDTH*size+WIDTH");
   EXPECT_EQ(e.where(), "test.xml:7");
 }
@@ -95,7 +95,7 @@ TEST(expression, default_is_constant_zero) {
 }
 
 TEST(expression, evaluation_follows_new_parameter_values) {
-  const auto e = parse_expression("WIDTH/size", names, "test.xml:7");
+  const auto e = parse_expression("WIDTH/size", parameter_names, "test.xml:7");
   EXPECT_EQ(e.evaluate({16, 8, 4}), 4);
   EXPECT_EQ(e.evaluate({16, 8, 2}), 8);
 }
@@ -116,11 +116,11 @@ TEST(expression, modulo_by_zero_is_an_error) {
 TEST(expression, overflow_is_an_error) {
   EXPECT_NE(evaluation_error("9223372036854775807+1").find("overflow"), std::string::npos);
   EXPECT_NE(evaluation_error("-9223372036854775807-2").find("overflow"), std::string::npos);
-  EXPECT_NE(parse_error("99999999999999999999").find("too large"), std::string::npos);
+  EXPECT_NE(expression_parse_error("99999999999999999999").find("too large"), std::string::npos);
 }
 
 TEST(expression, unknown_parameter_suggests_nearest_name) {
-  const std::string message = parse_error("WIDHT*2");
+  const std::string message = expression_parse_error("WIDHT*2");
   EXPECT_NE(message.find("test.xml:7"), std::string::npos) << message;
   EXPECT_NE(message.find("unknown parameter 'WIDHT'"), std::string::npos) << message;
   EXPECT_NE(message.find("did you mean 'WIDTH'?"), std::string::npos) << message;
@@ -139,23 +139,23 @@ TEST(expression, unknown_parameter_without_any_defined) {
 
 TEST(expression, syntax_errors_name_place_and_column) {
   for (const char* bad : {"2+", "2**3", "(2+3", "2+3)", "WIDTH HEIGHT", "3.5", "2x", "size-$"}) {
-    const std::string message = parse_error(bad);
+    const std::string message = expression_parse_error(bad);
     EXPECT_EQ(message.rfind("test.xml:7: syntax error in expression", 0), 0u) << message;
     EXPECT_NE(message.find("; expected"), std::string::npos) << message;
   }
-  EXPECT_NE(parse_error("2**3").find("column 3"), std::string::npos);
+  EXPECT_NE(expression_parse_error("2**3").find("column 3"), std::string::npos);
 }
 
 TEST(expression, empty_text_is_an_error) {
   for (const char* bad : {"", "   "}) {
-    const std::string message = parse_error(bad);
+    const std::string message = expression_parse_error(bad);
     EXPECT_NE(message.find("test.xml:7: empty expression"), std::string::npos) << message;
   }
 }
 
 TEST(expression, deep_nesting_is_refused_not_a_crash) {
   const std::string deep = std::string(100000, '(') + "1" + std::string(100000, ')');
-  EXPECT_NE(parse_error(deep).find("syntax error"), std::string::npos);
+  EXPECT_NE(expression_parse_error(deep).find("syntax error"), std::string::npos);
 }
 
 }  // namespace

@@ -57,6 +57,8 @@ class mpi_environment : public ::testing::Environment {
 [[maybe_unused]] ::testing::Environment* const registered_mpi_environment =
     ::testing::AddGlobalTestEnvironment(new mpi_environment);
 
+// Outside this namespace the tests spell it plugins::hdf5::file_handle: there, in a unity build,
+// `file_handle` also names the struct of <fcntl.h>.
 using file_handle = plugins::hdf5::file_handle;
 using dataset_handle = plugins::hdf5::dataset_handle;
 using dataspace_handle = plugins::hdf5::dataspace_handle;
@@ -475,8 +477,6 @@ TEST_F(hdf5_store, null_store_type_is_case_insensitive_and_writes_nothing) {
   EXPECT_TRUE(fs::is_empty(m_directory));
 }
 
-}  // namespace
-
 TEST_F(hdf5_store, file_per_core_master_file_shows_the_global_array) {
   const std::size_t t = add_variable("t", config::element_type::int32, 2, "K");
   const std::size_t local = add_variable("local", config::element_type::int32, 1);
@@ -492,7 +492,7 @@ TEST_F(hdf5_store, file_per_core_master_file_shows_the_global_array) {
 
   make_store()->write_iteration(data);
 
-  const file_handle master = open_file(path("sim_It2.h5"));
+  const plugins::hdf5::file_handle master = open_file(path("sim_It2.h5"));
   ASSERT_TRUE(master.valid());
   EXPECT_EQ(read_int_attribute(master.get(), "complete"), 1);
   EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "t", H5T_NATIVE_INT32),
@@ -518,7 +518,7 @@ TEST_F(hdf5_store, master_file_maps_names_holding_a_percent_sign) {
   data.iteration = 2;
   data.variables = {blocks_of(t, blocks)};
   make_store()->write_iteration(data);
-  const file_handle master = open_file(path("r%b_It2.h5"));
+  const plugins::hdf5::file_handle master = open_file(path("r%b_It2.h5"));
   ASSERT_TRUE(master.valid());
   EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "t%b", H5T_NATIVE_INT32),
             (std::vector<std::int32_t>{1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12}));
@@ -543,7 +543,7 @@ TEST_F(hdf5_store, planted_symlinks_are_not_followed) {
   make_store()->write_iteration(data);
   std::ifstream in(victim);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious");
-  const file_handle master = open_file(path("sim_It2.h5"));
+  const plugins::hdf5::file_handle master = open_file(path("sim_It2.h5"));
   ASSERT_TRUE(master.valid());
   EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "t", H5T_NATIVE_INT32),
             (std::vector<std::int32_t>{1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12}));
@@ -585,7 +585,7 @@ TEST_F(hdf5_store, checksum_option_detects_flipped_bytes) {
   const std::string file_name = path("sim_It1_Pr0.h5");
   haddr_t offset = HADDR_UNDEF;
   {
-    const file_handle file = open_file(file_name);
+    const plugins::hdf5::file_handle file = open_file(file_name);
     ASSERT_TRUE(file.valid());
     EXPECT_EQ(read_dataset<double>(file.get(), "t/P0", H5T_NATIVE_DOUBLE), values);
     dataset_handle dataset(H5Dopen2(file.get(), "t/P0", H5P_DEFAULT));
@@ -611,7 +611,7 @@ TEST_F(hdf5_store, checksum_option_detects_flipped_bytes) {
     raw.seekp(static_cast<std::streamoff>(offset + 4000));
     raw.write(&byte, 1);
   }
-  const file_handle file = open_file(file_name);
+  const plugins::hdf5::file_handle file = open_file(file_name);
   ASSERT_TRUE(file.valid());
   dataset_handle dataset(H5Dopen2(file.get(), "t/P0", H5P_DEFAULT));
   std::vector<double> read_back(values.size());
@@ -634,9 +634,9 @@ TEST_F(hdf5_store, master_file_of_an_incomplete_iteration_says_so) {
 
   make_store()->write_iteration(data);
 
-  const file_handle per_core = open_file(path("sim_It0_Pr0.h5"));
+  const plugins::hdf5::file_handle per_core = open_file(path("sim_It0_Pr0.h5"));
   EXPECT_EQ(read_int_attribute(per_core.get(), "complete"), 0);
-  const file_handle master = open_file(path("sim_It0.h5"));
+  const plugins::hdf5::file_handle master = open_file(path("sim_It0.h5"));
   EXPECT_EQ(read_int_attribute(master.get(), "complete"), 0);
 }
 
@@ -673,10 +673,10 @@ TEST_F(hdf5_store, ghost_zones_are_not_stored) {
 
   make_store()->write_iteration(data);
 
-  const file_handle file = open_file(path("sim_It0_Pr0.h5"));
+  const plugins::hdf5::file_handle file = open_file(path("sim_It0_Pr0.h5"));
   EXPECT_EQ(read_dataset<double>(file.get(), "t/P0", H5T_NATIVE_DOUBLE),
             (std::vector<double>{1, 2, 3, 4}));
-  const file_handle master = open_file(path("sim_It0.h5"));
+  const plugins::hdf5::file_handle master = open_file(path("sim_It0.h5"));
   EXPECT_EQ(read_dataset<double>(master.get(), "t", H5T_NATIVE_DOUBLE),
             (std::vector<double>{1, 2, 3, 4}));
 }
@@ -711,9 +711,9 @@ TEST_F(hdf5_store, time_invariant_variable_is_written_once_and_mapped_later) {
     data.variables = {blocks_of(x, blocks)};
     store->write_iteration(data);
   }
-  const file_handle second = open_file(path("sim_It1_Pr0.h5"));
+  const plugins::hdf5::file_handle second = open_file(path("sim_It1_Pr0.h5"));
   EXPECT_LE(H5Lexists(second.get(), "x", H5P_DEFAULT), 0);
-  const file_handle master = open_file(path("sim_It1.h5"));
+  const plugins::hdf5::file_handle master = open_file(path("sim_It1.h5"));
   EXPECT_EQ(read_dataset<double>(master.get(), "x", H5T_NATIVE_DOUBLE), values);
 }
 
@@ -729,7 +729,7 @@ TEST_F(hdf5_store, compression_is_lossless_and_reports_its_ratio) {
 
   make_store()->write_iteration(data);
 
-  const file_handle file = open_file(path("sim_It0_Pr0.h5"));
+  const plugins::hdf5::file_handle file = open_file(path("sim_It0_Pr0.h5"));
   EXPECT_EQ(read_dataset<double>(file.get(), "t/P0", H5T_NATIVE_DOUBLE), values);
   attribute_handle ratio(H5Aopen(file.get(), "compression_ratio", H5P_DEFAULT));
   double value = 0;
@@ -747,7 +747,7 @@ TEST_F(hdf5_store, half_precision_is_read_back_within_its_precision) {
 
   make_store()->write_iteration(data);
 
-  const file_handle file = open_file(path("sim_It0_Pr0.h5"));
+  const plugins::hdf5::file_handle file = open_file(path("sim_It0_Pr0.h5"));
   dataset_handle dataset(H5Dopen2(file.get(), "t/P0", H5P_DEFAULT));
   datatype_handle type(H5Dget_type(dataset.get()));
   EXPECT_EQ(H5Tget_size(type.get()), 2u);
@@ -823,7 +823,7 @@ TEST_F(hdf5_store, files_describe_the_meshes_of_the_configuration) {
 
   make_store()->write_iteration(data);
 
-  const file_handle file = open_file(path("sim_It0_Pr0.h5"));
+  const plugins::hdf5::file_handle file = open_file(path("sim_It0_Pr0.h5"));
   ASSERT_TRUE(file.valid());
   EXPECT_EQ(read_string_attribute(file.get(), "meshes"),
             "{\"umesh\": {\"type\": \"unstructured\", \"topology\": 3, \"coordinates\": "
@@ -855,3 +855,5 @@ TEST_F(hdf5_store, the_xdmf_file_lists_every_step_after_finish) {
   EXPECT_EQ(steps, 200u);
   EXPECT_NE(text.find("<Time Value=\"199\"/>"), std::string::npos);
 }
+
+}  // namespace

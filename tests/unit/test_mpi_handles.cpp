@@ -4,13 +4,12 @@
 
 #include "common/error.hpp"
 #include "common/mpi_handles.hpp"
+#include "unit_support.hpp"
 
 using sidecore::communicator;
 
 TEST(communicator, makes_mpi_errors_return_codes_instead_of_ending_the_job) {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(nullptr, nullptr);
+  sidecore::testing_support::start_mpi();
   MPI_Comm dup = MPI_COMM_NULL;
   ASSERT_EQ(MPI_Comm_dup(MPI_COMM_SELF, &dup), MPI_SUCCESS);
   communicator owned(dup);

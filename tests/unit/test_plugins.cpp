@@ -13,6 +13,7 @@
 #include "config/model.hpp"
 #include "plugins/plugin_library.hpp"
 #include "plugins/store.hpp"
+#include "unit_support.hpp"
 
 namespace {
 
@@ -20,13 +21,11 @@ using namespace sidecore;
 using plugins::block_view;
 using plugins::iteration_data;
 using plugins::variable_blocks;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing_support::contains;
 
 // A configuration whose <store> is on line 12, with the given attributes and options.
-std::string configuration(const std::string& store_attributes, const std::string& options = {}) {
+std::string plugin_configuration(const std::string& store_attributes,
+                                 const std::string& options = {}) {
   return "<simulation name=\"sim\">\n"                                                  // 1
          "<data>\n"                                                                     // 2
          "<parameter name=\"G\" type=\"int\" value=\"2\"/>\n"                           // 3
@@ -45,7 +44,7 @@ std::string configuration(const std::string& store_attributes, const std::string
          "</simulation>\n";
 }
 
-std::string parse_error(const std::string& xml) {
+std::string plugin_parse_error(const std::string& xml) {
   try {
     config::parse_model(xml, "plugins.xml");
   } catch (const config_error& e) {
@@ -106,19 +105,20 @@ std::string library_attribute(const char* path) {
 
 TEST(plugins, library_attribute_makes_any_type_a_plugin_store) {
   const config::model m = config::parse_model(
-      configuration("type=\"npy\" library=\"/somewhere/libnpy.so\" frequency=\"2\""),
+      plugin_configuration("type=\"npy\" library=\"/somewhere/libnpy.so\" frequency=\"2\""),
       "plugins.xml");
   ASSERT_EQ(m.stores.size(), 1u);
   EXPECT_EQ(m.stores[0].type, "npy");
   EXPECT_EQ(m.stores[0].library, "/somewhere/libnpy.so");
   EXPECT_EQ(m.stores[0].frequency, 2);
-  const config::model builtin = config::parse_model(configuration("type=\"hdf5\""), "plugins.xml");
+  const config::model builtin =
+      config::parse_model(plugin_configuration("type=\"hdf5\""), "plugins.xml");
   EXPECT_EQ(builtin.stores[0].type, "HDF5");
   EXPECT_EQ(builtin.stores[0].library, "");
 }
 
 TEST(plugins, unknown_type_without_library_names_builtins_and_library_attribute) {
-  const std::string message = parse_error(configuration("type=\"hdf6\""));
+  const std::string message = plugin_parse_error(plugin_configuration("type=\"hdf6\""));
   EXPECT_EQ(message.rfind("plugins.xml:12: ", 0), 0u) << message;
   EXPECT_TRUE(contains(message, "invalid value 'hdf6' for attribute 'type' of <store 's'>"))
       << message;
@@ -128,20 +128,21 @@ TEST(plugins, unknown_type_without_library_names_builtins_and_library_attribute)
 }
 
 TEST(plugins, builtin_type_with_library_is_an_error) {
-  const std::string message = parse_error(configuration("type=\"HDF5\" library=\"libx.so\""));
+  const std::string message =
+      plugin_parse_error(plugin_configuration("type=\"HDF5\" library=\"libx.so\""));
   EXPECT_EQ(message.rfind("plugins.xml:12: ", 0), 0u) << message;
   EXPECT_TRUE(contains(message, "built-in type 'HDF5'")) << message;
 }
 
 TEST(plugins, type_with_a_slash_needs_library) {
-  const std::string message = parse_error(configuration("type=\"../probe\""));
+  const std::string message = plugin_parse_error(plugin_configuration("type=\"../probe\""));
   EXPECT_TRUE(contains(message, "plugins.xml:12: the type '../probe'")) << message;
 }
 
 TEST(plugins, type_is_found_as_libsidecore_type_on_the_search_path) {
   // The unit tests' runpath holds tests/plugins, where libsidecore_test_probe.so is.
   probe_log log;
-  store_fixture f(configuration("type=\"test_probe\""));
+  store_fixture f(plugin_configuration("type=\"test_probe\""));
   EXPECT_EQ(f.model.stores[0].library, "libsidecore_test_probe.so");
   auto store = f.make();
   EXPECT_TRUE(contains(log.text(),
@@ -151,7 +152,7 @@ TEST(plugins, type_is_found_as_libsidecore_type_on_the_search_path) {
 }
 
 TEST(plugins, missing_library_is_a_config_error_naming_file_line_and_library) {
-  store_fixture f(configuration("type=\"npy\" library=\"/nonexistent/libsidecore_npy.so\""));
+  store_fixture f(plugin_configuration("type=\"npy\" library=\"/nonexistent/libsidecore_npy.so\""));
   const std::string message = f.make_error();
   EXPECT_EQ(message.rfind("plugins.xml:12: store \"s\": ", 0), 0u) << message;
   EXPECT_TRUE(contains(message, "cannot load the plugin library '/nonexistent/libsidecore_npy.so'"))
@@ -160,7 +161,7 @@ TEST(plugins, missing_library_is_a_config_error_naming_file_line_and_library) {
 }
 
 TEST(plugins, library_without_entry_point_is_a_config_error) {
-  store_fixture f(configuration(library_attribute(SIDECORE_TEST_NO_SYMBOL_PLUGIN)));
+  store_fixture f(plugin_configuration(library_attribute(SIDECORE_TEST_NO_SYMBOL_PLUGIN)));
   const std::string message = f.make_error();
   EXPECT_EQ(message.rfind("plugins.xml:12: store \"s\": ", 0), 0u) << message;
   EXPECT_TRUE(contains(message, std::string("'") + SIDECORE_TEST_NO_SYMBOL_PLUGIN +
@@ -170,7 +171,7 @@ TEST(plugins, library_without_entry_point_is_a_config_error) {
 }
 
 TEST(plugins, other_abi_version_is_a_config_error_naming_both_versions) {
-  store_fixture f(configuration(library_attribute(SIDECORE_TEST_OLD_ABI_PLUGIN)));
+  store_fixture f(plugin_configuration(library_attribute(SIDECORE_TEST_OLD_ABI_PLUGIN)));
   const std::string message = f.make_error();
   EXPECT_EQ(message.rfind("plugins.xml:12: store \"s\": ", 0), 0u) << message;
   EXPECT_TRUE(contains(message, SIDECORE_TEST_OLD_ABI_PLUGIN)) << message;
@@ -180,8 +181,8 @@ TEST(plugins, other_abi_version_is_a_config_error_naming_both_versions) {
 
 TEST(plugins, options_refused_by_the_plugin_are_a_config_error) {
   probe_log log;
-  store_fixture f(configuration(library_attribute(SIDECORE_TEST_PROBE_PLUGIN),
-                                "<option key=\"FailCreate\">config</option>"));
+  store_fixture f(plugin_configuration(library_attribute(SIDECORE_TEST_PROBE_PLUGIN),
+                                       "<option key=\"FailCreate\">config</option>"));
   const std::string message = f.make_error();
   EXPECT_EQ(message.rfind("plugins.xml:12: store \"s\": plugin 'probe' (", 0), 0u) << message;
   EXPECT_TRUE(contains(message,
@@ -193,8 +194,8 @@ TEST(plugins, options_refused_by_the_plugin_are_a_config_error) {
 
 TEST(plugins, other_create_failures_are_storage_errors) {
   probe_log log;
-  store_fixture f(configuration(library_attribute(SIDECORE_TEST_PROBE_PLUGIN),
-                                "<option key=\"FailCreate\">storage</option>"));
+  store_fixture f(plugin_configuration(library_attribute(SIDECORE_TEST_PROBE_PLUGIN),
+                                       "<option key=\"FailCreate\">storage</option>"));
   try {
     f.make();
     FAIL() << "no storage error";
@@ -209,9 +210,10 @@ TEST(plugins, other_create_failures_are_storage_errors) {
   EXPECT_FALSE(contains(log.text(), "destroy")) << log.text();
 }
 
-block_view make_block(std::int32_t source, std::int32_t block_id, std::int32_t iteration,
-                      const std::vector<std::int64_t>& dims, const void* data,
-                      std::uint64_t bytes) {
+// A block of `dims` whose position is 0 in every dimension.
+block_view block_at_origin(std::int32_t source, std::int32_t block_id, std::int32_t iteration,
+                           const std::vector<std::int64_t>& dims, const void* data,
+                           std::uint64_t bytes) {
   block_view b;
   b.source = source;
   b.block_id = block_id;
@@ -225,8 +227,9 @@ block_view make_block(std::int32_t source, std::int32_t block_id, std::int32_t i
 
 TEST(plugins, plugin_receives_every_block_in_c_order_without_copies) {
   probe_log log;
-  store_fixture f(configuration(library_attribute(SIDECORE_TEST_PROBE_PLUGIN) + " frequency=\"2\"",
-                                "<option key=\"A\">1</option><option key=\"B\"> two </option>"));
+  store_fixture f(
+      plugin_configuration(library_attribute(SIDECORE_TEST_PROBE_PLUGIN) + " frequency=\"2\"",
+                           "<option key=\"A\">1</option><option key=\"B\"> two </option>"));
   auto store = f.make();
   EXPECT_TRUE(contains(log.text(), "create sim=sim store=s type=x library=" +
                                        std::string(SIDECORE_TEST_PROBE_PLUGIN) +
@@ -235,12 +238,12 @@ TEST(plugins, plugin_receives_every_block_in_c_order_without_copies) {
 
   const std::vector<double> field = {1.5, 2, 3, 4, 5, 6};
   const std::vector<std::int32_t> edge = {7, 8, 9, 10, 11, 12};
-  block_view p0 = make_block(0, 0, 2, {2, 3}, field.data(), 48);
+  block_view p0 = block_at_origin(0, 0, 2, {2, 3}, field.data(), 48);
   p0.global_dims = {4, 6};
   p0.position = {2, 3};
-  block_view p1 = make_block(1, 0, 2, {2, 3}, field.data(), 48);
+  block_view p1 = block_at_origin(1, 0, 2, {2, 3}, field.data(), 48);
   p1.global_dims = {4, 6};
-  block_view e0 = make_block(0, 1, 2, {6}, edge.data(), 24);
+  block_view e0 = block_at_origin(0, 1, 2, {6}, edge.data(), 24);
   iteration_data data;
   data.iteration = 2;
   data.incomplete = true;
@@ -276,12 +279,12 @@ TEST(plugins, plugin_receives_every_block_in_c_order_without_copies) {
 
 TEST(plugins, write_and_finish_failures_are_storage_errors_with_the_plugins_message) {
   probe_log log;
-  store_fixture f(configuration(library_attribute(SIDECORE_TEST_PROBE_PLUGIN),
-                                "<option key=\"FailWrite\">1</option>"
-                                "<option key=\"FailFinish\">yes</option>"));
+  store_fixture f(plugin_configuration(library_attribute(SIDECORE_TEST_PROBE_PLUGIN),
+                                       "<option key=\"FailWrite\">1</option>"
+                                       "<option key=\"FailFinish\">yes</option>"));
   auto store = f.make();
   const std::vector<double> field(6, 0.0);
-  block_view b = make_block(0, 0, 1, {2, 3}, field.data(), 48);
+  block_view b = block_at_origin(0, 0, 1, {2, 3}, field.data(), 48);
   iteration_data data;
   data.iteration = 1;
   data.variables.push_back(variable_blocks{&f.model.variables[0], &f.model.layouts[0], {&b}});
@@ -313,10 +316,10 @@ TEST(plugins, write_and_finish_failures_are_storage_errors_with_the_plugins_mess
 
 TEST(plugins, blocks_smaller_than_their_dimensions_never_reach_the_plugin) {
   probe_log log;
-  store_fixture f(configuration(library_attribute(SIDECORE_TEST_PROBE_PLUGIN)));
+  store_fixture f(plugin_configuration(library_attribute(SIDECORE_TEST_PROBE_PLUGIN)));
   auto store = f.make();
   const std::vector<double> field(6, 0.0);
-  block_view b = make_block(3, 0, 0, {2, 3}, field.data(), 40);
+  block_view b = block_at_origin(3, 0, 0, {2, 3}, field.data(), 40);
   iteration_data data;
   data.variables.push_back(variable_blocks{&f.model.variables[0], &f.model.layouts[0], {&b}});
   try {

@@ -19,6 +19,7 @@
 namespace {
 
 namespace cfg = sidecore::config;
+using sidecore::testing_support::contains;
 
 // A configuration whose line 4 is the given <schedule> element.
 std::string with_schedule(const std::string& element) {
@@ -34,7 +35,7 @@ std::string with_schedule(const std::string& element) {
          "</simulation>\n";
 }
 
-std::string error_of(const std::string& element) {
+std::string scheduler_error(const std::string& element) {
   try {
     cfg::parse_model(with_schedule(element), "bad.xml");
   } catch (const sidecore::config_error& e) {
@@ -42,10 +43,6 @@ std::string error_of(const std::string& element) {
   }
   ADD_FAILURE() << "no error for " << element;
   return {};
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 TEST(schedule_config, absent_means_drain) {
@@ -87,40 +84,40 @@ TEST(schedule_config, rate_with_writers_bandwidth_and_units) {
 }
 
 TEST(schedule_config, bad_values_name_file_line_and_valid_values) {
-  std::string e = error_of("<schedule policy=\"fast\"/>");
+  std::string e = scheduler_error("<schedule policy=\"fast\"/>");
   EXPECT_TRUE(contains(e, "bad.xml:4: ")) << e;
   EXPECT_TRUE(contains(e, "'fast'") && contains(e, "drain") && contains(e, "rate")) << e;
-  e = error_of("<schedule policy=\"self slots\"/>");
+  e = scheduler_error("<schedule policy=\"self slots\"/>");
   EXPECT_TRUE(contains(e, "stacks self")) << e;
-  e = error_of("<schedule policy=\"phase fast\"/>");
+  e = scheduler_error("<schedule policy=\"phase fast\"/>");
   EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "'fast'") && contains(e, "stacked")) << e;
-  e = error_of("<schedule policy=\"drain,rate\" writers=\"1\"/>");
+  e = scheduler_error("<schedule policy=\"drain,rate\" writers=\"1\"/>");
   EXPECT_TRUE(contains(e, "cannot be stacked")) << e;
-  e = error_of("<schedule policy=\" , \"/>");
+  e = scheduler_error("<schedule policy=\" , \"/>");
   EXPECT_TRUE(contains(e, "'policy'")) << e;
-  e = error_of("<schedule policy=\"phase\" writers=\"2\"/>");
+  e = scheduler_error("<schedule policy=\"phase\" writers=\"2\"/>");
   EXPECT_TRUE(contains(e, "'writers'") && contains(e, "add rate")) << e;
   for (const char* writers : {"0", "-1", "two", "1.5", "99999999999"}) {
-    e = error_of(std::string("<schedule policy=\"rate\" writers=\"") + writers + "\"/>");
+    e = scheduler_error(std::string("<schedule policy=\"rate\" writers=\"") + writers + "\"/>");
     EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "'writers'") &&
                 contains(e, "an integer from 1"))
         << e;
   }
   for (const char* bandwidth : {"0", "-5", "fast", "10 parsecs", "1e999", "0.5", "10MB/h"}) {
-    e = error_of(std::string("<schedule policy=\"rate\" bandwidth=\"") + bandwidth + "\"/>");
+    e = scheduler_error(std::string("<schedule policy=\"rate\" bandwidth=\"") + bandwidth + "\"/>");
     EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "'bandwidth'") &&
                 contains(e, "bytes per second"))
         << bandwidth << ": " << e;
   }
-  e = error_of("<schedule policy=\"rate\"/>");
+  e = scheduler_error("<schedule policy=\"rate\"/>");
   EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "without a limit")) << e;
-  e = error_of("<schedule writers=\"2\"/>");
+  e = scheduler_error("<schedule writers=\"2\"/>");
   EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "policy=\"drain\"")) << e;
-  e = error_of("<schedule policy=\"drain\" bandwidth=\"1M\"/>");
+  e = scheduler_error("<schedule policy=\"drain\" bandwidth=\"1M\"/>");
   EXPECT_TRUE(contains(e, "'bandwidth'") && contains(e, "policy=\"rate\"")) << e;
-  e = error_of("<schedule policy=\"rate\" writers=\"1\" trace=\" \"/>");
+  e = scheduler_error("<schedule policy=\"rate\" writers=\"1\" trace=\" \"/>");
   EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "trace")) << e;
-  e = error_of("<schedule policy=\"rate\" writers=\"1\"/><schedule/>");
+  e = scheduler_error("<schedule policy=\"rate\" writers=\"1\"/><schedule/>");
   EXPECT_TRUE(contains(e, "second <schedule>")) << e;
 }
 
@@ -156,11 +153,11 @@ TEST(schedule_config, order_of_ordered) {
   m = cfg::parse_model(with_schedule("<schedule policy=\"ordered\" order=\"Writer\"/>"),
                        "good.xml");
   EXPECT_EQ(m.arch.schedule.order, cfg::schedule_order::writer);
-  std::string e = error_of("<schedule policy=\"ordered\" order=\"source\"/>");
+  std::string e = scheduler_error("<schedule policy=\"ordered\" order=\"source\"/>");
   EXPECT_TRUE(contains(e, "bad.xml:4: ") && contains(e, "'order'") && contains(e, "iteration") &&
               contains(e, "writer"))
       << e;
-  e = error_of("<schedule policy=\"phase\" order=\"writer\"/>");
+  e = scheduler_error("<schedule policy=\"phase\" order=\"writer\"/>");
   EXPECT_TRUE(contains(e, "without the ordered policy")) << e;
 }
 

@@ -11,17 +11,16 @@
 #include "common/error.hpp"
 #include "config/model.hpp"
 #include "plugins/store.hpp"
+#include "unit_support.hpp"
 
 namespace {
 
 namespace cfg = sidecore::config;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using sidecore::testing_support::contains;
+using sidecore::testing_support::start_mpi;
 
 // <data> body starting on line 3.
-std::string configuration(const std::string& body) {
+std::string select_file_configuration(const std::string& body) {
   return "<simulation name=\"t\">\n<data>\n" + body + "</data>\n</simulation>\n";
 }
 
@@ -48,17 +47,18 @@ std::size_t index_of(const cfg::model& m, const std::string& name) {
 
 TEST(select_file, index_is_found_from_the_group_outwards) {
   const cfg::model m = cfg::parse_model(
-      configuration(cells + "<variable name=\"idx\" layout=\"ints\"/>\n"
-                            "<group name=\"a\">\n"
-                            "  <variable name=\"idx\" layout=\"ints\"/>\n"
-                            "  <group name=\"b\">\n"
-                            "    <variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"
-                            "  </group>\n"
-                            "</group>\n"
-                            "<variable name=\"q\" layout=\"reals\" select-file=\"idx\"/>\n"
-                            "<variable name=\"r\" layout=\"reals\" select-file=\"a/idx\"/>\n"
-                            "<variable name=\"s\" layout=\"reals\" select-file=\"#\"/>\n"
-                            "<variable name=\"t\" layout=\"reals\"/>\n"),
+      select_file_configuration(cells +
+                                "<variable name=\"idx\" layout=\"ints\"/>\n"
+                                "<group name=\"a\">\n"
+                                "  <variable name=\"idx\" layout=\"ints\"/>\n"
+                                "  <group name=\"b\">\n"
+                                "    <variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"
+                                "  </group>\n"
+                                "</group>\n"
+                                "<variable name=\"q\" layout=\"reals\" select-file=\"idx\"/>\n"
+                                "<variable name=\"r\" layout=\"reals\" select-file=\"a/idx\"/>\n"
+                                "<variable name=\"s\" layout=\"reals\" select-file=\"#\"/>\n"
+                                "<variable name=\"t\" layout=\"reals\"/>\n"),
       "sel.xml");
   EXPECT_TRUE(m.warnings.empty()) << m.warnings.front();
   // a/b/p: not in a/b, found in a; q: the top level; r: a full name.
@@ -71,9 +71,10 @@ TEST(select_file, index_is_found_from_the_group_outwards) {
 }
 
 TEST(select_file, an_undeclared_index_is_an_error_naming_the_line_and_nearest_name) {
-  const std::string message = refusal(
-      configuration(cells + "<variable name=\"cell_index\" layout=\"ints\"/>\n"
-                            "<variable name=\"p\" layout=\"reals\" select-file=\"cel_index\"/>\n"));
+  const std::string message =
+      refusal(select_file_configuration(
+          cells + "<variable name=\"cell_index\" layout=\"ints\"/>\n"
+                  "<variable name=\"p\" layout=\"reals\" select-file=\"cel_index\"/>\n"));
   EXPECT_EQ(message.rfind("sel.xml:7: select-file=\"cel_index\" of variable 'p' names no "
                           "declared variable; ",
                           0),
@@ -83,9 +84,10 @@ TEST(select_file, an_undeclared_index_is_an_error_naming_the_line_and_nearest_na
 }
 
 TEST(select_file, an_index_of_a_real_type_is_an_error) {
-  const std::string message = refusal(
-      configuration(cells + "<variable name=\"idx\" layout=\"reals\"/>\n"
-                            "<variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"));
+  const std::string message =
+      refusal(select_file_configuration(
+          cells + "<variable name=\"idx\" layout=\"reals\"/>\n"
+                  "<variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"));
   EXPECT_EQ(message.rfind("sel.xml:7: select-file=\"idx\" of variable 'p' names variable 'idx' "
                           "(line 6) of layout 'reals', type 'double'; ",
                           0),
@@ -95,10 +97,11 @@ TEST(select_file, an_index_of_a_real_type_is_an_error) {
 }
 
 TEST(select_file, an_index_of_another_size_is_an_error) {
-  const std::string message = refusal(
-      configuration(cells + "<layout name=\"more\" type=\"long\" dimensions=\"n+1\"/>\n"
-                            "<variable name=\"idx\" layout=\"more\"/>\n"
-                            "<variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"));
+  const std::string message =
+      refusal(select_file_configuration(
+          cells + "<layout name=\"more\" type=\"long\" dimensions=\"n+1\"/>\n"
+                  "<variable name=\"idx\" layout=\"more\"/>\n"
+                  "<variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"));
   EXPECT_EQ(message.rfind("sel.xml:8: select-file=\"idx\" of variable 'p': a block of 'p' has 4 "
                           "elements (layout 'reals') but a block of 'idx' gives 5 positions",
                           0),
@@ -110,28 +113,31 @@ TEST(select_file, an_index_of_another_size_is_an_error) {
 
 TEST(select_file, layouts_written_differently_with_the_same_count_are_accepted) {
   const cfg::model m = cfg::parse_model(
-      configuration(cells + "<layout name=\"grid\" type=\"float\" dimensions=\"2,n/2\"/>\n"
-                            "<layout name=\"index\" type=\"short\" dimensions=\"n\"/>\n"
-                            "<variable name=\"idx\" layout=\"index\"/>\n"
-                            "<variable name=\"p\" layout=\"grid\" select-file=\"idx\"/>\n"),
+      select_file_configuration(cells +
+                                "<layout name=\"grid\" type=\"float\" dimensions=\"2,n/2\"/>\n"
+                                "<layout name=\"index\" type=\"short\" dimensions=\"n\"/>\n"
+                                "<variable name=\"idx\" layout=\"index\"/>\n"
+                                "<variable name=\"p\" layout=\"grid\" select-file=\"idx\"/>\n"),
       "sel.xml");
   EXPECT_EQ(m.variables[index_of(m, "p")].select_file, index_of(m, "idx"));
 }
 
 TEST(select_file, ghost_zones_and_chained_indexes_are_errors) {
-  const std::string ghosts = refusal(
-      configuration(cells + "<layout name=\"g\" type=\"double\" dimensions=\"n\" ghosts=\"1:1\"/>\n"
-                            "<variable name=\"idx\" layout=\"ints\"/>\n"
-                            "<variable name=\"p\" layout=\"g\" select-file=\"idx\"/>\n"));
+  const std::string ghosts =
+      refusal(select_file_configuration(
+          cells + "<layout name=\"g\" type=\"double\" dimensions=\"n\" ghosts=\"1:1\"/>\n"
+                  "<variable name=\"idx\" layout=\"ints\"/>\n"
+                  "<variable name=\"p\" layout=\"g\" select-file=\"idx\"/>\n"));
   EXPECT_EQ(ghosts.rfind("sel.xml:8: select-file=\"idx\" of variable 'p': layout 'g' has ghost "
                          "zones; ",
                          0),
             0u)
       << ghosts;
-  const std::string chained = refusal(
-      configuration(cells + "<variable name=\"first\" layout=\"ints\"/>\n"
-                            "<variable name=\"second\" layout=\"ints\" select-file=\"first\"/>\n"
-                            "<variable name=\"p\" layout=\"reals\" select-file=\"second\"/>\n"));
+  const std::string chained =
+      refusal(select_file_configuration(
+          cells + "<variable name=\"first\" layout=\"ints\"/>\n"
+                  "<variable name=\"second\" layout=\"ints\" select-file=\"first\"/>\n"
+                  "<variable name=\"p\" layout=\"reals\" select-file=\"second\"/>\n"));
   EXPECT_EQ(chained.rfind("sel.xml:8: select-file=\"second\" of variable 'p' names variable "
                           "'second' (line 7), which has a select-file of its own; ",
                           0),
@@ -140,9 +146,10 @@ TEST(select_file, ghost_zones_and_chained_indexes_are_errors) {
 }
 
 TEST(select_file, a_disabled_index_is_an_error) {
-  const std::string message = refusal(
-      configuration(cells + "<variable name=\"idx\" layout=\"ints\" enabled=\"false\"/>\n"
-                            "<variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"));
+  const std::string message =
+      refusal(select_file_configuration(
+          cells + "<variable name=\"idx\" layout=\"ints\" enabled=\"false\"/>\n"
+                  "<variable name=\"p\" layout=\"reals\" select-file=\"idx\"/>\n"));
   EXPECT_EQ(message.rfind("sel.xml:7: select-file=\"idx\" of variable 'p' names variable 'idx' "
                           "(line 6), which is disabled; ",
                           0),
@@ -154,7 +161,7 @@ TEST(select_file, a_disabled_index_is_an_error) {
 // user did not ask for without a word, so each is a warning naming the line, an error when
 // checking is strict.
 TEST(select_file, select_mem_and_select_subset_warn_and_are_refused_when_strict) {
-  const std::string xml = configuration(
+  const std::string xml = select_file_configuration(
       cells +
       "<variable name=\"idx\" layout=\"ints\"/>\n"
       "<variable name=\"p\" layout=\"reals\" select-mem=\"idx\"/>\n"
@@ -188,9 +195,7 @@ TEST(select_file, select_mem_and_select_subset_warn_and_are_refused_when_strict)
 // A Collective file places select-file variables in a global dataset: a layout without global
 // dimensions cannot be stored so, and opening the store says which variable and layout.
 TEST(select_file, collective_store_needs_global_dimensions_of_selected_variables) {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(nullptr, nullptr);
+  start_mpi();
   const std::string directory =
       (std::filesystem::temp_directory_path() / "sidecore-select-file-unit").string();
   const cfg::model m = cfg::parse_model(

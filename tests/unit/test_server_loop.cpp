@@ -33,7 +33,9 @@ using namespace sidecore;
 
 namespace {
 
-config::model model_in(const std::string& directory) {
+// A configuration with one variable `v` of 4 ints, stored by a file-per-core HDF5 store in
+// `directory`.
+config::model server_model_in(const std::string& directory) {
   return config::parse_model(
       "<simulation name=\"loop\">\n<architecture><buffer name=\"b\" size=\"65536\" "
       "timeout=\"20\"/></architecture>\n"
@@ -46,7 +48,8 @@ config::model model_in(const std::string& directory) {
       "loop.xml");
 }
 
-std::vector<std::int32_t> values_of(int iteration, int source) {
+// The 4 ints client `source` writes at `iteration`.
+std::vector<std::int32_t> client_values(int iteration, int source) {
   return {iteration, source, 100 * iteration + source, -1};
 }
 
@@ -57,7 +60,7 @@ void client_session(const config::model& model, transports::channel& channel, st
   if (resume) engine.resume(first_iteration);
   for (int it = first_iteration; it < first_iteration + iterations; ++it) {
     transports::reservation r = engine.reserve(16);
-    const std::vector<std::int32_t> values = values_of(it, static_cast<int>(slot));
+    const std::vector<std::int32_t> values = client_values(it, static_cast<int>(slot));
     std::memcpy(r.address, values.data(), 16);
     protocol::message m{};
     m.kind = protocol::message_kind::block;
@@ -102,10 +105,8 @@ class server_loop_test : public testing_support::output_directory_test {
   topology::layout m_topo;
 };
 
-}  // namespace
-
 TEST_F(server_loop_test, stores_every_iteration_of_every_client_and_frees_the_buffer) {
-  const config::model model = model_in(m_directory);
+  const config::model model = server_model_in(m_directory);
   transports::channel channel = make_channel();
   transports::server_loop loop(model, m_topo, channel);
   std::thread clients([&] {
@@ -125,12 +126,12 @@ TEST_F(server_loop_test, stores_every_iteration_of_every_client_and_frees_the_bu
       EXPECT_EQ(testing_support::read_int32_dataset(
                     m_directory + "loop_It" + std::to_string(it) + "_Pr0.h5",
                     "v/P" + std::to_string(source)),
-                values_of(it, source))
+                client_values(it, source))
           << "iteration " << it << " source " << source;
 }
 
 TEST_F(server_loop_test, a_second_run_serves_clients_that_start_again) {
-  const config::model model = model_in(m_directory);
+  const config::model model = server_model_in(m_directory);
   transports::channel channel = make_channel();
   transports::server_loop loop(model, m_topo, channel);
   for (int session = 0; session < 2; ++session) {
@@ -144,12 +145,11 @@ TEST_F(server_loop_test, a_second_run_serves_clients_that_start_again) {
   }
   EXPECT_EQ(loop.counters().iterations_stored, 4u);
   EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "loop_It3_Pr0.h5", "v/P1"),
-            values_of(3, 1));
+            client_values(3, 1));
 }
 
-namespace {
-
-protocol::message block_of(int iteration, std::uint32_t slot, std::uint64_t offset) {
+// The notification of a block of 4 ints at `offset` from client `slot` at `iteration`.
+protocol::message client_block(int iteration, std::uint32_t slot, std::uint64_t offset) {
   protocol::message m{};
   m.kind = protocol::message_kind::block;
   m.iteration = iteration;
@@ -164,7 +164,7 @@ protocol::message block_of(int iteration, std::uint32_t slot, std::uint64_t offs
 // Reserves a block and writes the values of (iteration, slot) into it; returns its offset.
 std::uint64_t written(transports::shm_engine& engine, int iteration, std::uint32_t slot) {
   transports::reservation r = engine.reserve(16);
-  const std::vector<std::int32_t> values = values_of(iteration, static_cast<int>(slot));
+  const std::vector<std::int32_t> values = client_values(iteration, static_cast<int>(slot));
   std::memcpy(r.address, values.data(), 16);
   return r.offset;
 }
@@ -190,10 +190,8 @@ void sync_and_count(transports::shm_engine& engine, int iterations, int& failure
   }
 }
 
-}  // namespace
-
 TEST_F(server_loop_test, malformed_notifications_are_dropped_counted_and_reported_without_harm) {
-  const config::model model = model_in(m_directory);
+  const config::model model = server_model_in(m_directory);
   transports::channel channel = make_channel();
   transports::server_loop loop(model, m_topo, channel);
   int good_failures = 0, buggy_failures = 0;
@@ -202,37 +200,37 @@ TEST_F(server_loop_test, malformed_notifications_are_dropped_counted_and_reporte
     std::thread buggy([&] {
       transports::shm_engine engine(model, channel, 1, 1);
       // Iteration 0: well formed.
-      engine.commit(block_of(0, 1, written(engine, 0, 1)), {});
+      engine.commit(client_block(0, 1, written(engine, 0, 1)), {});
       end_and_count(engine, 0, buggy_failures);
       // Iteration 1: nine dimensions for a layout of one. Its memory is the client's: the
       // server gives it back.
-      protocol::message nine = block_of(1, 1, written(engine, 1, 1));
+      protocol::message nine = client_block(1, 1, written(engine, 1, 1));
       nine.ndims = 9;
       engine.commit(nine, {});
       end_and_count(engine, 1, buggy_failures);
       // Iteration 2: a block, then the same block again (its memory held by the first: not
       // given back twice).
-      const protocol::message twice = block_of(2, 1, written(engine, 2, 1));
+      const protocol::message twice = client_block(2, 1, written(engine, 2, 1));
       engine.commit(twice, {});
       engine.commit(twice, {});
       end_and_count(engine, 2, buggy_failures);
       // Iteration 3: a block whose data lies outside the heap, a notification of no known
       // kind, then a well-formed block.
-      protocol::message outside = block_of(3, 1, written(engine, 3, 1));
+      protocol::message outside = client_block(3, 1, written(engine, 3, 1));
       const std::uint64_t kept = outside.offset;
       outside.offset = channel.heap().end_offset() + 4096;
       engine.commit(outside, {});
-      protocol::message garbage = block_of(3, 1, kept);
+      protocol::message garbage = client_block(3, 1, kept);
       garbage.kind = static_cast<protocol::message_kind>(77);
       engine.commit(garbage, {});
-      engine.commit(block_of(3, 1, kept), {});
+      engine.commit(client_block(3, 1, kept), {});
       end_and_count(engine, 3, buggy_failures);
       sync_and_count(engine, 4, buggy_failures, &buggy_message);
       engine.stop(4);
     });
     transports::shm_engine engine(model, channel, 0, 0);
     for (int it = 0; it < 4; ++it) {
-      engine.commit(block_of(it, 0, written(engine, it, 0)), {});
+      engine.commit(client_block(it, 0, written(engine, it, 0)), {});
       end_and_count(engine, it, good_failures);
     }
     sync_and_count(engine, 4, good_failures);
@@ -260,15 +258,15 @@ TEST_F(server_loop_test, malformed_notifications_are_dropped_counted_and_reporte
   // What was well formed is stored, the rest is not.
   for (int it = 0; it < 4; ++it) {
     const std::string file = m_directory + "loop_It" + std::to_string(it) + "_Pr0.h5";
-    EXPECT_EQ(testing_support::read_int32_dataset(file, "v/P0"), values_of(it, 0)) << it;
+    EXPECT_EQ(testing_support::read_int32_dataset(file, "v/P0"), client_values(it, 0)) << it;
     if (it != 1)
-      EXPECT_EQ(testing_support::read_int32_dataset(file, "v/P1"), values_of(it, 1)) << it;
+      EXPECT_EQ(testing_support::read_int32_dataset(file, "v/P1"), client_values(it, 1)) << it;
   }
   EXPECT_TRUE(testing_support::read_int32_dataset(m_directory + "loop_It1_Pr0.h5", "v/P1").empty());
 }
 
 TEST_F(server_loop_test, random_bytes_in_a_queue_never_crash_the_server_nor_harm_other_data) {
-  const config::model model = model_in(m_directory);
+  const config::model model = server_model_in(m_directory);
   transports::channel channel = make_channel();
   transports::server_loop loop(model, m_topo, channel);
   constexpr int garbage = 3000;
@@ -288,7 +286,7 @@ TEST_F(server_loop_test, random_bytes_in_a_queue_never_crash_the_server_nor_harm
     });
     transports::shm_engine engine(model, channel, 0, 0);
     for (int it = 0; it < 3; ++it) {
-      engine.commit(block_of(it, 0, written(engine, it, 0)), {});
+      engine.commit(client_block(it, 0, written(engine, it, 0)), {});
       end_and_count(engine, it, failures);
     }
     engine.stop(3);
@@ -303,17 +301,17 @@ TEST_F(server_loop_test, random_bytes_in_a_queue_never_crash_the_server_nor_harm
   for (int it = 0; it < 3; ++it)
     EXPECT_EQ(testing_support::read_int32_dataset(
                   m_directory + "loop_It" + std::to_string(it) + "_Pr0.h5", "v/P0"),
-              values_of(it, 0));
+              client_values(it, 0));
 }
 
 TEST_F(server_loop_test, memory_allocated_and_never_announced_is_reported_at_the_end) {
-  const config::model model = model_in(m_directory);
+  const config::model model = server_model_in(m_directory);
   transports::channel channel = make_channel();
   transports::server_loop loop(model, m_topo, channel);
   std::thread clients([&] {
     std::thread other([&] { client_session(model, channel, 1, 0, 1, false); });
     transports::shm_engine engine(model, channel, 0, 0);
-    engine.commit(block_of(0, 0, written(engine, 0, 0)), {});
+    engine.commit(client_block(0, 0, written(engine, 0, 0)), {});
     (void)engine.reserve(100);  // allocated, never committed (128 bytes in the heap)
     engine.end_iteration(0, false, 0);
     engine.stop(1);
@@ -327,7 +325,7 @@ TEST_F(server_loop_test, memory_allocated_and_never_announced_is_reported_at_the
 }
 
 TEST_F(server_loop_test, blocks_committed_before_the_heap_is_poisoned_are_still_stored) {
-  const config::model model = model_in(m_directory);
+  const config::model model = server_model_in(m_directory);
   transports::channel channel = make_channel();
   transports::server_loop loop(model, m_topo, channel);
   std::atomic<int> committed{0};
@@ -335,7 +333,7 @@ TEST_F(server_loop_test, blocks_committed_before_the_heap_is_poisoned_are_still_
   std::string errors[2];
   auto client = [&](std::uint32_t slot) {
     transports::shm_engine engine(model, channel, slot, static_cast<int>(slot));
-    engine.commit(block_of(0, slot, written(engine, 0, slot)), {});
+    engine.commit(client_block(0, slot, written(engine, 0, slot)), {});
     ++committed;
     if (slot == 0) {
       while (committed.load() < 2) std::this_thread::yield();
@@ -377,11 +375,11 @@ TEST_F(server_loop_test, blocks_committed_before_the_heap_is_poisoned_are_still_
   for (int source = 0; source < 2; ++source)
     EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "loop_It0_Pr0.h5",
                                                   "v/P" + std::to_string(source)),
-              values_of(0, source));
+              client_values(0, source));
 }
 
 TEST_F(server_loop_test, a_block_announcing_memory_another_block_holds_is_dropped_not_freed) {
-  const config::model model = model_in(m_directory);
+  const config::model model = server_model_in(m_directory);
   transports::channel channel = make_channel();
   transports::server_loop loop(model, m_topo, channel);
   int failures = 0;
@@ -389,17 +387,17 @@ TEST_F(server_loop_test, a_block_announcing_memory_another_block_holds_is_droppe
     std::thread buggy([&] {
       transports::shm_engine engine(model, channel, 1, 1);
       const std::uint64_t first = written(engine, 0, 1);
-      engine.commit(block_of(0, 1, first), {});
+      engine.commit(client_block(0, 1, first), {});
       end_and_count(engine, 0, failures);
       // Iteration 1 announces iteration 0's memory again (held by the server, or already
       // freed once stored): never the client's to give.
-      engine.commit(block_of(1, 1, first), {});
+      engine.commit(client_block(1, 1, first), {});
       end_and_count(engine, 1, failures);
       engine.stop(2);
     });
     transports::shm_engine engine(model, channel, 0, 0);
     for (int it = 0; it < 2; ++it) {
-      engine.commit(block_of(it, 0, written(engine, it, 0)), {});
+      engine.commit(client_block(it, 0, written(engine, it, 0)), {});
       end_and_count(engine, it, failures);
     }
     engine.stop(2);
@@ -415,7 +413,9 @@ TEST_F(server_loop_test, a_block_announcing_memory_another_block_holds_is_droppe
   EXPECT_EQ(channel.heap().used(), 0u);  // given back once, by the block that held it
   EXPECT_EQ(channel.heap().check(), "");
   EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "loop_It0_Pr0.h5", "v/P1"),
-            values_of(0, 1));
+            client_values(0, 1));
   EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "loop_It1_Pr0.h5", "v/P0"),
-            values_of(1, 0));
+            client_values(1, 0));
 }
+
+}  // namespace

@@ -24,6 +24,7 @@
 
 #include "common/error.hpp"
 #include "memory/shared_heap.hpp"
+#include "unit_support.hpp"
 
 namespace {
 
@@ -33,6 +34,9 @@ using sidecore::memory::heap_extent;
 using sidecore::memory::heap_state;
 using sidecore::memory::shared_heap;
 using clock_type = std::chrono::steady_clock;
+using sidecore::testing_support::seconds_since;
+using sidecore::testing_support::spawn;
+using sidecore::testing_support::wait_for;
 
 constexpr std::uint64_t page = 4096;
 
@@ -69,36 +73,6 @@ class shared_arena {
   std::uint64_t m_flags_offset;
   std::uint64_t m_bytes;
 };
-
-// Runs `body` in a forked child whose exit code is its return value (97 for an exception).
-// The child leaves with _exit so that neither gtest nor MPI runs its exit handlers twice.
-template <typename body_type>
-pid_t spawn(body_type body) {
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int code = 97;
-    try {
-      code = body();
-    } catch (...) {
-    }
-    ::_exit(code);
-  }
-  return pid;
-}
-
-// Exit code of a child, or 128 + the signal that killed it.
-int wait_for(pid_t pid) {
-  int status = 0;
-  if (::waitpid(pid, &status, 0) != pid) return -1;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
 
 // Allocates pieces of random sizes until not even one line is left.
 std::vector<heap_extent> fill(shared_heap& heap, std::mt19937& random) {

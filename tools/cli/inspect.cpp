@@ -20,7 +20,7 @@
 namespace sidecore::cli {
 namespace {
 
-constexpr const char* description =
+constexpr const char* inspect_description =
     "Shows what an HDF5 store wrote: the iterations stored and which are complete, the file mode\n"
     "and writer files, the compression ratio, the size on disk, and for one iteration every\n"
     "variable (type, global extents, blocks, sources, elements, bytes).\n"
@@ -29,11 +29,11 @@ constexpr const char* description =
     "every simulation found in it is shown; a prefix is <FilesPath><simulation> (\"out/sim\"); a\n"
     "file of a run (\"out/sim_It3.h5\") shows its run at its iteration.";
 
-constexpr const char* exit_status =
+constexpr const char* inspect_exit_status =
     "exit status: 0 output found and read (incomplete iterations are reported, not errors), 1 no\n"
     "Sidecore output at the path, or a file that cannot be read, 2 usage error\n";
 
-struct arguments {
+struct inspect_arguments {
   std::string path;
   std::optional<std::int32_t> iteration;
   std::int32_t iteration_number = 0;  // --iteration as parsed
@@ -43,7 +43,7 @@ struct arguments {
 
 using namespace inspect;
 
-int run_inspect(const arguments& args) {
+int run_inspect(const inspect_arguments& args) {
   const plugins::hdf5::error_print_guard quiet;  // failures are reported by message
   std::string failure;
   std::vector<run> runs;
@@ -99,8 +99,8 @@ int run_inspect(const arguments& args) {
 void add_inspect(CLI::App& app, int& status) {
   CLI::App* command = app.add_subcommand(
       "inspect", "show what an HDF5 store wrote: iterations, completeness, variables, blocks");
-  command->footer(std::string(description) + "\n\n" + exit_status);
-  auto args = std::make_shared<arguments>();
+  command->footer(std::string(inspect_description) + "\n\n" + inspect_exit_status);
+  auto args = std::make_shared<inspect_arguments>();
   command->add_option("path", args->path, "a directory, a prefix or a file of a run")->required();
   CLI::Option* iteration =
       command

@@ -44,7 +44,7 @@ std::vector<std::string> script_candidates() {
   return found;
 }
 
-int run_report(const std::vector<std::string>& arguments) {
+int run_report_script(const std::vector<std::string>& arguments) {
   const std::vector<std::string> candidates = script_candidates();
   std::string script;
   for (const std::string& c : candidates)
@@ -88,7 +88,7 @@ void add_report(CLI::App& app, int& status) {
   command->set_help_flag();
   command->allow_extras();
   command->prefix_command();
-  command->callback([command, &status] { status = run_report(command->remaining()); });
+  command->callback([command, &status] { status = run_report_script(command->remaining()); });
 }
 
 }  // namespace sidecore::cli

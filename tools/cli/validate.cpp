@@ -25,16 +25,16 @@
 namespace sidecore::cli {
 namespace {
 
-constexpr const char* description =
+constexpr const char* validate_description =
     "Reads the configuration as damaris_initialize does (same errors, same warnings) and shows\n"
     "what a job running it would do: every variable's layout resolved with the parameters'\n"
     "initial values, the bytes each client and each writer handle per iteration, how many\n"
     "iterations the buffer holds, and the files each store writes.";
 
-constexpr const char* exit_status =
+constexpr const char* validate_exit_status =
     "exit status: 0 valid (warnings are printed), 1 configuration error, 2 usage error\n";
 
-struct arguments {
+struct validate_arguments {
   std::string file;
   int ranks = 0;           // 0: not given
   int ranks_per_node = 0;  // 0: not given
@@ -97,7 +97,7 @@ const char* policy_name(config::full_buffer_policy policy) {
 }
 
 struct context {
-  const arguments& args;
+  const validate_arguments& args;
   const config::model& model;
   const plan& result;
   std::vector<std::string> warnings;  // the parser's, then the plan's
@@ -389,7 +389,7 @@ void print_json(const context& c) {
   std::cout << j.text() << "\n";
 }
 
-void print_failure(const arguments& args, const std::string& message) {
+void print_failure(const validate_arguments& args, const std::string& message) {
   std::cerr << "sidecore validate: error: " << message << "\n";
   if (!args.json) return;
   json_writer j(2);
@@ -401,7 +401,7 @@ void print_failure(const arguments& args, const std::string& message) {
   std::cout << j.text() << "\n";
 }
 
-int run_validate(const arguments& args) {
+int run_validate(const validate_arguments& args) {
   // The stores' option checks log through the library's logger; nothing of it is wanted here.
   log::configure(log::level::off, "");
   try {
@@ -461,8 +461,8 @@ int run_validate(const arguments& args) {
 void add_validate(CLI::App& app, int& status) {
   CLI::App* command =
       app.add_subcommand("validate", "check a configuration and show what a job would do with it");
-  command->footer(std::string(description) + "\n\n" + exit_status);
-  auto args = std::make_shared<arguments>();
+  command->footer(std::string(validate_description) + "\n\n" + validate_exit_status);
+  auto args = std::make_shared<validate_arguments>();
   command->add_option("config", args->file, "the configuration (XML)")->required();
   command
       ->add_option("--ranks", args->ranks,
