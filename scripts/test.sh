@@ -10,7 +10,7 @@ venv="$build/venv"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export SIDECORE_TEST_PYTHON="$venv/bin/python"
 cd "$build"
-# Most tests wait on process start-up more than they compute: twice as many test slots as cores
+# Most tests wait on process start-up more than they compute: three test slots per core
 # (a test declares the cores it takes with its PROCESSORS property; docs/testing.md).
-jobs=${SIDECORE_TEST_JOBS:-$(($(nproc) * 2))}
+jobs=${SIDECORE_TEST_JOBS:-$(($(nproc) * 3))}
 ctest --output-on-failure --timeout 600 -j "$jobs" "$@"

@@ -60,5 +60,5 @@ export SIDECORE_TEST_PYTHON="$python"
 # The launcher is the build's (mpiexec.mpich), whatever the caller's environment says.
 unset SIDECORE_TEST_MPIEXEC
 cd "$build"
-# As scripts/test.sh: twice as many test slots as cores.
-ctest --output-on-failure --timeout 600 -j "${SIDECORE_TEST_JOBS:-$(($(nproc) * 2))}" "$@"
+# As scripts/test.sh: three test slots per core.
+ctest --output-on-failure --timeout 600 -j "${SIDECORE_TEST_JOBS:-$(($(nproc) * 3))}" "$@"

@@ -41,7 +41,8 @@ only_tracer_crashes() {
     END { for (n in failed) if (!crashed[n] || reported[n]) exit 1 }' "$failed" "$log"
 }
 
-# As scripts/test.sh: twice as many test slots as cores.
+# Two test slots per core (test.sh takes three): instrumented programs compute more, and the
+# AddressSanitizer pass keeps both cores busy already (its full unwinder runs at every malloc).
 jobs=${SIDECORE_TEST_JOBS:-$(($(nproc) * 2))}
 status=0
 for config in "${configs[@]}"; do
