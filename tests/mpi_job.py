@@ -76,6 +76,31 @@ def job_segments():
     return {n for n in os.listdir("/dev/shm") if pattern.match(n)}
 
 
+def job_processes(launcher_pid, program):
+    """Process ids running `program` started by the launcher launcher_pid (its descendants, read
+    from /proc): never a process of another test that runs the same program at the same time."""
+    parents, argv0 = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv0[int(entry)] = f.read().split(b"\0", 1)[0].decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+
+    def launched(pid):
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == launcher_pid:
+                return True
+        return False
+
+    return [pid for pid, name in argv0.items() if name == program and launched(pid)]
+
+
 def expect_no_leaked_segments(before):
     """Fails if a segment created since `before` stays. Jobs of other tests running at the same
     time own one for a moment (until every process mapped it): only one that stays is a leak."""

@@ -17,23 +17,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from mpi_job import fail, mpi_env, mpiexec  # noqa: E402
-
-
-def processes_of(program):
-    """Process ids running `program` (read from /proc: no procps needed)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv0 = f.read().split(b"\0", 1)[0].decode(errors="replace")
-        except OSError:
-            continue
-        if argv0 == program:
-            found.append(int(entry))
-    return found
+from mpi_job import fail, job_processes, mpi_env, mpiexec  # noqa: E402
 
 
 def main():
@@ -54,7 +38,7 @@ def main():
         if len(glob.glob(os.path.join(out, "*_Pr0.h5"))) < 3:
             os.killpg(proc.pid, signal.SIGKILL)
             fail("the dedicated core stored nothing within 60 s")
-        pids = sorted(processes_of(program))
+        pids = sorted(job_processes(proc.pid, program))
         # The newest process of the program is the dedicated core (the last rank).
         if not pids:
             os.killpg(proc.pid, signal.SIGKILL)

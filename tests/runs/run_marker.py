@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from mpi_job import exported, fail, mpi_env, mpiexec, run_job  # noqa: E402
+from mpi_job import exported, fail, job_processes, mpi_env, mpiexec, run_job  # noqa: E402
 
 N = 16
 DOUBLE = 5  # DAMARIS_TYPE_DOUBLE
@@ -235,20 +235,15 @@ def killed(library, writer, cli, template):
         while time.time() < deadline and not glob.glob(prefix + "_It5_Pr1.h5"):
             time.sleep(0.02)
         victim = None
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
+        for pid in job_processes(proc.pid, writer):
             try:
-                with open(f"/proc/{entry}/environ", "rb") as f:
+                with open(f"/proc/{pid}/environ", "rb") as f:
                     environ = f.read().split(b"\0")
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    argv0 = f.read().split(b"\0", 1)[0].decode(errors="replace")
             except OSError:
                 continue
             # Open MPI's rank variable, or MPICH's.
-            if argv0 == writer and (b"OMPI_COMM_WORLD_RANK=3" in environ or
-                                    b"PMI_RANK=3" in environ):
-                victim = int(entry)
+            if b"OMPI_COMM_WORLD_RANK=3" in environ or b"PMI_RANK=3" in environ:
+                victim = pid
         if victim is None or not glob.glob(prefix + "_It5_Pr1.h5"):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
