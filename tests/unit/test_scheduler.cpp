@@ -419,18 +419,21 @@ TEST_F(scheduler_test, phase_begins_a_store_only_when_it_fits) {
   tr::client_phase a;
   sidecore::storing::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
   s.watch_phases({&a});
-  // A store of 1000 bytes that takes 60 ms: 60 us a byte.
+  // A store of 1000 bytes that takes 80 ms: 80 us a byte.
   a.enter(tr::client_phase::computing);
   s.before_store(0, 1000, steady::now());
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
   s.after_store();
-  // Compute phases of 150 ms; 100 ms into one, a 60 ms store does not fit.
+  // Compute phases of 150 ms; 140 ms into one, an 80 ms store does not fit. Each way of being
+  // wrong needs one sleep to overrun by 70 ms more than the others on a loaded machine: the
+  // phase (then the store would fit) or the first store (then it would seem longer than any
+  // phase, and begin in any).
   a.enter(tr::client_phase::other);
   a.enter(tr::client_phase::computing);
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   a.enter(tr::client_phase::other);
   a.enter(tr::client_phase::computing);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(140));
   std::thread next([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(60));
     a.enter(tr::client_phase::other);
