@@ -359,7 +359,9 @@ TEST_F(scheduler_test, phase_waits_for_the_clients_to_compute) {
   std::filesystem::create_directories(m_directory);
   cfg::model m = cfg::parse_model(
       with_schedule("<schedule policy=\"phase\" trace=\"" + m_directory + "trace\"/>"), "good.xml");
-  m.arch.wait_timeout_seconds = 0.3;
+  // A timeout well above the 80 ms wait below, so that a loaded machine's late wake-up is not
+  // taken for the timeout.
+  m.arch.wait_timeout_seconds = 1.0;
   tr::client_phase a, b;
   {
     sidecore::storing::scheduler s(m, MPI_COMM_SELF, 0, 1, true);
@@ -380,7 +382,7 @@ TEST_F(scheduler_test, phase_waits_for_the_clients_to_compute) {
     s.after_store();
     later.join();
     EXPECT_GE(waited, 0.07);
-    EXPECT_LT(waited, 0.29);
+    EXPECT_LT(waited, 0.95);
     // b waits for the writer (damaris_sync): no wait.
     b.enter(tr::client_phase::other);
     {
@@ -408,7 +410,7 @@ TEST_F(scheduler_test, phase_waits_for_the_clients_to_compute) {
   ASSERT_EQ(rows.size(), 6u);
   const int expected[] = {0, 1, 4, 3, 3, 9};
   for (int i = 0; i < 6; ++i) EXPECT_EQ(rows[i].phase, expected[i]) << i;
-  EXPECT_GE(rows[5].begin - rows[5].ready, 0.29);
+  EXPECT_GE(rows[5].begin - rows[5].ready, 0.99);
 }
 
 // phase, once stores are timed: a store that would outlast what is left of the clients'
