@@ -9,6 +9,9 @@ build=${SIDECORE_BUILD_DIR:-$root/build}
 venv="$build/venv"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export SIDECORE_TEST_PYTHON="$venv/bin/python"
+# shellcheck source=lib/ompi_session.sh
+. "$root/scripts/lib/ompi_session.sh"
+keep_ompi_session_dir
 cd "$build"
 # Most tests wait on process start-up more than they compute: three test slots per core
 # (a test declares the cores it takes with its PROCESSORS property; docs/testing.md).

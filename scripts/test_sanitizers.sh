@@ -44,6 +44,9 @@ only_tracer_crashes() {
 # Two test slots per core (test.sh takes three): instrumented programs compute more, and the
 # AddressSanitizer pass keeps both cores busy already (its full unwinder runs at every malloc).
 jobs=${SIDECORE_TEST_JOBS:-$(($(nproc) * 2))}
+# shellcheck source=lib/ompi_session.sh
+. "$root/scripts/lib/ompi_session.sh"
+keep_ompi_session_dir
 status=0
 for config in "${configs[@]}"; do
   start=$SECONDS
