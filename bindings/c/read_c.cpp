@@ -154,8 +154,10 @@ SIDECORE_API int sidecore_read_region(sidecore_reader* reader, const char* varia
   return sidecore::c_boundary::guarded_call("sidecore_read_region", [&] {
     sidecore::reader::run_reader& run = required(reader, "reader")->run;
     const std::size_t n = run.variable(required(variable, "variable")).global_extents.size();
-    run.read_region(variable, values(required(start, "start"), n),
-                    values(required(count, "count"), n), element_of(type), buffer, buffer_bytes);
+    // Without global extents there is no region to give (the reader says so), nor to point at.
+    run.read_region(variable, values(n ? required(start, "start") : start, n),
+                    values(n ? required(count, "count") : count, n), element_of(type), buffer,
+                    buffer_bytes);
   });
 }
 

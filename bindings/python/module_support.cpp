@@ -2,6 +2,9 @@
 
 #include <Python.h>
 
+#include <cctype>
+
+#include "Damaris.h"
 #include "sidecore/codes.h"
 
 namespace sidecore_python {
@@ -19,6 +22,22 @@ error_classes& classes() {
   nb::object instance = cls(code, message);
   PyErr_SetObject(cls.ptr(), instance.ptr());
   throw nb::python_error();
+}
+
+std::string in_python_terms(const char* call, const std::string& message) {
+  std::size_t end = 0;
+  while (end < message.size() &&
+         (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_'))
+    ++end;
+  const bool names_c_function =
+      message.compare(0, 8, "damaris_") == 0 || message.compare(0, 9, "sidecore_") == 0;
+  if (!names_c_function || message.compare(end, 2, ": ") != 0) return message;
+  return "sidecore." + std::string(call) + message.substr(end);
+}
+
+void check(int code, const char* call) {
+  if (code != DAMARIS_OK)
+    raise(classes().error, code, in_python_terms(call, damaris_last_error_message()));
 }
 
 element element_of(int32_t type) {

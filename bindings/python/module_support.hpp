@@ -21,6 +21,15 @@ error_classes& classes();
 // Raises cls(code, message) as the pending Python exception.
 [[noreturn]] void raise(const nb::object& cls, int code, const std::string& message);
 
+// The C API's message in the Python user's terms: the C function it starts with ("damaris_x: "
+// or "sidecore_x: ", which a Python program never calls) becomes "sidecore.<call>: ".
+std::string in_python_terms(const char* call, const std::string& message);
+
+// Raises sidecore.Error for a failed C call made on behalf of sidecore.<call>, with this
+// thread's message (damaris_last_error_message()) in the Python user's terms. No-op for
+// DAMARIS_OK.
+void check(int code, const char* call);
+
 // NumPy's name of a DAMARIS_TYPE_* element type, and its DLPack dtype.
 struct element {
   const char* name;

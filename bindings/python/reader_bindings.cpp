@@ -18,10 +18,6 @@
 namespace sidecore_python {
 namespace {
 
-void check_read(int code) {
-  if (code != DAMARIS_OK) raise(classes().error, code, sidecore_read_last_error());
-}
-
 class output_reader {
  public:
   output_reader(const std::string& prefix, int32_t iteration) {
@@ -30,7 +26,7 @@ class output_reader {
       nb::gil_scoped_release unlocked;
       code = sidecore_read_open(prefix.c_str(), iteration, &m_reader);
     }
-    check_read(code);
+    check(code, "read_output");
   }
   ~output_reader() { sidecore_read_close(m_reader); }
   output_reader(const output_reader&) = delete;
@@ -46,20 +42,20 @@ class output_reader {
   }
   bool complete() const {
     int32_t complete = 0;
-    check_read(sidecore_read_complete(get(), &complete));
+    check(sidecore_read_complete(get(), &complete), "Output.complete");
     return complete != 0;
   }
   // (name, dtype name, global shape, block count) per variable.
   std::vector<std::tuple<std::string, std::string, std::vector<int64_t>, int32_t>> variables()
       const {
     int32_t count = 0;
-    check_read(sidecore_read_variable_count(get(), &count));
+    check(sidecore_read_variable_count(get(), &count), "read_output");
     std::vector<std::tuple<std::string, std::string, std::vector<int64_t>, int32_t>> out;
     for (int32_t i = 0; i < count; ++i) {
       const char* name = nullptr;
       int32_t type = 0, ndims = 0, blocks = 0;
       int64_t global[SIDECORE_MAX_DIMENSIONS];
-      check_read(sidecore_read_variable(get(), i, &name, &type, &ndims, global, &blocks));
+      check(sidecore_read_variable(get(), i, &name, &type, &ndims, global, &blocks), "read_output");
       std::vector<int64_t> shape;
       if (global[0] != 0) shape.assign(global, global + ndims);
       out.emplace_back(name, element_of(type).name, std::move(shape), blocks);
@@ -75,24 +71,31 @@ class output_reader {
     out.reserve(static_cast<std::size_t>(count));
     for (int32_t i = 0; i < count; ++i) {
       sidecore_block_info b;
-      check_read(sidecore_read_block_info(get(), variable.c_str(), i, &b));
+      check(sidecore_read_block_info(get(), variable.c_str(), i, &b), "Output.blocks");
       out.emplace_back(b.writer, b.source, b.block,
                        std::vector<int64_t>(b.extents, b.extents + b.ndims),
                        std::vector<int64_t>(b.position, b.position + b.ndims));
     }
     return out;
   }
+  // Raises UNDEFINED_VARIABLE, for sidecore.<call>, when the iteration has no such variable.
+  void require(const std::string& variable, const std::string& call) const {
+    sidecore_block_info ignored;
+    const int code = sidecore_read_block_info(get(), variable.c_str(), 0, &ignored);
+    if (code == DAMARIS_UNDEFINED_VARIABLE) check(code, call.c_str());
+  }
   int32_t block_count(const std::string& variable) const {
     int32_t count = 0;
-    check_read(sidecore_read_variable_count(get(), &count));
+    check(sidecore_read_variable_count(get(), &count), "Output.blocks");
     for (int32_t i = 0; i < count; ++i) {
       const char* name = nullptr;
       int32_t blocks = 0;
-      check_read(sidecore_read_variable(get(), i, &name, nullptr, nullptr, nullptr, &blocks));
+      check(sidecore_read_variable(get(), i, &name, nullptr, nullptr, nullptr, &blocks),
+            "Output.blocks");
       if (variable == name) return blocks;
     }
     sidecore_block_info ignored;  // raises UNDEFINED_VARIABLE with the list of variables
-    check_read(sidecore_read_block_info(get(), variable.c_str(), 0, &ignored));
+    check(sidecore_read_block_info(get(), variable.c_str(), 0, &ignored), "Output.blocks");
     return 0;
   }
   // Reads into a NumPy array the caller made (shape and dtype decided in Python).
@@ -104,7 +107,7 @@ class output_reader {
       code = sidecore_read_block(get(), variable.c_str(), source, block, type, out.data(),
                                  out.nbytes());
     }
-    check_read(code);
+    check(code, "Output.read_block");
   }
   void read_region(const std::string& variable, const std::vector<int64_t>& start,
                    const std::vector<int64_t>& count, int32_t type,
@@ -115,7 +118,7 @@ class output_reader {
       code = sidecore_read_region(get(), variable.c_str(), start.data(), count.data(), type,
                                   out.data(), out.nbytes());
     }
-    check_read(code);
+    check(code, "Output.read_region");
   }
 
  private:
@@ -124,9 +127,9 @@ class output_reader {
 
 std::vector<int32_t> stored_iterations(const std::string& prefix) {
   int32_t count = 0;
-  check_read(sidecore_read_iterations(prefix.c_str(), nullptr, 0, &count));
+  check(sidecore_read_iterations(prefix.c_str(), nullptr, 0, &count), "stored_iterations");
   std::vector<int32_t> out(static_cast<std::size_t>(count));
-  check_read(sidecore_read_iterations(prefix.c_str(), out.data(), count, &count));
+  check(sidecore_read_iterations(prefix.c_str(), out.data(), count, &count), "stored_iterations");
   out.resize(std::min<std::size_t>(out.size(), static_cast<std::size_t>(count)));
   return out;
 }
@@ -140,6 +143,7 @@ void add_reader(nb::module_& m) {
       .def("complete", &output_reader::complete)
       .def("variables", &output_reader::variables)
       .def("blocks", &output_reader::blocks, nb::arg("variable"))
+      .def("require", &output_reader::require, nb::arg("variable"), nb::arg("call"))
       .def("read_block", &output_reader::read_block, nb::arg("variable"), nb::arg("source"),
            nb::arg("block"), nb::arg("type"), nb::arg("out").noconvert())
       .def("read_region", &output_reader::read_region, nb::arg("variable"), nb::arg("start"),

@@ -40,21 +40,15 @@ namespace nb = nanobind;
 
 namespace {
 
+using sidecore_python::check;
 using sidecore_python::classes;
 using sidecore_python::element;
 using sidecore_python::element_of;
+using sidecore_python::in_python_terms;
 using sidecore_python::raise;
 
 // The description of the configuration given to initialize(), for the checks of write/alloc.
 sidecore_description* g_description = nullptr;
-
-// Raises sidecore.Error with the code and the C API's message when code is not DAMARIS_OK.
-void check(int code) {
-  if (code != DAMARIS_OK) raise(classes().error, code, damaris_last_error_message());
-}
-void check_describe(int code) {
-  if (code != DAMARIS_OK) raise(classes().error, code, sidecore_describe_last_error());
-}
 
 const sidecore_description* description(const char* call) {
   if (!g_description)
@@ -124,7 +118,7 @@ struct layout_now {
 layout_now layout_of(const char* call, const char* variable) {
   int32_t type = 0, ndims = 0;
   int64_t extents[SIDECORE_MAX_DIMENSIONS] = {};
-  check_describe(sidecore_describe_variable(description(call), variable, &type, &ndims, extents));
+  check(sidecore_describe_variable(description(call), variable, &type, &ndims, extents), call);
   return layout_now{type, std::vector<int64_t>(extents, extents + ndims)};
 }
 
@@ -143,7 +137,7 @@ layout_now block_layout_of(const char* call, const char* variable, int32_t block
 void set_block_extents(const std::string& variable, int32_t block, std::vector<int64_t> shape) {
   const layout_now layout = layout_of("set_block_extents", variable.c_str());
   if (shape.empty()) {  // back to the layout's extents
-    check(sidecore_set_block_extents(variable.c_str(), block, nullptr));
+    check(sidecore_set_block_extents(variable.c_str(), block, nullptr), "set_block_extents");
     g_block_extents.erase({variable, block});
     return;
   }
@@ -153,11 +147,13 @@ void set_block_extents(const std::string& variable, int32_t block, std::vector<i
               " extents given, the layout has " + std::to_string(layout.shape.size()) +
               " dimensions");
   int32_t fortran = 0;
-  check_describe(sidecore_describe_fortran_order(description("set_block_extents"), variable.c_str(),
-                                                 &fortran));
+  check(
+      sidecore_describe_fortran_order(description("set_block_extents"), variable.c_str(), &fortran),
+      "set_block_extents");
   std::vector<int64_t> program_order = shape;
   if (fortran) std::reverse(program_order.begin(), program_order.end());
-  check(sidecore_set_block_extents(variable.c_str(), block, program_order.data()));
+  check(sidecore_set_block_extents(variable.c_str(), block, program_order.data()),
+        "set_block_extents");
   g_block_extents[{variable, block}] = std::move(shape);
 }
 
@@ -241,7 +237,7 @@ void initialize(const std::string& config, int64_t fortran_comm) {
     nb::gil_scoped_release unlocked;
     code = damaris_initialize(config.c_str(), comm);
   }
-  check(code);
+  check(code, "initialize");
   sidecore_description* d = nullptr;
   {
     nb::gil_scoped_release unlocked;
@@ -253,7 +249,7 @@ void initialize(const std::string& config, int64_t fortran_comm) {
       nb::gil_scoped_release unlocked;
       damaris_finalize();
     }
-    raise(classes().error, code, message);
+    raise(classes().error, code, in_python_terms("initialize", message));
   }
   g_description = d;
 }
@@ -268,7 +264,7 @@ void finalize() {
   sidecore_describe_close(g_description);
   g_description = nullptr;
   g_block_extents.clear();
-  check(code);
+  check(code, "finalize");
 }
 
 // (is_client, has dedicated resources)
@@ -279,7 +275,7 @@ std::tuple<bool, bool> start() {
     code = damaris_start(&is_client);
   }
   if (code == DAMARIS_NO_SERVER) return {true, false};
-  check(code);
+  check(code, "start");
   return {is_client != 0, true};
 }
 
@@ -289,7 +285,7 @@ void stop() {
     nb::gil_scoped_release unlocked;
     code = damaris_stop();
   }
-  if (code != DAMARIS_NO_SERVER) check(code);
+  if (code != DAMARIS_NO_SERVER) check(code, "stop");
 }
 
 void write_block(const std::string& variable, int32_t block,
@@ -301,7 +297,7 @@ void write_block(const std::string& variable, int32_t block,
     nb::gil_scoped_release unlocked;
     code = damaris_write_block(variable.c_str(), block, data);
   }
-  check(code);
+  check(code, "write");
 }
 
 nb::object alloc(const char* variable, int32_t block) {
@@ -313,7 +309,7 @@ nb::object alloc(const char* variable, int32_t block) {
     nb::gil_scoped_release unlocked;  // alloc may wait for room in the buffer
     code = sidecore_alloc_block_shaped(variable, block, &address, &type, &ndims, extents);
   }
-  check(code);
+  check(code, "alloc");
   npy_intp dims[SIDECORE_MAX_DIMENSIONS] = {};
   std::copy(extents, extents + ndims, dims);
   PyArray_Descr* descr = PyArray_DescrFromType(npy_type_of(type));
@@ -330,7 +326,7 @@ nb::object alloc(const char* variable, int32_t block) {
 
 int current_iteration() {
   int it = 0;
-  check(damaris_get_iteration(&it));
+  check(damaris_get_iteration(&it), "iteration");
   return it;
 }
 
@@ -338,12 +334,13 @@ int current_iteration() {
 // alloc() lent one for the current iteration, becomes read-only.
 template <int (*Current)(const char*, int32_t), int (*Given)(const char*, int32_t, int32_t)>
 void finish_block(const char* variable, int32_t block, std::optional<int32_t> iteration) {
+  const char* call = Given == damaris_commit_block_iteration ? "commit" : "release";
   int code = DAMARIS_OK;
   {
     nb::gil_scoped_release unlocked;
     code = iteration ? Given(variable, block, *iteration) : Current(variable, block);
   }
-  check(code);
+  check(code, call);
   if (!iteration || *iteration == current_iteration()) lent().freeze(variable, block);
 }
 
@@ -354,17 +351,17 @@ void end_iteration() {
     code = damaris_end_iteration();
   }
   lent().freeze_all();
-  check(code);
+  check(code, "end_iteration");
 }
 
-template <int (*Call)(void)>
-void plain_call() {
+// A call without arguments, made with the GIL released, for sidecore.<name>.
+void plain_call(int (*call)(void), const char* name) {
   int code = DAMARIS_OK;
   {
     nb::gil_scoped_release unlocked;
-    code = Call();
+    code = call();
   }
-  check(code);
+  check(code, name);
 }
 
 void send_signal(const std::string& event) {
@@ -373,7 +370,7 @@ void send_signal(const std::string& event) {
     nb::gil_scoped_release unlocked;
     code = damaris_signal(event.c_str());
   }
-  check(code);
+  check(code, "signal");
 }
 
 // sidecore_stats() as a dict with the C struct's field names: the client's counters, and its
@@ -382,7 +379,7 @@ void send_signal(const std::string& event) {
 nb::dict stats() {
   sidecore_stats_t s = SIDECORE_STATS_INIT;
   const int code = sidecore_stats(&s);
-  if (code != DAMARIS_OK) raise(classes().error, code, sidecore_stats_last_error());
+  check(code, "stats");
   nb::dict d;
 #define SIDECORE_STATS_FIELD(name) d[#name] = s.name
   SIDECORE_STATS_FIELD(client_iterations);
@@ -428,9 +425,12 @@ nb::dict stats() {
 
 nb::object parameter_get(const std::string& name) {
   int32_t type = 0;
-  check_describe(sidecore_describe_parameter(description("parameter_get"), name.c_str(), &type));
+  check(sidecore_describe_parameter(description("parameter_get"), name.c_str(), &type),
+        "parameter_get");
   unsigned char buffer[8] = {};
-  auto get = [&](unsigned size) { check(damaris_parameter_get(name.c_str(), buffer, size)); };
+  auto get = [&](unsigned size) {
+    check(damaris_parameter_get(name.c_str(), buffer, size), "parameter_get");
+  };
   switch (type) {
     case DAMARIS_TYPE_CHAR: {
       get(1);
@@ -474,8 +474,11 @@ nb::object parameter_get(const std::string& name) {
 // value is a Python int or float, already checked by the Python layer to fit the type.
 void parameter_set(const std::string& name, nb::handle value) {
   int32_t type = 0;
-  check_describe(sidecore_describe_parameter(description("parameter_set"), name.c_str(), &type));
-  auto set = [&](const auto& v) { check(damaris_parameter_set(name.c_str(), &v, sizeof v)); };
+  check(sidecore_describe_parameter(description("parameter_set"), name.c_str(), &type),
+        "parameter_set");
+  auto set = [&](const auto& v) {
+    check(damaris_parameter_set(name.c_str(), &v, sizeof v), "parameter_set");
+  };
   switch (type) {
     case DAMARIS_TYPE_CHAR:
       set(static_cast<int8_t>(nb::cast<int64_t>(value)));
@@ -500,7 +503,8 @@ void parameter_set(const std::string& name, nb::handle value) {
 
 std::string parameter_type(const std::string& name) {
   int32_t type = 0;
-  check_describe(sidecore_describe_parameter(description("parameter_type"), name.c_str(), &type));
+  check(sidecore_describe_parameter(description("parameter_type"), name.c_str(), &type),
+        "parameter_type");
   return element_of(type).name;
 }
 
@@ -517,27 +521,23 @@ void set_position(const std::string& variable, int32_t block,
           "set_position('" + variable + "'): " + std::to_string(position.size()) +
               " coordinates given, the variable's layout has " +
               std::to_string(layout.shape.size()) + " dimensions");
-  check(damaris_set_block_position(variable.c_str(), block, position.data()));
+  check(damaris_set_block_position(variable.c_str(), block, position.data()), "set_position");
 }
 
 int64_t client_comm() {
   MPI_Comm comm = MPI_COMM_NULL;
-  check(damaris_client_comm_get(&comm));
+  check(damaris_client_comm_get(&comm), "client_comm");
   return static_cast<int64_t>(MPI_Comm_c2f(comm));
-}
-
-void check_environment(int code) {
-  if (code != DAMARIS_OK) raise(classes().error, code, sidecore_environment_last_error());
 }
 
 // Where this process stands (sidecore/environment.h), for damaris4py.client.
 nb::dict environment() {
   sidecore_environment_t e{};
-  check_environment(sidecore_environment_get(&e));
+  check(sidecore_environment_get(&e), "environment");
   int32_t count = 0;
-  check_environment(sidecore_environment_known_clients(nullptr, 0, &count));
+  check(sidecore_environment_known_clients(nullptr, 0, &count), "environment");
   std::vector<int32_t> known(static_cast<std::size_t>(count));
-  check_environment(sidecore_environment_known_clients(known.data(), count, &count));
+  check(sidecore_environment_known_clients(known.data(), count, &count), "environment");
   nb::dict d;
   d["is_client"] = e.is_client != 0;
   d["has_servers"] = e.has_servers != 0;
@@ -557,13 +557,13 @@ std::optional<int64_t> server_comm() {
   MPI_Comm comm = MPI_COMM_NULL;
   const int code = sidecore_server_comm_get(&comm);
   if (code == DAMARIS_NO_SERVER) return std::nullopt;
-  check_environment(code);
+  check(code, "server_comm");
   return static_cast<int64_t>(MPI_Comm_c2f(comm));
 }
 
 int64_t global_comm() {
   MPI_Comm comm = MPI_COMM_NULL;
-  check_environment(sidecore_global_comm_get(&comm));
+  check(sidecore_global_comm_get(&comm), "global_comm");
   return static_cast<int64_t>(MPI_Comm_c2f(comm));
 }
 
@@ -647,9 +647,9 @@ NB_MODULE(_sidecore, m) {
         "the servers, or, in synchronous mode, stores it here. Arrays from alloc() for it "
         "become read-only. The GIL is released. Raises Error (ERROR_UNKNOWN when a store "
         "failed, CHANNEL_ERROR...).");
-  m.def("sync", &plain_call<damaris_sync>);
-  m.def("compute_begin", &plain_call<sidecore_compute_begin>);
-  m.def("compute_end", &plain_call<sidecore_compute_end>);
+  m.def("sync", [] { plain_call(damaris_sync, "sync"); });
+  m.def("compute_begin", [] { plain_call(sidecore_compute_begin, "compute_begin"); });
+  m.def("compute_end", [] { plain_call(sidecore_compute_end, "compute_end"); });
   m.def("iteration", &current_iteration);
   m.def("stats", &stats);
   m.def("parameter_get", &parameter_get, nb::arg("name"));

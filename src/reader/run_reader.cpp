@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "config/model.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "plugins/hdf5/packed_blocks.hpp"
 #include "reader/iteration_files.hpp"
@@ -460,11 +461,17 @@ void run_reader::scan_packed(
 const variable_info& run_reader::variable(const std::string& name) const {
   auto it = m_index.find(name);
   if (it != m_index.end()) return m_variables[it->second];
+  std::vector<std::string> names;
   std::string list;
-  for (const variable_info& v : m_variables) list += (list.empty() ? "" : ", ") + v.name;
-  throw error(DAMARIS_UNDEFINED_VARIABLE, "no variable '" + name + "' in iteration " +
-                                              std::to_string(m_iteration) +
-                                              " (stored: " + (list.empty() ? "none" : list) + ")");
+  for (const variable_info& v : m_variables) {
+    names.push_back(v.name);
+    list += (list.empty() ? "" : ", ") + v.name;
+  }
+  std::string text = "no variable '" + name + "' in iteration " + std::to_string(m_iteration);
+  if (const std::string* nearest = config::detail::closest(name, names))
+    text += "; did you mean '" + *nearest + "'?";
+  throw error(DAMARIS_UNDEFINED_VARIABLE,
+              text + " (stored: " + (list.empty() ? "none" : list) + ")");
 }
 
 void run_reader::read_block(const std::string& name, std::int32_t source, std::int32_t block,

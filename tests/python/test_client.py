@@ -240,6 +240,16 @@ def test_irregular_blocks_read_back(tmp_path):
             with pytest.raises(sidecore.Error) as e:
                 o.read_block("field", 0, -4)
             assert e.value.code == 19  # BLOCK_NOT_FOUND
+            assert e.value.message.startswith("sidecore.Output.read_block: "), e.value.message
+            # A variable without global extents has no whole array: the message says what to do.
+            with pytest.raises(sidecore.Error) as e:
+                o.read("tracers")
+            assert e.value.code == 7 and "read_block('tracers', source, block)" in str(e.value)
+            with pytest.raises(sidecore.Error) as e:
+                o.read("tracer")
+            assert e.value.code == 16, str(e.value)
+            assert e.value.message.startswith("sidecore.Output.read: no variable 'tracer'")
+            assert "did you mean 'tracers'?" in e.value.message, e.value.message
     with pytest.raises(sidecore.Error) as e:
         sidecore.read_output(prefix, 99)
     assert "stored iterations: 0, 1, 2" in str(e.value)

@@ -454,10 +454,10 @@ class Output:
                  "position": tuple(position)}
                 for w, s, b, shape, position in self._reader.blocks(variable)]
 
-    def _dtype(self, variable, dtype):
+    def _dtype(self, variable, dtype, call):
         if variable not in self._variables:
             # Raises Error(UNDEFINED_VARIABLE) naming the stored variables.
-            self._reader.blocks(variable)
+            self._reader.require(variable, call)
         dtype = self._variables[variable][0] if dtype is None else np.dtype(dtype)
         if dtype not in _READ_TYPES:
             raise DtypeError(_errors.ARGUMENT_ERROR,
@@ -468,7 +468,7 @@ class Output:
     def read_block(self, variable, source, block=0, dtype=None):
         """Block `block` of client `source` as a new array of its shape, converted to dtype
         (the stored type by default). Raises Error (BLOCK_NOT_FOUND, UNDEFINED_VARIABLE)."""
-        dtype = self._dtype(variable, dtype)
+        dtype = self._dtype(variable, dtype, "Output.read_block")
         shapes = self._shapes.get(variable)
         if shapes is None:
             shapes = {(s, b): tuple(shape) for _, s, b, shape, _ in self._reader.blocks(variable)}
@@ -481,13 +481,22 @@ class Output:
     def read_region(self, variable, start, shape, dtype=None):
         """The region [start, start + shape) of a variable's global array (C order) as a new
         array, assembled from the blocks that cover it; elements no block covers are 0."""
-        dtype = self._dtype(variable, dtype)
+        dtype = self._dtype(variable, dtype, "Output.read_region")
         out = np.empty(tuple(int(n) for n in shape), dtype=dtype)
         self._reader.read_region(variable, [int(s) for s in start], [int(n) for n in shape],
                                  _READ_TYPES[dtype], out)
         return out
 
     def read(self, variable, dtype=None):
-        """The whole global array of a variable."""
-        shape = self._variables.get(variable, (None, (), 0))[1]
+        """The whole global array of a variable. Raises Error (UNDEFINED_VARIABLE; ARGUMENT_ERROR
+        when its layout has no global extents: read its blocks with read_block)."""
+        dtype = self._dtype(variable, dtype, "Output.read")
+        shape = self._variables[variable][1]
+        if not shape:
+            raise Error(_errors.ARGUMENT_ERROR,
+                        f"sidecore.Output.read: variable '{variable}' has no global shape (its "
+                        f"layout gives no global extents), so there is no whole array to read; "
+                        f"read its {self._variables[variable][2]} block(s) with "
+                        f"read_block('{variable}', source, block), listed by "
+                        f"blocks('{variable}')")
         return self.read_region(variable, [0] * len(shape), shape, dtype)

@@ -2,6 +2,7 @@
 dedicated resources). Usage: api.py <xml> <missing xml>. Writes iteration 0 (field from a
 list, resizable after W changed, placed at its position); run_test checks the files."""
 import os
+import re
 import sys
 
 import numpy as np
@@ -29,6 +30,8 @@ def raises(kind, code, *words):
             assert exc.name == sidecore.CODE_NAMES[code]
             for w in words:
                 assert w in str(exc), f"{w!r} not in {exc}"
+            # Messages begin with the Python call, never with the C function behind it.
+            assert not re.match(r"(sidecore|damaris)_\w+: ", exc.message), str(exc)
             self.error = exc
             return True
     return Expect()
@@ -48,7 +51,7 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
     # Layouts as resolved now.
     assert sc.layout("field") == (np.dtype(np.float64), (values.NY, values.NX))
     assert sc.layout("ids") == (np.dtype(np.int32), (values.NZ, values.NY, values.NX))
-    with raises(sidecore.Error, 16, "'nope'"):
+    with raises(sidecore.Error, 16, "sidecore.layout: ", "'nope'"):
         sc.layout("nope")
 
     # dtype and shape errors name the variable, what was given and what is expected.
@@ -69,8 +72,10 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
         sc.write("field", [[1.0, "x"]])
     with raises(sidecore.DtypeError, 7, "'counts'", "bool", "int32"):
         sc.write("counts", np.ones((values.NY, values.NX), dtype=bool))
-    with raises(sidecore.Error, 16, "'nope'"):
+    with raises(sidecore.Error, 16, "sidecore.write: ", "'nope'"):
         sc.write("nope", good)
+    with raises(sidecore.Error, 16, "did you mean 'field'?"):
+        sc.write("fielt", good)
     with raises(sidecore.Error, 17):
         sc.write("field", good, block=-1)  # any id 0 or more is valid
 
@@ -124,10 +129,10 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
         raise AssertionError("a committed block's array is still writable")
     except ValueError as e:
         assert "read-only" in str(e)
-    with raises(sidecore.Error, 5):
+    with raises(sidecore.Error, 5, "sidecore.alloc: "):
         sc.alloc("counts")
     sc.release("counts")
-    with raises(sidecore.Error, 19):
+    with raises(sidecore.Error, 19, "sidecore.commit: "):
         sc.commit("counts", block=1)
     b = sc.alloc("counts", block=1)
     # Arrays in C order whatever the layout's language, sized by the parameters' current values.
