@@ -33,6 +33,14 @@ std::unique_ptr<sidecore::runtime> g_runtime;
 // DAMARIS_NOT_INITIALIZED is only logged at debug level (one error, once).
 std::atomic<bool> g_initialize_failed{false};
 
+// "DAMARIS_ALLOCATION_ERROR" of damaris_error_string's "DAMARIS_ALLOCATION_ERROR: <generic
+// text>": the log names the code, and the message says what went wrong (the generic text
+// could contradict it: an allocation refused for another reason than room).
+std::string_view code_name(int code) {
+  const std::string_view text = damaris_error_string(code);
+  return text.substr(0, text.find(':'));
+}
+
 // A failed call is logged, so that a program that ignores return codes (most Damaris
 // programs do) still shows why: the first failure of each function with each code at error
 // level, later ones at debug level, so that a call failing in a loop cannot flood the log.
@@ -45,7 +53,7 @@ void log_failure(const char* function, int code) {
     first = seen.emplace(function, code).second;
   }
   if (first)
-    sidecore::log::error(sidecore::c_boundary::last_error(), " [", damaris_error_string(code),
+    sidecore::log::error(sidecore::c_boundary::last_error(), " [", code_name(code),
                          "; later failures of this kind are logged at debug level]");
   else
     sidecore::log::debug(sidecore::c_boundary::last_error());
@@ -138,7 +146,7 @@ int guarded(const char* function, Body&& body, failure_report report = failure_r
       sidecore::log::debug(sidecore::c_boundary::last_error());
     } else if (code != DAMARIS_ALREADY_INITIALIZED &&
                std::string_view(function) == "damaris_initialize") {
-      sidecore::log::error(sidecore::c_boundary::last_error(), " [", damaris_error_string(code),
+      sidecore::log::error(sidecore::c_boundary::last_error(), " [", code_name(code),
                            "; every later call returns DAMARIS_NOT_INITIALIZED]");
     } else {
       log_failure(function, code);

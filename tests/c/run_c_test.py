@@ -378,6 +378,12 @@ def main():
 
         if args.check == "api_errors":
             check_api(out, topo, args.iterations, with_counts=True, with_ticks=True)
+            # A failure's log line names its code, not the code's generic description, which
+            # can contradict the message ("already written or allocated" is not "no room").
+            if "[DAMARIS_ALLOCATION_ERROR; later failures" not in output:
+                fail("no logged DAMARIS_ALLOCATION_ERROR failure in the job's output")
+            if "the buffer cannot hold the request" in output:
+                fail("a logged failure carries the generic text of its code")
         elif args.check == "lifecycle":
             check_api(out, topo, args.iterations, with_counts=False, with_ticks=False)
         elif args.check == "full":
