@@ -2,6 +2,7 @@
 # pip packaging smoke test: builds a wheel from the source tree with pip (pyproject.toml,
 # scikit-build-core, against the system MPI and parallel HDF5), installs it in a fresh venv, and
 # runs the installed module from outside the tree: python -m sidecore --version, the
+# `sidecore` command-line tool it carries, the
 # synchronous and dedicated-core jobs of test_client.py (their files read back with h5py), and
 # an mpi4py simulation whose dedicated core runs Python scripts with the installed runner, and
 # damaris4py imported outside the scripts (a plain process and a Dask worker).
@@ -32,6 +33,13 @@ case "$location" in
   *) echo "FAIL: sidecore imported from $location, not from the venv"; exit 1 ;;
 esac
 "$venv_python" -m sidecore --version
+# The command-line tool comes with the wheel: the venv's `sidecore`, and python -m sidecore.
+tool="$work/venv/bin/sidecore"
+"$tool" --version | grep "^sidecore " || { echo "FAIL: $tool --version"; exit 1; }
+"$tool" validate --ranks 4 "$root/examples/demo.xml" | grep "valid, 0 warnings" ||
+  { echo "FAIL: $tool validate"; exit 1; }
+"$venv_python" -m sidecore inspect --help | grep "Usage: sidecore inspect" ||
+  { echo "FAIL: python -m sidecore inspect"; exit 1; }
 "$venv_python" -m pytest -q -p no:cacheprovider \
   "$here/test_client.py::test_version" "$here/test_client.py::test_synchronous" \
   "$here/test_client.py::test_dedicated_cores" \

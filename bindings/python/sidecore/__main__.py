@@ -1,17 +1,25 @@
-"""python -m sidecore --version: what this Sidecore module is and what it was built with."""
+"""python -m sidecore --version: what this Sidecore module is and what it was built with.
+python -m sidecore <command> ...: the command-line tool (validate, inspect, report), as
+the `sidecore` command runs it (sidecore/_cli.py)."""
 import argparse
 import sys
 
+from . import _cli
 from . import _sidecore as _ext
 
 
 def main(argv=None):
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments and not arguments[0].startswith("-"):
+        return _cli.main(arguments)
     parser = argparse.ArgumentParser(
         prog="python -m sidecore",
         description="Sidecore: asynchronous I/O for MPI simulations (docs/python.md).")
     parser.add_argument("--version", action="store_true",
                         help="print the versions of Sidecore, its MPI library and HDF5")
-    args = parser.parse_args(argv)
+    parser.epilog = ("Commands (validate, inspect, report): python -m sidecore <command> "
+                     "--help, or the `sidecore` command.")
+    args = parser.parse_args(arguments)
     if not args.version:
         parser.print_help()
         return 0
