@@ -128,6 +128,7 @@ class builder {
   void read_script(xml n, const std::string& kind);
   void resolve_scripts();
   void read_log(xml n);
+  void read_paraview(xml n);
   void read_damaris_plugins(xml n);
 
   std::string_view m_text;

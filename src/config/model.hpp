@@ -301,6 +301,18 @@ struct log_settings {
   bool flush = false;
 };
 
+// <paraview> (docs/paraview.md): ParaView Catalyst scripts run where the stores run, at the end
+// of every frequency-th iteration, on the blocks of the variables that have a mesh.
+struct paraview_settings {
+  // Catalyst scripts (legacy coprocessing or Catalyst 2), as <pyscript> files are resolved.
+  std::vector<std::string> scripts;
+  std::vector<int> script_lines;
+  int frequency = 1;               // update-frequency
+  double realtime_timestep = 0.1;  // Catalyst's time = iteration x this
+  std::int64_t end_iteration = 0;  // at this iteration (when > 0), every pipeline writes
+  int line = 0;
+};
+
 struct model {
   std::string file;  // path the model was read from (for messages)
   std::string simulation_name;
@@ -314,6 +326,7 @@ struct model {
   std::vector<event> events;
   std::vector<action_plugin> action_plugins;
   std::vector<script> scripts;
+  std::optional<paraview_settings> paraview;
   log_settings log;
   // Non-fatal findings (unused references, deprecated forms), each naming file and line.
   std::vector<std::string> warnings;

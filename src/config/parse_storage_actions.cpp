@@ -351,6 +351,55 @@ void builder::read_log(xml n) {
   s.flush = flag(n, "Flush", false);
 }
 
+// <paraview> as Damaris reads it (docs/paraview.md): one Catalyst pipeline per <script>,
+// Catalyst's time = iteration x realtime-timestep, every pipeline made to write at
+// end-iteration. Damaris ignores update-frequency (its scripts choose their own); here the
+// pipelines run at every update-frequency-th iteration, 1 by default, which is the same.
+void builder::read_paraview(xml n) {
+  check_element(n);
+  paraview_settings p;
+  p.line = line_of(n);
+  p.frequency =
+      static_cast<int>(integer(n, "update-frequency", 1, 1, std::numeric_limits<int>::max()));
+  if (has(n, "realtime-timestep")) {
+    const std::optional<double> step = real(attribute(n, "realtime-timestep"));
+    if (!step || !(*step > 0))
+      fail(n,
+           "invalid value '" + attribute(n, "realtime-timestep") +
+               "' for attribute 'realtime-timestep' of " + describe(n),
+           "expected the simulated time of one iteration, a number > 0 (Catalyst's time is "
+           "iteration x realtime-timestep; default 0.1)");
+    p.realtime_timestep = *step;
+  }
+  p.end_iteration = integer(n, "end-iteration", 0, 0, std::numeric_limits<std::int32_t>::max());
+  // OPM Flow's template gives write-vtk="0" write-vtk-binary="false": only a request is noted.
+  for (const char* vtk : {"write-vtk", "write-vtk-binary"}) {
+    const std::string value = lowercase(trim(attribute(n, vtk)));
+    if (!value.empty() && value != "0" && value != "false")
+      warn(n, std::string(vtk) + "=\"" + attribute(n, vtk) +
+                  "\" is ignored: Sidecore writes no VTK files of its own; a Catalyst script "
+                  "writes extracts (docs/paraview.md), and the HDF5 store's XDMF opens in "
+                  "ParaView");
+  }
+  for (xml script : elements(n)) {
+    check_element(script);
+    const std::string path = trim(script.child_value());
+    if (path.empty())
+      fail(script, "empty <script> in <paraview>",
+           "give the path of a Catalyst Python script: <script>pipeline.py</script>");
+    p.scripts.push_back(beside_configuration(script, path, "<script>"));
+    p.script_lines.push_back(line_of(script));
+  }
+  if (p.scripts.empty())
+    warn(n, "<paraview> names no <script>: no Catalyst pipeline runs");
+  else
+    warn(n,
+         "<paraview> is read, but this version of Sidecore does not run ParaView Catalyst "
+         "pipelines yet: its scripts are not run (the variables are stored as configured, and "
+         "the HDF5 store's XDMF file opens in ParaView)");
+  m_model.paraview = std::move(p);
+}
+
 // Damaris 1.12 loads C++ server plugins of its own (PDI's PdiPlugin...) named in a top-level
 // <plugins> section, which PDI's generated configurations always carry, usually empty. Sidecore
 // cannot load a Damaris plugin: an empty section is accepted, and a plugin in it is never

@@ -93,13 +93,21 @@ model builder::build() {
   for (xml n : section("scripts")) read_actions(n);
   for (xml n : section("log")) read_log(n);
   for (xml n : section("plugins")) read_damaris_plugins(n);
-  for (const char* unsupported : {"python", "visit", "paraview"}) {
-    for (xml n : section(unsupported)) {
-      warn(n, "<" + std::string(unsupported) + "> is not supported and is ignored; " +
-                  "for in-situ analysis use an <event> action, a function of a shared " +
-                  "library or of the executable");
-    }
+  for (xml n : section("python")) {
+    warn(n,
+         "<python> is not supported and is ignored; for in-situ analysis in Python use "
+         "<scripts><pyscript> (docs/python_scripts.md)");
   }
+  for (xml n : section("visit")) {
+    check_element(n);
+    warn(n,
+         "<visit> is not supported (VisIt's libsim is not available) and is ignored; for in "
+         "situ visualization use <paraview> with ParaView Catalyst scripts (docs/paraview.md)");
+  }
+  if (section("paraview").size() > 1)
+    fail(section("paraview")[1], "second <paraview> element",
+         "give at most one <paraview>, with one <script> per Catalyst pipeline");
+  for (xml n : section("paraview")) read_paraview(n);
   check_references();
   resolve_selections();
   resolve_scripts();
@@ -220,7 +228,7 @@ void builder::check_attributes_once(xml n) const {
 // Text inside an element of the vocabulary that takes none is ignored: say so, since it is
 // usually a setting written in the wrong place (<domains>2</domains>).
 void builder::check_text(xml n) {
-  const element_rules& rules = rules_for(name_of(n));
+  const element_rules& rules = rules_for(name_of(n), name_of(n.parent()));
   if (!is_known_element(name_of(n)) || rules.any_children || rules.any_attribute) return;
   for (xml child : n.children()) {
     if (child.type() == pugi::node_element) {
@@ -240,7 +248,7 @@ void builder::check_text(xml n) {
 // Unknown attributes (a warning: Damaris ignores them, and its own example files carry some),
 // unknown children and missing required attributes (errors).
 void builder::check_element(xml n) {
-  const element_rules& rules = rules_for(name_of(n));
+  const element_rules& rules = rules_for(name_of(n), name_of(n.parent()));
   std::set<std::string, std::less<>> seen;
   for (pugi::xml_attribute a : n.attributes()) {
     if (is_xml_plumbing(a.name())) continue;

@@ -83,6 +83,18 @@ const rule_map& all_rules() {
           {"name", "file"},
           {}}},
         {"error", {{}, {}, {}, true, false}},
+        // ParaView Catalyst (docs/paraview.md). write-vtk and write-vtk-binary are read by the
+        // Damaris that OPM Flow uses; Sidecore writes no VTK files of its own (warned).
+        {"paraview",
+         {{"update-frequency", "realtime-timestep", "end-iteration", "write-vtk",
+           "write-vtk-binary"},
+          {},
+          {"script"}}},
+        // A child's rules under a given parent are keyed "parent/child" (rules_for).
+        {"paraview/script", {{}, {}, {}, false, false, true}},
+        {"visit", {{"update-frequency"}, {}, {"path", "options"}}},
+        {"visit/path", {{}, {}, {}, false, false, true}},
+        {"visit/options", {{}, {}, {}, false, false, true}},
         {"scripts", {{}, {}, {"script", "pyscript"}}},
         // Damaris 1.12's own C++ server plugins: their content is Damaris's (read_damaris_plugins).
         {"plugins", {{}, {}, {}, false, true}},
@@ -108,9 +120,16 @@ bool is_known_element(std::string_view element) {
   return all_rules().count(element) > 0 || is_polyhedral_part(element);
 }
 
-const element_rules& rules_for(std::string_view element) {
+const element_rules& rules_for(std::string_view element, std::string_view parent) {
   static const element_rules anything{{}, {}, {}, true, true, true};
   if (is_polyhedral_part(element)) return all_rules().find("polyhedral_*")->second;
+  if (!parent.empty()) {
+    std::string qualified(parent);
+    qualified += '/';
+    qualified += element;
+    const auto found = all_rules().find(qualified);
+    if (found != all_rules().end()) return found->second;
+  }
   const auto found = all_rules().find(element);
   return found == all_rules().end() ? anything : found->second;
 }

@@ -37,8 +37,10 @@ bool is_polyhedral_part(std::string_view element);
 // Elements outside the vocabulary (the content of <visit>, <python>...) accept anything.
 bool is_known_element(std::string_view element);
 
-// The rules of an element; anything goes for an element outside the vocabulary.
-const element_rules& rules_for(std::string_view element);
+// The rules of an element (those of "parent/element" when the vocabulary has them: <script>
+// in <paraview> is not the <script> of <actions>); anything goes for an element outside the
+// vocabulary.
+const element_rules& rules_for(std::string_view element, std::string_view parent = {});
 
 // Name without its namespace prefix ("xsi:type" -> "type").
 std::string_view local_name(const char* qualified);

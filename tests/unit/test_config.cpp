@@ -899,14 +899,70 @@ TEST(config, harmless_dangling_references_only_warn) {
   EXPECT_EQ(m.variables[0].mesh, "nowhere");
 }
 
-TEST(config, unsupported_sections_only_warn) {
+TEST(config, visit_warns_and_points_to_paraview) {
   const cfg::model m = cfg::parse_model(
       "<simulation name=\"t\">\n<visit update-frequency=\"2\"><path>/opt</path></visit>\n"
-      "<paraview><script>a.py</script></paraview>\n</simulation>",
+      "</simulation>",
       "warn.xml");
-  ASSERT_EQ(m.warnings.size(), 2u);
+  ASSERT_EQ(m.warnings.size(), 1u);
   EXPECT_TRUE(contains(m.warnings[0], "warn.xml:2: <visit> is not supported")) << m.warnings[0];
-  EXPECT_TRUE(contains(m.warnings[1], "warn.xml:3: <paraview> is not supported")) << m.warnings[1];
+  EXPECT_TRUE(contains(m.warnings[0], "<paraview>")) << m.warnings[0];
+  EXPECT_FALSE(m.paraview.has_value());
+}
+
+TEST(config, paraview_element_as_damaris_reads_it) {
+  // <script> inside <paraview> holds a path as text: not the <script> of <actions>.
+  const cfg::model m = cfg::parse_model(
+      "<simulation name=\"t\">\n"
+      "<paraview update-frequency=\"3\" realtime-timestep=\"0.5\" end-iteration=\"12\"\n"
+      "          write-vtk=\"0\" write-vtk-binary=\"false\">\n"
+      "  <script> /opt/pipelines/image.py </script>\n"
+      "  <script>slice.py</script>\n"
+      "</paraview>\n</simulation>",
+      "pv.xml");
+  // Until the pipelines run, the configuration says so (no silent drop).
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_TRUE(contains(m.warnings[0], "pv.xml:2: <paraview> is read, but")) << m.warnings[0];
+  ASSERT_TRUE(m.paraview.has_value());
+  const cfg::paraview_settings& p = *m.paraview;
+  EXPECT_EQ(p.line, 2);
+  EXPECT_EQ(p.frequency, 3);
+  EXPECT_DOUBLE_EQ(p.realtime_timestep, 0.5);
+  EXPECT_EQ(p.end_iteration, 12);
+  ASSERT_EQ(p.scripts.size(), 2u);
+  EXPECT_EQ(p.scripts[0], "/opt/pipelines/image.py");
+  EXPECT_EQ(p.scripts[1], "slice.py");
+  EXPECT_EQ(p.script_lines, (std::vector<int>{4, 5}));
+
+  // Damaris's defaults: every iteration, time = iteration x 0.1, no forced output.
+  const cfg::model d = cfg::parse_model(
+      "<simulation name=\"t\"><paraview><script>a.py</script></paraview></simulation>", "d.xml");
+  ASSERT_TRUE(d.paraview.has_value());
+  EXPECT_EQ(d.paraview->frequency, 1);
+  EXPECT_DOUBLE_EQ(d.paraview->realtime_timestep, 0.1);
+  EXPECT_EQ(d.paraview->end_iteration, 0);
+}
+
+TEST(config, paraview_mistakes) {
+  const std::string head = "<simulation name=\"t\">\n";
+  expect_error(head +
+                   "<paraview realtime-timestep=\"0\"><script>a.py</script></paraview>\n"
+                   "</simulation>",
+               2, {"'realtime-timestep'", "a number > 0"});
+  expect_error(head + "<paraview update-frequency=\"0\"/>\n</simulation>", 2,
+               {"'update-frequency'"});
+  expect_error(head + "<paraview>\n<script>  </script>\n</paraview>\n</simulation>", 3,
+               {"empty <script> in <paraview>", "<script>pipeline.py</script>"});
+  expect_error(head + "<paraview/>\n<paraview/>\n</simulation>", 3, {"second <paraview> element"});
+  expect_error(head + "<paraview>\n<pipeline>a.py</pipeline>\n</paraview>\n</simulation>", 3,
+               {"unknown element <pipeline> in <paraview>", "valid elements: script"});
+  const cfg::model m = cfg::parse_model(
+      head + "<paraview write-vtk=\"1\" frequency=\"2\"/>\n</simulation>", "w.xml");
+  ASSERT_EQ(m.warnings.size(), 3u);
+  EXPECT_TRUE(contains(m.warnings[0], "w.xml:2: unknown attribute 'frequency' on <paraview>"))
+      << m.warnings[0];
+  EXPECT_TRUE(contains(m.warnings[1], "write-vtk=\"1\" is ignored")) << m.warnings[1];
+  EXPECT_TRUE(contains(m.warnings[2], "names no <script>")) << m.warnings[2];
 }
 
 TEST(config, accepted_damaris_attributes_produce_no_warning) {
@@ -1185,16 +1241,16 @@ TEST(config, dask_attributes_of_a_pyscript_are_checked) {
   expect_error(script("timeout=\"0\""), 3, {"'timeout'", "'0'"});
 }
 
-TEST(config, unsupported_sections_do_not_point_at_scripts) {
+TEST(config, unsupported_sections_point_at_what_does_the_job) {
   const cfg::model m = cfg::parse_model(
       "<simulation name=\"t\">\n<python><path>/usr</path><home>/usr</home></python>\n"
-      "<visit/>\n<paraview/>\n</simulation>",
+      "<visit/>\n</simulation>",
       "warn.xml");
-  ASSERT_EQ(m.warnings.size(), 3u);
-  for (const auto& w : m.warnings) {
-    EXPECT_FALSE(contains(w, "<script>")) << w;
-    EXPECT_TRUE(contains(w, "use an <event> action")) << w;
-  }
+  ASSERT_EQ(m.warnings.size(), 2u);
+  EXPECT_TRUE(contains(m.warnings[0], "warn.xml:2: <python> is not supported")) << m.warnings[0];
+  EXPECT_TRUE(contains(m.warnings[0], "<scripts><pyscript>")) << m.warnings[0];
+  EXPECT_TRUE(contains(m.warnings[1], "warn.xml:3: <visit> is not supported")) << m.warnings[1];
+  EXPECT_TRUE(contains(m.warnings[1], "use <paraview>")) << m.warnings[1];
 }
 
 }  // namespace
