@@ -12,6 +12,7 @@
 
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/json_writer.hpp"
 #include "common/log.hpp"
 
 namespace sidecore::plugins {
@@ -98,6 +99,33 @@ std::string joined(const std::vector<int>& values) {
   return text;
 }
 
+// The meshes and the variables on them, for sidecore_vtk (docs/python_scripts.md): JSON
+// {"meshes": [{"name", "type", "topology", "coords": [...], "parts": {role: [variable,
+// offset]}}], "variables": {name: {"mesh", "centering", "kind", "vector_length"}}}.
+std::string visualization_json(const config::model& model) {
+  json_writer j;
+  j.begin_object().key("meshes").begin_array();
+  for (const config::mesh& m : model.meshes) {
+    j.begin_object().field("name", m.name).field("type", m.type).field("topology", m.topology);
+    j.key("coords").begin_array();
+    for (const config::coordinate& c : m.coordinates) j.value(c.name);
+    j.end_array().key("parts").begin_object();
+    for (const config::mesh_part& part : m.parts) {
+      j.key(part.role).begin_array().value(part.variable).value(part.offset).end_array();
+    }
+    j.end_object().end_object();
+  }
+  j.end_array().key("variables").begin_object();
+  for (const config::variable& v : model.variables) {
+    if (v.mesh.empty()) continue;
+    j.key(v.name).begin_object().field("mesh", v.mesh);
+    j.field("centering", v.center == config::centering::nodal ? "nodal" : "zonal");
+    j.field("kind", v.kind).field("vector_length", v.vector_length).end_object();
+  }
+  j.end_object().end_object();
+  return j.text();
+}
+
 }  // namespace
 
 bool python_scripts_supported() noexcept { return supported; }
@@ -132,6 +160,7 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
     type_strings +=
         (type_strings.empty() ? "" : ",") + v.name + "=" + damaris_type_string(l.type_name);
   }
+  const std::string visualization = visualization_json(model);
   for (const config::script& s : model.scripts) {
     config::action_plugin& action = model.action_plugins.at(s.action);
     // An empty library makes make_action say where the runner was looked for.
@@ -152,6 +181,7 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
     o.emplace_back("fortran-variables", fortran_variables);
     o.emplace_back("constant-variables", constant_variables);
     o.emplace_back("type-strings", type_strings);
+    o.emplace_back("visualization", visualization);
     o.emplace_back("mode", env.mode);
     o.emplace_back("is_dedicated_core", env.is_dedicated_core ? "1" : "0");
     o.emplace_back("is_dedicated_node", env.is_dedicated_node ? "1" : "0");

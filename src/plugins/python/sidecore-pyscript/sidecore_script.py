@@ -18,6 +18,7 @@ A script is written in one of two styles, told apart by whether it defines on_it
 """
 import ast
 import builtins
+import json
 import os
 import sys
 
@@ -45,6 +46,11 @@ class Environment:
         self.cores_per_node = int(options.get("cores_per_node") or 0)
         self.number_of_nodes = int(options.get("number_of_nodes") or 1)
         self.magic = options.get("magic", "")
+        # For sidecore_vtk: the meshes and the variables on them, and the Fortran layouts.
+        self.visualization = json.loads(options.get("visualization") or
+                                        '{"meshes": [], "variables": {}}')
+        self.fortran_variables = set(v for v in options.get("fortran-variables", "").split(",")
+                                     if v)
         known = options.get("known_clients", "")
         self.known_clients = [int(c) for c in known.split(",") if c]
         self.server = writer_index
