@@ -10,11 +10,14 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -186,10 +189,14 @@ void check_array(const char* call, const std::string& variable, int32_t block,
 
 // The arrays alloc() lent for the current iteration, by (variable, block): each is made
 // read-only when its block is committed or released, or when the iteration ends or the
-// runtime is finalized (NumPy cannot take an array back; docs/python.md).
+// runtime is finalized (NumPy cannot take an array back; docs/python.md). The pages they lay
+// on are remembered: finalize() unmaps Sidecore's memory, and a Python program that still
+// reads such an array must not crash, so those pages are mapped again, read-only zeros.
 class lent_arrays {
  public:
   void add(const char* variable, int32_t block, nb::object array) {
+    auto* a = reinterpret_cast<PyArrayObject*>(array.ptr());
+    remember(PyArray_DATA(a), static_cast<std::size_t>(PyArray_NBYTES(a)));
     for (entry& e : m_entries)
       if (e.block == block && e.variable == variable) {  // allocated again: the old one is done
         freeze(e.array);
@@ -210,6 +217,16 @@ class lent_arrays {
     for (entry& e : m_entries) freeze(e.array);
     m_entries.clear();
   }
+  // After finalize(): the remembered pages that nothing maps any more become read-only
+  // zeros (MAP_FIXED_NOREPLACE never replaces what the process has mapped there since).
+  void keep_readable() {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    for (const auto& [begin, end] : m_pages) {
+      if (map_zeros(begin, end - begin)) continue;
+      for (std::uintptr_t p = begin; p < end; p += page) map_zeros(p, page);  // partly mapped
+    }
+    m_pages.clear();
+  }
 
  private:
   struct entry {
@@ -220,7 +237,37 @@ class lent_arrays {
   static void freeze(const nb::object& array) {
     PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(array.ptr()), NPY_ARRAY_WRITEABLE);
   }
+  static bool map_zeros(std::uintptr_t address, std::size_t bytes) {
+    void* wanted = reinterpret_cast<void*>(address);
+    void* got =
+        ::mmap(wanted, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (got == MAP_FAILED) return false;
+    if (got != wanted) {  // a kernel before 4.17 takes the flag as a hint
+      ::munmap(got, bytes);
+      return false;
+    }
+    return true;
+  }
+  // Adds the pages under [data, data + bytes), merged with the intervals they touch: they
+  // stay few (the blocks of one buffer).
+  void remember(const void* data, std::size_t bytes) {
+    if (!data || bytes == 0) return;
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto address = reinterpret_cast<std::uintptr_t>(data);
+    std::uintptr_t begin = address / page * page;
+    std::uintptr_t end = (address + bytes + page - 1) / page * page;
+    auto it = m_pages.upper_bound(begin);
+    if (it != m_pages.begin() && std::prev(it)->second >= begin) --it;
+    while (it != m_pages.end() && it->first <= end) {
+      begin = std::min(begin, it->first);
+      end = std::max(end, it->second);
+      it = m_pages.erase(it);
+    }
+    m_pages.emplace(begin, end);
+  }
+
   std::vector<entry> m_entries;
+  std::map<std::uintptr_t, std::uintptr_t> m_pages;  // [begin, end) of the lent arrays' pages
 };
 // Never destroyed: its arrays must not be released after the interpreter is gone.
 lent_arrays& lent() {
@@ -261,6 +308,7 @@ void finalize() {
     code = damaris_finalize();
   }
   lent().freeze_all();
+  lent().keep_readable();
   sidecore_describe_close(g_description);
   g_description = nullptr;
   g_block_extents.clear();
@@ -618,17 +666,18 @@ NB_MODULE(_sidecore, m) {
   m.def("stop", &stop);
   m.def("write", &write_block, nb::arg("variable"), nb::arg("block"), nb::arg("array").noconvert());
   // Session.alloc, .commit, .release and .end_iteration are these functions themselves.
-  m.def("alloc", &alloc, nb::arg("name"), nb::arg("block") = 0,
-        "Zero copy: reserves block `block` of variable `name` in "
-        "Sidecore's buffer for the current iteration (damaris_alloc_block()) and returns a "
-        "writable NumPy array on that memory, of the block's dtype and shape (C order). Fill it "
-        "in place (a[...] = values, never a = values), then commit(name) and release(name). The "
-        "array is made read-only by commit() and release(); after release(), end_iteration() or "
-        "finalize() it must not be used at all (NumPy cannot revoke it: the memory is reused "
-        "for other blocks, or unmapped after finalize()). A block allocated and not committed "
-        "is committed by end_iteration(). The GIL is released while it waits for room in the "
-        "buffer. Raises Error (ALLOCATION_ERROR for a block allocated twice or too large, "
-        "UNDEFINED_VARIABLE, INVALID_BLOCK...).");
+  m.def(
+      "alloc", &alloc, nb::arg("name"), nb::arg("block") = 0,
+      "Zero copy: reserves block `block` of variable `name` in "
+      "Sidecore's buffer for the current iteration (damaris_alloc_block()) and returns a "
+      "writable NumPy array on that memory, of the block's dtype and shape (C order). Fill it "
+      "in place (a[...] = values, never a = values), then commit(name) and release(name). The "
+      "array is made read-only by commit() and release(); after release(), end_iteration() or "
+      "finalize() it must not be used at all (NumPy cannot revoke it: the memory is reused "
+      "for other blocks; after finalize() it reads as zeros). A block allocated and not committed "
+      "is committed by end_iteration(). The GIL is released while it waits for room in the "
+      "buffer. Raises Error (ALLOCATION_ERROR for a block allocated twice or too large, "
+      "UNDEFINED_VARIABLE, INVALID_BLOCK...).");
   m.def("commit", &finish_block<damaris_commit_block, damaris_commit_block_iteration>,
         nb::arg("name"), nb::arg("block") = 0, nb::arg("iteration").none() = nb::none(),
         "Declares an allocated block complete "

@@ -65,4 +65,14 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
     else:
         assert not sc.is_client and sc.has_servers
 assert not sidecore._ext.initialized()
+if sc.is_client:
+    # An array alloc() lent, kept past finalize(): Sidecore's memory is gone, but reading it
+    # must not crash the program (it reads zeros, or what was there), and it stays read-only.
+    assert not a.flags.writeable
+    assert np.isfinite(float(a.sum()))
+    try:
+        a.flags.writeable = True
+        raise AssertionError("an array of finalized memory was made writable again")
+    except ValueError:
+        pass
 print(f"rank {MPI.COMM_WORLD.Get_rank()}: done", flush=True)
