@@ -7,7 +7,10 @@ what was written:
   x, memory x-fastest), a zonal and a nodal variable, split along z between the clients;
 * plate: a 2-D rectilinear mesh in C order (x the last dimension), with one ghost cell around
   each block, marked in vtkGhostType;
-* sector: a 2-D curvilinear mesh (nodal coordinate arrays).
+* sector: a 2-D curvilinear mesh (nodal coordinate arrays);
+* fluid: an unstructured mesh as Damaris describes one (interleaved coordinates, 1-based vertex
+  ids and connectivity, a section of quads and one of triangles), zonal and nodal variables;
+* particles: a point mesh whose coordinates change at every iteration.
 
 The coordinates are time-invariant: written at the first iteration only, they are kept."""
 import json
@@ -57,12 +60,40 @@ def sector_values(it, c):
     return (it + i + 10 * (j + c * NY)).astype(np.float32)
 
 
+# fluid: two quads and two triangles on 6 vertices per client, 1-based as Fortran codes give
+# them (offset="-1"); particles: 5 points moving with the iterations.
+FLUID_XY = np.array([[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [2, 1]], dtype=np.float64)
+FLUID_CONNECTIVITY = np.array([1, 2, 5, 4, 2, 3, 6, 5, 4, 5, 1, 5, 6, 2], dtype=np.int64)
+FLUID_CELLS = [(9, [0, 1, 4, 3]), (9, [1, 2, 5, 4]), (5, [3, 4, 0]), (5, [4, 5, 1])]
+
+
+def fluid_xy(c):
+    return FLUID_XY + [3.0 * c, 0.0]
+
+
+def flow(it, c):
+    return it * 10.0 + np.arange(4) + 100 * c
+
+
+def potential(it, c):
+    return (it + np.arange(6) * 0.5 + 100 * c).astype(np.float32)
+
+
+def particles(it, c):
+    n = np.arange(5, dtype=np.float64)
+    return n + c * 10, n * 0 + it, n * 2.0, n + 1000 * c + it  # x, y, z, mass
+
+
 def written(it, c):
     """{variable: (array as written, position or None)}."""
     w = {"pressure": (x_fastest(grid_values(it, c, False)), (0, 0, c * NZ)),
          "height": (x_fastest(grid_values(it, c, True)), (0, 0, c * NZ)),
          "temperature": (plate_values(it, c)[0], (c * NY, 0)),
-         "density": (x_fastest(sector_values(it, c)), (0, c * NY))}
+         "density": (x_fastest(sector_values(it, c)), (0, c * NY)),
+         "flow": (flow(it, c), None), "potential": (potential(it, c), None)}
+    px, py, pz, mass = particles(it, c)
+    w.update({"particles/x": (px, None), "particles/y": (py, None), "particles/z": (pz, None),
+              "mass": (mass, None)})
     if it == 0:
         sx, sy = sector_points(c)
         w.update({"grid/x": (np.arange(NX + 1) * 2.0, None),
@@ -70,7 +101,12 @@ def written(it, c):
                   "grid/z": ((np.arange(NZ + 1) + c * NZ).astype(np.float64), None),
                   "plate/px": ((np.arange(NX + 3) - 1) * 0.5, None),
                   "plate/py": ((np.arange(NY + 3) - 1 + c * NY) * 0.5, None),
-                  "sector/cx": (x_fastest(sx), None), "sector/cy": (x_fastest(sy), None)})
+                  "sector/cx": (x_fastest(sx), None), "sector/cy": (x_fastest(sy), None),
+                  "fluid/xy": (fluid_xy(c).reshape(-1), None),
+                  "fluid/gid": (np.arange(1, 7, dtype=np.int64) + 6 * c, None),
+                  "fluid/types": (np.array([9, 5], dtype=np.int32), None),
+                  "fluid/sizes": (np.array([2, 2], dtype=np.int32), None),
+                  "fluid/conn": (FLUID_CONNECTIVITY, None)})
     return w
 
 
@@ -112,6 +148,25 @@ def configure(tmp_path, clients, cores):
       <variable name="cx" layout="sector_nodes" {constant}/>
       <variable name="cy" layout="sector_nodes" {constant}/>
     </group>
+    <layout name="xy" type="double" dimensions="12"/>
+    <layout name="gids" type="long" dimensions="6"/>
+    <layout name="two" type="int" dimensions="2"/>
+    <layout name="conn" type="long" dimensions="14"/>
+    <layout name="four" type="double" dimensions="4"/>
+    <layout name="six" type="float" dimensions="6"/>
+    <layout name="five" type="double" dimensions="5"/>
+    <group name="fluid">
+      <variable name="xy" layout="xy" {constant}/>
+      <variable name="gid" layout="gids" {constant}/>
+      <variable name="types" layout="two" {constant}/>
+      <variable name="sizes" layout="two" {constant}/>
+      <variable name="conn" layout="conn" {constant}/>
+    </group>
+    <group name="particles">
+      <variable name="x" layout="five" visualizable="false" script="vtk"/>
+      <variable name="y" layout="five" visualizable="false" script="vtk"/>
+      <variable name="z" layout="five" visualizable="false" script="vtk"/>
+    </group>
     <mesh name="grid" type="rectilinear" topology="3">
       <coord name="grid/x"/><coord name="grid/y"/><coord name="grid/z"/>
     </mesh>
@@ -121,6 +176,19 @@ def configure(tmp_path, clients, cores):
     <mesh name="sector" type="curvilinear" topology="2">
       <coord name="sector/cx"/><coord name="sector/cy"/>
     </mesh>
+    <mesh name="fluid" type="unstructured" topology="2">
+      <coord name="fluid/xy"/>
+      <vertex_global_id name="fluid/gid" offset="-1"/>
+      <section_types name="fluid/types"/>
+      <section_sizes name="fluid/sizes"/>
+      <section_connectivity name="fluid/conn"/>
+    </mesh>
+    <mesh name="particles" type="point" topology="3">
+      <coord name="particles/x"/><coord name="particles/y"/><coord name="particles/z"/>
+    </mesh>
+    <variable name="flow" layout="four" mesh="fluid" script="vtk"/>
+    <variable name="potential" layout="six" mesh="fluid" centering="nodal" script="vtk"/>
+    <variable name="mass" layout="five" mesh="particles" script="vtk"/>
     <variable name="pressure" layout="cells" mesh="grid" centering="zonal" script="vtk"/>
     <variable name="height" layout="nodes" mesh="grid" centering="nodal" script="vtk"/>
     <variable name="temperature" layout="plate_cells" mesh="plate" script="vtk"/>
@@ -146,16 +214,21 @@ def read_pieces(out, it):
         reader.SetFileName(os.path.join(out, name))
         reader.Update()
         data = reader.GetOutput()
-        assert data.GetNumberOfBlocks() == 3, (name, data.GetNumberOfBlocks())
-        for b in range(3):
+        assert data.GetNumberOfBlocks() == 5, (name, data.GetNumberOfBlocks())
+        for b in range(5):
             mesh = data.GetMetaData(b).Get(vtkCompositeDataSet.NAME())
             multipiece = data.GetBlock(b)
             for p in range(multipiece.GetNumberOfPieces()):
                 piece = multipiece.GetPiece(p)
-                extent = piece.GetExtent()
-                axis = {"grid": 4, "plate": 2, "sector": 2}[mesh]
-                step = {"grid": NZ, "plate": NY, "sector": NY}[mesh]
-                client = (extent[axis] + (1 if mesh == "plate" else 0)) // step
+                if mesh == "fluid":  # by its vertices' global ids
+                    client = int(values(piece.GetPointData().GetGlobalIds())[0]) // 6
+                elif mesh == "particles":  # by its x coordinates
+                    client = int(values(piece.GetPoints().GetData())[0, 0]) // 10
+                else:  # by its place in the global grid
+                    extent = piece.GetExtent()
+                    axis = {"grid": 4, "plate": 2, "sector": 2}[mesh]
+                    step = {"grid": NZ, "plate": NY, "sector": NY}[mesh]
+                    client = (extent[axis] + (1 if mesh == "plate" else 0)) // step
                 assert client not in pieces.setdefault(mesh, {}), (mesh, client, name)
                 pieces[mesh][client] = piece
     return pieces
@@ -170,7 +243,8 @@ def values(vtk_array):
 def check(out, clients):
     for it in range(ITERATIONS):
         pieces = read_pieces(out, it)
-        assert sorted(pieces) == ["grid", "plate", "sector"], sorted(pieces)
+        assert sorted(pieces) == ["fluid", "grid", "particles", "plate", "sector"], \
+            sorted(pieces)
         for mesh in pieces:
             assert sorted(pieces[mesh]) == list(range(clients)), (mesh, sorted(pieces[mesh]))
         for c in range(clients):
@@ -208,11 +282,36 @@ def check(out, clients):
             expect_array("sector y " + what, points[:, 1], sy.reshape(-1))
             expect_array("density " + what, values(sector.GetCellData().GetArray("density")),
                          sector_values(it, c).reshape(-1))
+
+            fluid = pieces["fluid"][c]
+            assert fluid.GetClassName() == "vtkUnstructuredGrid"
+            points = values(fluid.GetPoints().GetData())
+            expect_array("fluid xy " + what, points[:, :2], fluid_xy(c))
+            expect_array("fluid z " + what, points[:, 2], np.zeros(6))
+            expect_array("fluid ids " + what, values(fluid.GetPointData().GetGlobalIds()),
+                         (np.arange(6) + 6 * c).astype(values(
+                             fluid.GetPointData().GetGlobalIds()).dtype))
+            assert fluid.GetNumberOfCells() == len(FLUID_CELLS), fluid.GetNumberOfCells()
+            for index, (kind, vertices) in enumerate(FLUID_CELLS):
+                cell = fluid.GetCell(index)
+                got = [cell.GetPointId(v) for v in range(cell.GetNumberOfPoints())]
+                assert (cell.GetCellType(), got) == (kind, vertices), (what, index, got)
+            expect_array("flow " + what, values(fluid.GetCellData().GetArray("flow")),
+                         flow(it, c))
+            expect_array("potential " + what, values(fluid.GetPointData().GetArray("potential")),
+                         potential(it, c))
+
+            cloud = pieces["particles"][c]
+            assert cloud.GetClassName() == "vtkPolyData" and cloud.GetNumberOfVerts() == 5
+            px, py, pz, mass = particles(it, c)
+            expect_array("particles " + what, values(cloud.GetPoints().GetData()),
+                         np.stack([px, py, pz], axis=1))
+            expect_array("mass " + what, values(cloud.GetPointData().GetArray("mass")), mass)
     for name in os.listdir(out):
         if name.startswith("vtk_error_"):
             with open(os.path.join(out, name)) as f:
                 said = json.load(f)
-            assert "no mesh 'nowhere'" in said and "grid, plate, sector" in said, said
+            assert "no mesh 'nowhere'" in said and "grid, plate, sector, fluid" in said, said
 
 
 def test_dedicated_cores(tmp_path):
