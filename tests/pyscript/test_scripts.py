@@ -544,3 +544,45 @@ def test_dask_without_a_scheduler_goes_on(tmp_path):
                     "published" if name == "missing" else "no scheduler answered within 1 s")
         assert expected in output, output
         check_sidecore_style(out, 3, 2, servers=1)
+
+
+def test_dask_skips_what_cannot_be_placed(tmp_path, capsys):
+    """A variable whose blocks can be neither placed (no global extents, overlapping
+    positions) nor stacked (their shapes differ) is left out of the iteration with one warning
+    naming it and why, said once for that cause; the other variables are published intact.
+    The writers' publisher (sidecore_dask.Publisher) runs here on one writer (COMM_SELF)
+    against a real scheduler and worker."""
+    from mpi4py import MPI
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "plugins", "python",
+                                    "sidecore-pyscript"))
+    import sidecore_dask
+
+    class Block:
+        def __init__(self, data, position, global_shape, source):
+            self.data, self.position, self.global_shape = data, position, global_shape
+            self.source, self.id = source, 0
+
+    cluster = DaskCluster(tmp_path)
+    publisher = sidecore_dask.Publisher(cluster.file, 30, "skip", 2, MPI.COMM_SELF, 0)
+    try:
+        publisher.start()
+        assert publisher.connected
+        for it in range(2):
+            good = [Block(np.full((2, 3), it * 10.0 + c), (2 * c, 0), (4, 3), c)
+                    for c in range(2)]
+            ragged = [Block(np.arange(3 + c, dtype=np.int32) + it, (0,), None, c)
+                      for c in range(2)]
+            arrays = publisher.publish(it, {"good": good, "ragged": ragged})
+            assert sorted(arrays) == ["good"], sorted(arrays)
+            expect_array(f"good it{it}", publisher.client.compute(arrays["good"]).result(),
+                         np.concatenate([np.full((2, 3), it * 10.0 + c) for c in range(2)]))
+        said = capsys.readouterr().err
+        assert said.count("variable 'ragged' is not handed to Dask") == 1, said
+        assert "their shapes differ" in said and "[(3,), (4,)]" in said, said
+        with cluster.client() as client:
+            expect_array("published good", client.get_dataset("skip/good/1").compute(),
+                         np.concatenate([np.full((2, 3), 10.0 + c) for c in range(2)]))
+            assert not any("ragged" in name for name in client.list_datasets())
+    finally:
+        publisher.close()
+        cluster.stop()
