@@ -100,6 +100,22 @@ report_choice report() {
   return choice;
 }
 
+std::string batch_job_id() {
+  for (const char* name :
+       {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID"}) {
+    const char* value = value_of(name);
+    if (value == nullptr) continue;
+    std::string id;
+    for (const char* c = value; *c != '\0' && id.size() < 64; ++c) {
+      const bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                         (*c >= '0' && *c <= '9') || *c == '.' || *c == '-' || *c == '_';
+      id += plain ? *c : '_';
+    }
+    return id;
+  }
+  return {};
+}
+
 std::string text(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr ? value : "";

@@ -33,6 +33,11 @@ struct report_choice {
 };
 report_choice report();
 
+// The batch system's id of this job (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, FLUX_JOB_ID,
+// COBALT_JOBID: the first set), kept to letters, digits, '.', '-' and '_' for a file name; ""
+// outside a batch job.
+std::string batch_job_id();
+
 // Variables taken as they are (a path or a program): the value, "" when unset.
 // SIDECORE_PYSCRIPT_RUNNER, SIDECORE_PYTHON, SIDECORE_PYTHON_LIBRARY, VIRTUAL_ENV.
 std::string text(const char* name);

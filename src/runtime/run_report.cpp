@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "common/environment.hpp"
 #include "common/json_writer.hpp"
@@ -88,14 +89,53 @@ void latency_json(json_writer& j, const protocol::live_values& v) {
   j.end_object();
 }
 
+// The directory every HDF5 store of the configuration writes to (their one FilesPath), when it
+// exists; "" (the working directory) otherwise.
+std::string output_directory(const config::model& model) {
+  std::string directory;
+  for (const config::store& s : model.stores) {
+    if (s.type != "HDF5") continue;
+    std::string path = s.option("FilesPath");
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    if (path.empty()) path = ".";
+    if (!directory.empty() && directory != path) return {};  // several: none is "the" one
+    directory = path;
+  }
+  return directory.empty() || !is_directory(directory) ? std::string() : directory + "/";
+}
+
+// <simulation>_<job id or local start time>_report.json, with -2, -3... when a report of that
+// name is there already (two runs in one batch job, or in one second): one report per run,
+// never one replacing another.
+std::string run_file_name(const std::string& directory, const std::string& simulation) {
+  std::string label = environment::batch_job_id();
+  if (label.empty()) {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    char text[32] = "";
+    if (::localtime_r(&now, &local) != nullptr)
+      std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
+    label = text;
+  }
+  const std::string stem = simulation + "_" + label;
+  std::string name = stem + "_report.json";
+  struct stat info {};
+  for (int n = 2; ::lstat((directory + name).c_str(), &info) == 0 && n < 10000; ++n)
+    name = stem + "-" + std::to_string(n) + "_report.json";
+  return name;
+}
+
 }  // namespace
 
 std::string path_for(const config::model& model) {
-  const std::string name =
-      (model.simulation_name.empty() ? std::string("sidecore") : model.simulation_name) +
-      "_report.json";
+  const std::string simulation =
+      model.simulation_name.empty() ? std::string("sidecore") : model.simulation_name;
+  const std::string name = simulation + "_report.json";
   const environment::report_choice choice = environment::report();
-  if (choice.where == environment::report_choice::kind::default_place) return name;
+  if (choice.where == environment::report_choice::kind::default_place) {
+    const std::string directory = output_directory(model);
+    return directory + run_file_name(directory, simulation);
+  }
   if (choice.where == environment::report_choice::kind::off) return {};
   const std::string& value = choice.path;
   if (value.back() == '/' || is_directory(value)) {

@@ -14,8 +14,10 @@
 
 namespace sidecore::run_report {
 
-// Where the report goes: SIDECORE_REPORT (a file, or a directory), by default
-// <simulation>_report.json in the working directory; "" when SIDECORE_REPORT turns it off.
+// Where the report goes: SIDECORE_REPORT (a file, or a directory: <simulation>_report.json in
+// it); by default <simulation>_<job id or start time>_report.json, a new name for every run, in
+// the directory of the HDF5 stores (their one FilesPath) or else the working directory; ""
+// when SIDECORE_REPORT turns it off.
 std::string path_for(const config::model& model);
 
 struct writer_part {

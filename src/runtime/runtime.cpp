@@ -323,6 +323,12 @@ void runtime::write_run_report() noexcept {
   try {
     MPI_Comm world = m_topo.world.get();
     std::string path = m_topo.world_rank == 0 ? run_report::path_for(m_model) : std::string();
+    // By default every run has a report of its own; a path SIDECORE_REPORT gives is replaced,
+    // and the log says so.
+    if (!path.empty() && ::access(path.c_str(), F_OK) == 0)
+      log::warning("the run report replaces '", path,
+                   "' (SIDECORE_REPORT names it); leave SIDECORE_REPORT unset for a report "
+                   "per run");
     int wanted = path.empty() ? 0 : 1;
     check_mpi(MPI_Bcast(&wanted, 1, MPI_INT, 0, world), "MPI_Bcast");
     if (!wanted) return;
