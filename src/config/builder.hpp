@@ -129,6 +129,7 @@ class builder {
   void resolve_scripts();
   void read_log(xml n);
   void read_paraview(xml n);
+  void resolve_paraview();
   void read_damaris_plugins(xml n);
 
   std::string_view m_text;

@@ -235,6 +235,9 @@ struct script {
   int dask_keep = 4;
   // Sidecore: seconds one call of the script may take (time-limit="S"); 0: no limit.
   double time_limit_seconds = 0;
+  // The pipelines of <paraview> (run by the runner's sidecore_paraview.py, on every variable
+  // with a mesh and the meshes' coordinates), not a <pyscript>: file is set at run time.
+  bool paraview = false;
   std::size_t action = static_cast<std::size_t>(-1);  // index into model::action_plugins
   int line = 0;
 };

@@ -390,14 +390,49 @@ void builder::read_paraview(xml n) {
     p.scripts.push_back(beside_configuration(script, path, "<script>"));
     p.script_lines.push_back(line_of(script));
   }
-  if (p.scripts.empty())
-    warn(n, "<paraview> names no <script>: no Catalyst pipeline runs");
-  else
-    warn(n,
-         "<paraview> is read, but this version of Sidecore does not run ParaView Catalyst "
-         "pipelines yet: its scripts are not run (the variables are stored as configured, and "
-         "the HDF5 store's XDMF file opens in ParaView)");
+  if (p.scripts.empty()) warn(n, "<paraview> names no <script>: no Catalyst pipeline runs");
   m_model.paraview = std::move(p);
+}
+
+// The pipelines run as one more script action (after every <pyscript>'s), on every enabled
+// variable with a declared mesh and on the variables the meshes are made of.
+void builder::resolve_paraview() {
+  if (!m_model.paraview || m_model.paraview->scripts.empty()) return;
+  const paraview_settings& p = *m_model.paraview;
+  script s;
+  s.name = "<paraview>";
+  s.paraview = true;
+  s.frequency = p.frequency;
+  s.line = p.line;
+  action_plugin a;
+  a.name = s.name;
+  a.frequency = p.frequency;
+  a.line = p.line;
+  a.script = m_model.scripts.size();
+  std::vector<bool> taken(m_model.variables.size(), false);
+  const auto take = [&](std::size_t v) {
+    if (v != model::npos && m_model.variables[v].enabled && !taken[v]) taken[v] = true;
+  };
+  for (const mesh& m : m_model.meshes) {
+    bool used = false;
+    for (std::size_t v = 0; v < m_model.variables.size(); ++v) {
+      if (m_model.variables[v].mesh != m.name) continue;
+      take(v);
+      used = true;
+    }
+    if (!used) continue;
+    for (const coordinate& c : m.coordinates) take(m_model.find_variable(c.name));
+    for (const mesh_part& part : m.parts) take(m_model.find_variable(part.variable));
+  }
+  for (std::size_t v = 0; v < taken.size(); ++v)
+    if (taken[v]) a.variables.push_back(v);
+  if (a.variables.empty())
+    warn_at(p.line,
+            "<paraview>: no enabled variable names a declared <mesh>: the pipelines "
+            "receive no data (give the variables to show mesh=\"...\")");
+  s.action = m_model.action_plugins.size();
+  m_model.action_plugins.push_back(std::move(a));
+  m_model.scripts.push_back(std::move(s));
 }
 
 // Damaris 1.12 loads C++ server plugins of its own (PDI's PdiPlugin...) named in a top-level

@@ -111,6 +111,7 @@ model builder::build() {
   check_references();
   resolve_selections();
   resolve_scripts();
+  resolve_paraview();
   check_layout_values();
   evaluate_architecture_sizes();
   if (m_options.strict || flag(root, "strict", false)) refuse_warnings(root);

@@ -32,6 +32,18 @@ constexpr const char* build_directory = "";
 constexpr const char* built_python_library = "";
 constexpr const char* built_python = "";
 #endif
+// A Python whose ParaView modules run <paraview> pipelines, found when Sidecore was built
+// (src/plugins/python/CMakeLists.txt): "" when none was.
+#ifdef SIDECORE_PARAVIEW_PYTHON
+constexpr const char* paraview_python = SIDECORE_PARAVIEW_PYTHON;
+constexpr const char* paraview_python_library = SIDECORE_PARAVIEW_PYTHON_LIBRARY;
+#else
+constexpr const char* paraview_python = "";
+constexpr const char* paraview_python_library = "";
+#endif
+
+// The libpython prepare_scripts chose instead of the built one (ParaView's), or "".
+std::string g_chosen_python_library;
 
 // The runner's Python half (sidecore_script.py, damaris4py...) lies in this directory next to
 // the runner, in the build tree, an installed prefix and a wheel alike.
@@ -135,8 +147,9 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
   if (!supported) {
     if (report) {
       for (const config::script& s : model.scripts) {
-        log::warning(model.file, ":", s.line, ": <pyscript name=\"", s.name,
-                     "\"> is not run: this Sidecore was built without Python (configure it with "
+        log::warning(model.file, ":", s.line, ": ",
+                     s.paraview ? std::string("<paraview>") : "<pyscript name=\"" + s.name + "\">",
+                     " is not run: this Sidecore was built without Python (configure it with "
                      "-DSIDECORE_BUILD_PYTHON=ON, or install it with pip)");
       }
     }
@@ -149,7 +162,25 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
   }
   std::string searched;
   const std::string runner = find_runner(searched);
-  const std::string python = python_executable();
+  std::string python = python_executable();
+  // <paraview> pipelines need ParaView's Python modules: unless SIDECORE_PYTHON names an
+  // interpreter, the scripts of this process run in the Python ParaView was found with.
+  const bool with_paraview = std::any_of(model.scripts.begin(), model.scripts.end(),
+                                         [](const config::script& s) { return s.paraview; });
+  if (with_paraview && environment::text("SIDECORE_PYTHON").empty()) {
+    if (*paraview_python != '\0') {
+      python = paraview_python;
+      if (environment::text("SIDECORE_PYTHON_LIBRARY").empty())
+        g_chosen_python_library = paraview_python_library;
+    } else if (report) {
+      log::warning(model.file, ":", model.paraview->line,
+                   ": <paraview>: this Sidecore was built where no Python could import ParaView "
+                   "(paraview.catalyst); the pipelines run with ",
+                   python.empty() ? "python3" : python,
+                   ", and fail if it cannot (install python3-paraview and rebuild, or set "
+                   "SIDECORE_PYTHON and SIDECORE_PYTHON_LIBRARY to ParaView's Python)");
+    }
+  }
   // Per variable, for DamarisData: Fortran order, time-invariant ones (Damaris hands them at
   // iteration 0 only) and the type string (given even for a variable with no block).
   std::string fortran_variables, constant_variables, type_strings;
@@ -161,13 +192,32 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
         (type_strings.empty() ? "" : ",") + v.name + "=" + damaris_type_string(l.type_name);
   }
   const std::string visualization = visualization_json(model);
+  for (config::script& s : model.scripts) {
+    // What the log names when the pipelines fail: their Catalyst scripts.
+    if (s.paraview) {
+      s.file.clear();
+      for (const std::string& file : model.paraview->scripts)
+        s.file += (s.file.empty() ? "" : ", ") + file;
+    }
+  }
   for (const config::script& s : model.scripts) {
     config::action_plugin& action = model.action_plugins.at(s.action);
     // An empty library makes make_action say where the runner was looked for.
     action.library = runner.empty() ? std::string() : runner;
     auto& o = action.options;
     o.clear();
-    o.emplace_back("file", s.file);
+    o.emplace_back("file",
+                   s.paraview && !runner.empty()
+                       ? directory_of(runner) + "/" + host_directory_name + "/sidecore_paraview.py"
+                       : s.file);
+    if (s.paraview) {
+      const config::paraview_settings& p = *model.paraview;
+      std::string scripts;
+      for (const std::string& file : p.scripts) scripts += (scripts.empty() ? "" : "\n") + file;
+      o.emplace_back("catalyst-scripts", scripts);
+      o.emplace_back("realtime-timestep", std::to_string(p.realtime_timestep));
+      o.emplace_back("end-iteration", std::to_string(p.end_iteration));
+    }
     o.emplace_back("python", python);
     o.emplace_back(
         "host", runner.empty() ? std::string() : directory_of(runner) + "/" + host_directory_name);
@@ -199,7 +249,8 @@ void open_python_symbols(const std::string& prefix) {
   if (::dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr) return;
   std::string library = environment::text("SIDECORE_PYTHON_LIBRARY");
   const bool overridden = !library.empty();
-  if (!overridden) library = built_python_library;
+  if (!overridden)
+    library = g_chosen_python_library.empty() ? built_python_library : g_chosen_python_library;
   if (library.empty()) {
     throw config_error(prefix +
                        "Python scripts need a shared libpython, and the Python this Sidecore "

@@ -920,9 +920,10 @@ TEST(config, paraview_element_as_damaris_reads_it) {
       "  <script>slice.py</script>\n"
       "</paraview>\n</simulation>",
       "pv.xml");
-  // Until the pipelines run, the configuration says so (no silent drop).
+  // No variable has a mesh: the pipelines would receive nothing, which a warning says.
   ASSERT_EQ(m.warnings.size(), 1u);
-  EXPECT_TRUE(contains(m.warnings[0], "pv.xml:2: <paraview> is read, but")) << m.warnings[0];
+  EXPECT_TRUE(contains(m.warnings[0], "pv.xml:2: <paraview>: no enabled variable names a"))
+      << m.warnings[0];
   ASSERT_TRUE(m.paraview.has_value());
   const cfg::paraview_settings& p = *m.paraview;
   EXPECT_EQ(p.line, 2);
@@ -933,6 +934,27 @@ TEST(config, paraview_element_as_damaris_reads_it) {
   EXPECT_EQ(p.scripts[0], "/opt/pipelines/image.py");
   EXPECT_EQ(p.scripts[1], "slice.py");
   EXPECT_EQ(p.script_lines, (std::vector<int>{4, 5}));
+
+  // The pipelines run as one more script action, after the <pyscript>s, on the variables with
+  // a mesh and on the variables the meshes are made of.
+  const cfg::model v = cfg::parse_model(
+      "<simulation name=\"t\"><data>\n"
+      "<layout name=\"c\" type=\"float\" dimensions=\"5\"/>\n"
+      "<layout name=\"f\" type=\"double\" dimensions=\"4,4\"/>\n"
+      "<variable name=\"x\" layout=\"c\"/><variable name=\"y\" layout=\"c\"/>\n"
+      "<variable name=\"other\" layout=\"c\"/>\n"
+      "<mesh name=\"m\" type=\"rectilinear\"><coord name=\"x\"/><coord name=\"y\"/></mesh>\n"
+      "<variable name=\"p\" layout=\"f\" mesh=\"m\"/>\n"
+      "</data><paraview update-frequency=\"2\"><script>a.py</script></paraview></simulation>",
+      "v.xml");
+  EXPECT_TRUE(v.warnings.empty()) << v.warnings.front();
+  ASSERT_EQ(v.scripts.size(), 1u);
+  EXPECT_TRUE(v.scripts[0].paraview);
+  const cfg::action_plugin& action = v.action_plugins.at(v.scripts[0].action);
+  EXPECT_EQ(action.frequency, 2);
+  std::vector<std::string> names;
+  for (std::size_t i : action.variables) names.push_back(v.variables[i].name);
+  EXPECT_EQ(names, (std::vector<std::string>{"x", "y", "p"}));
 
   // Damaris's defaults: every iteration, time = iteration x 0.1, no forced output.
   const cfg::model d = cfg::parse_model(

@@ -506,7 +506,9 @@ TEST_F(scheduler_test, self_chooses_from_what_it_measures) {
   }
   for (int i : {4, 5}) {
     EXPECT_EQ(rows[i].slot_end, 0.0) << i;  // the buffer is filling: at once
-    EXPECT_LT(rows[i].begin - rows[i].completed, 0.01) << i;
+    // Not at writer 2's slot, 50 ms in: a late wake-up of the loop on a loaded machine may
+    // add tens of ms, so the bound sits just below the slot.
+    EXPECT_LT(rows[i].begin - rows[i].completed, 0.045) << i;
   }
   EXPECT_EQ(rows[7].phase, 1);
   EXPECT_EQ(rows[7].slot_end, 0.0);

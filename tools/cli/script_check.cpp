@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/environment.hpp"
@@ -76,17 +78,31 @@ std::string script_problems(const config::model& model, std::string& note) {
   const std::string chosen = environment::text("SIDECORE_PYTHON");
   const std::string python = chosen.empty() ? "python3" : chosen;
   bool python_runs = true;
+  // (where it is named, the file): every <pyscript>, and every Catalyst script of <paraview>.
+  std::vector<std::pair<std::string, std::string>> files;
   for (const config::script& s : model.scripts) {
-    const std::string where = model.file + ":" + std::to_string(s.line) + ": <pyscript name=\"" +
-                              s.name + "\" file=\"" + s.file + "\">: ";
+    if (s.paraview) continue;  // the runner's own sidecore_paraview.py
+    files.emplace_back(model.file + ":" + std::to_string(s.line) + ": <pyscript name=\"" + s.name +
+                           "\" file=\"" + s.file + "\">: ",
+                       s.file);
+  }
+  if (model.paraview) {
+    for (std::size_t i = 0; i < model.paraview->scripts.size(); ++i) {
+      const std::string& file = model.paraview->scripts[i];
+      files.emplace_back(model.file + ":" + std::to_string(model.paraview->script_lines[i]) +
+                             ": <paraview><script>" + file + "</script>: ",
+                         file);
+    }
+  }
+  for (const auto& [where, file] : files) {
     std::error_code ignored;
     const std::string cwd = std::filesystem::current_path(ignored).string();
     errno = 0;
-    std::ifstream readable(s.file, std::ios::binary);
-    if (std::filesystem::is_directory(s.file, ignored) || !readable) {
+    std::ifstream readable(file, std::ios::binary);
+    if (std::filesystem::is_directory(file, ignored) || !readable) {
       const int err = errno;
       problems += where + "cannot read the script file" +
-                  (std::filesystem::path(s.file).is_relative()
+                  (std::filesystem::path(file).is_relative()
                        ? " (a path without '/' is taken from the working directory, " + cwd + ")"
                        : std::string()) +
                   (err != 0 ? std::string(": ") + std::strerror(err) : std::string()) + "\n";
@@ -94,13 +110,13 @@ std::string script_problems(const config::model& model, std::string& note) {
     }
     if (!python_runs) continue;
     std::string output;
-    const int status = run_capturing({python, "-c", syntax_check, s.file}, output);
+    const int status = run_capturing({python, "-c", syntax_check, file}, output);
     if (status == 1 && !output.empty()) {
       while (!output.empty() && output.back() == '\n') output.pop_back();
       problems += where + "not Python: " + output + "\n";
     } else if (status != 0) {
       python_runs = false;
-      note = "the <pyscript> files were not checked for syntax errors: '" + python +
+      note = "the script files were not checked for syntax errors: '" + python +
              "' could not be run" + (chosen.empty() ? " (set SIDECORE_PYTHON)" : "");
     }
   }

@@ -277,8 +277,10 @@ class Script:
         self.worker = None
         self.damaris_data["dask_env"] = _dask_env(options, simulation, environment,
                                                   self._start_dask(name, options, simulation))
+        # sidecore_options: the action's settings, for the runner's own scripts
+        # (sidecore_paraview.py reads the <paraview> element's there).
         self.globals = {"__builtins__": builtins, "__file__": self.path,
-                        "DamarisData": self.damaris_data}
+                        "DamarisData": self.damaris_data, "sidecore_options": dict(options)}
         self._kept_warned = False
         # Sidecore-style scripts with a scheduler file publish every iteration to Dask (a
         # Damaris-style script calls damaris_dask.return_dask_array itself, as in Damaris).

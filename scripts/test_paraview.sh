@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs ParaView (Debian: paraview, python3-paraview, and Xvfb to render without a display),
+# configures the build of scripts/test.sh again so that it finds ParaView's Python, and runs the
+# <paraview> tests (label paraview; docs/paraview.md). Fails when ParaView is installed but its
+# tests are not registered: they are never skipped silently.
+# Usage: scripts/test_paraview.sh [ctest arguments...]   (build directory: $SIDECORE_BUILD_DIR,
+# default build; made by scripts/test.sh when missing)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${SIDECORE_BUILD_DIR:-$root/build}
+# shellcheck source=lib/debian_packages.sh
+. "$root/scripts/lib/debian_packages.sh"
+install_packages test_paraview.sh paraview python3-paraview xvfb
+# The same build as scripts/test.sh (venv and Python module), configured again: the Python
+# that runs <paraview> pipelines is found at configure time.
+"$root/scripts/python_env.sh" "$build"
+if ! grep -q '^SIDECORE_PARAVIEW_PYTHON_FOUND:INTERNAL=.' "$build/CMakeCache.txt"; then
+  echo "test_paraview.sh: ParaView is installed, but no Python of the build imports" \
+       "paraview.catalyst (see the configure output above)" >&2
+  exit 1
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export SIDECORE_TEST_PYTHON="$build/venv/bin/python"
+# shellcheck source=lib/ompi_session.sh
+. "$root/scripts/lib/ompi_session.sh"
+keep_ompi_session_dir
+cd "$build"
+count=$(ctest -N -L paraview | sed -n 's/^Total Tests: //p')
+if [ "${count:-0}" -eq 0 ]; then
+  echo "test_paraview.sh: no paraview test is registered in $build" >&2
+  exit 1
+fi
+ctest --output-on-failure --timeout 600 -L paraview -j "${SIDECORE_TEST_JOBS:-$(nproc)}" "$@"

@@ -1,0 +1,183 @@
+"""<paraview> runs Catalyst scripts on the writers: image_writer (a C simulation shaped as
+Damaris's ParaView "image" example) with a legacy coprocessing script and a Catalyst 2 script,
+on dedicated cores and in synchronous mode, under an X server of the test's own (Xvfb
+-noreset). Checked: the extracts the scripts write hold, piece by piece, the pressure each
+client wrote (read back with VTK); the pictures are 320 x 240 and show the coloured field;
+both scripts write at every second time step, and the legacy one also at iteration 3, forced
+by end-iteration (Catalyst 2 extractors follow their own triggers)."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from mpi_job import expect_array, expect_no_leaked_segments, job_segments, mpi_env, run_job  # noqa: E402
+
+W, H, D = 16, 12, 8  # image_writer.c
+ITERATIONS = 5
+END_ITERATION = 3
+
+
+@pytest.fixture(scope="module")
+def display():
+    """An X server for the job: Xvfb on a free display number, without server resets (a
+    reset while a rank connects loses that rank's connection)."""
+    xvfb = shutil.which("Xvfb")
+    assert xvfb, "Xvfb is not installed (Debian: xvfb): ParaView renders through X"
+    for number in range(90, 200):
+        if not os.path.exists(f"/tmp/.X{number}-lock"):
+            break
+    server = subprocess.Popen([xvfb, f":{number}", "-noreset", "-nolisten", "tcp", "-screen",
+                               "0", "1024x768x24"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 30
+    while not os.path.exists(f"/tmp/.X11-unix/X{number}"):
+        assert server.poll() is None and time.time() < deadline, "Xvfb did not start"
+        time.sleep(0.1)
+    yield f":{number}"
+    os.killpg(server.pid, signal.SIGTERM)
+    server.wait()
+
+
+def configure(tmp_path, clients, cores):
+    out = tmp_path / "out"
+    out.mkdir()
+    xml = tmp_path / "image.xml"
+    xml.write_text(f"""<?xml version="1.0"?>
+<simulation name="image" xmlns="http://damaris.gforge.inria.fr/damaris/model">
+  <architecture>
+    <domains count="1"/>
+    <dedicated cores="{cores}" nodes="0"/>
+    <buffer name="buffer" size="16777216" policy="wait" timeout="120"/>
+    <queue name="queue" size="64"/>
+  </architecture>
+  <data>
+    <layout name="zonal" type="double" dimensions="{W},{H},{D}" global="{W},{H},{D * clients}"/>
+    <layout name="mx" type="float" dimensions="{W + 1}"/>
+    <layout name="my" type="float" dimensions="{H + 1}"/>
+    <layout name="mz" type="float" dimensions="{D + 1}"/>
+    <group name="coord">
+      <variable name="x" layout="mx" visualizable="false" time-varying="false"/>
+      <variable name="y" layout="my" visualizable="false" time-varying="false"/>
+      <variable name="z" layout="mz" visualizable="false" time-varying="false"/>
+    </group>
+    <mesh name="mesh" type="rectilinear" topology="3">
+      <coord name="coord/x" label="x"/><coord name="coord/y" label="y"/>
+      <coord name="coord/z" label="z"/>
+    </mesh>
+    <variable name="pressure" type="scalar" layout="zonal" mesh="mesh" centering="zonal"/>
+  </data>
+  <paraview end-iteration="{END_ITERATION}">
+    <script>{HERE}/legacy_pipeline.py</script>
+    <script>{HERE}/catalyst2_pipeline.py</script>
+  </paraview>
+</simulation>
+""")
+    return str(xml), str(out)
+
+
+def pressure(it, c):
+    k, j, i = np.meshgrid(np.arange(D), np.arange(H), np.arange(W), indexing="ij")
+    return (i + 10.0 * j + 100.0 * (k + c * D) + it).reshape(-1)
+
+
+def check_extract(path, it, clients):
+    """The multiblock extract of one time step: one block (the mesh), one piece per client,
+    each at its place with the pressure it wrote."""
+    from vtkmodules.util import numpy_support
+    from vtkmodules.vtkIOXML import vtkXMLMultiBlockDataReader
+    assert os.path.exists(path), f"no extract {path}"
+    reader = vtkXMLMultiBlockDataReader()
+    reader.SetFileName(path)
+    reader.Update()
+    # Every leaf of the mesh's block (a parallel writer nests the pieces of each rank).
+    found = {}
+    leaves = reader.GetOutput().NewIterator()
+    leaves.InitTraversal()
+    while not leaves.IsDoneWithTraversal():
+        piece = leaves.GetCurrentDataObject()
+        leaves.GoToNextItem()
+        if piece.GetNumberOfCells() == 0:
+            continue
+        c = piece.GetExtent()[4] // D
+        assert piece.GetExtent() == (0, W, 0, H, c * D, c * D + D), piece.GetExtent()
+        found[c] = numpy_support.vtk_to_numpy(piece.GetCellData().GetArray("pressure"))
+    assert sorted(found) == list(range(clients)), (path, sorted(found))
+    for c, values in found.items():
+        expect_array(f"{os.path.basename(path)} client {c}", values, pressure(it, c))
+
+
+def check_picture(path):
+    """A 320 x 240 picture that shows the coloured field: many colours, and much of it not the
+    background."""
+    from vtkmodules.util import numpy_support
+    from vtkmodules.vtkIOImage import vtkPNGReader
+    assert os.path.exists(path), f"no picture {path}"
+    reader = vtkPNGReader()
+    reader.SetFileName(path)
+    reader.Update()
+    image = reader.GetOutput()
+    assert image.GetDimensions()[:2] == (320, 240), image.GetDimensions()
+    pixels = numpy_support.vtk_to_numpy(image.GetPointData().GetScalars())[:, :3].astype(int)
+    background = np.bincount(pixels @ [65536, 256, 1]).argmax()
+    drawn = (pixels @ [65536, 256, 1]) != background
+    colours = len(np.unique(pixels[drawn] @ [65536, 256, 1]))
+    assert drawn.mean() > 0.1 and colours > 20, (path, drawn.mean(), colours)
+    # Coloured, not grey: the pressure's colour map.
+    spread = pixels[drawn].max(axis=1) - pixels[drawn].min(axis=1)
+    assert (spread > 60).mean() > 0.3, (path, (spread > 60).mean())
+
+
+def run_and_check(tmp_path, display, clients, cores):
+    xml, out = configure(tmp_path, clients, cores)
+    before = job_segments()
+    env = mpi_env(DISPLAY=display)
+    status, output = run_job(clients + cores, [os.environ["IMAGE_WRITER"], xml, str(ITERATIONS)],
+                             env, 300, cwd=out)
+    assert status == 0, f"image_writer exited with {status}"
+    assert "error" not in output.lower(), "the job logged an error"
+    expect_no_leaked_segments(before)
+    # The legacy script writes every second step, and at end-iteration, forced.
+    written = sorted(f for f in os.listdir(out) if f.startswith("legacy_input_"))
+    assert written == [f"legacy_input_{s}{e}" for s in (0, 2, 3, 4) for e in ("", ".vtm")], \
+        written
+    for it in (0, 2, END_ITERATION, 4):
+        check_extract(os.path.join(out, f"legacy_input_{it}.vtm"), it, clients)
+        check_picture(os.path.join(out, f"legacy_{it}.png"))
+    # The Catalyst 2 script's extractors follow their own trigger: every second step.
+    written = sorted(f for f in os.listdir(os.path.join(out, "extracts"))
+                     if f.startswith("v2_input_") and f.endswith(".vtm"))
+    steps = [0, 2, 4]
+    assert written == [f"v2_input_{s:06d}.vtm" for s in steps], written
+    for s in steps:
+        check_extract(os.path.join(out, "extracts", f"v2_input_{s:06d}.vtm"), s, clients)
+        check_picture(os.path.join(out, "extracts", f"v2_{s:06d}.png"))
+
+
+def test_dedicated_cores(tmp_path, display):
+    run_and_check(tmp_path, display, clients=3, cores=1)
+
+
+def test_synchronous(tmp_path, display):
+    run_and_check(tmp_path, display, clients=2, cores=0)
+
+
+def test_without_a_display(tmp_path):
+    """Without an X server ParaView would end the process at its first picture: the pipelines
+    are not started, the writers say why once, and the simulation runs to its end."""
+    xml, out = configure(tmp_path, clients=2, cores=1)
+    env = mpi_env()
+    env.pop("DISPLAY", None)
+    status, output = run_job(3, [os.environ["IMAGE_WRITER"], xml, str(ITERATIONS)], env, 300,
+                             cwd=out)
+    assert status == 0, f"image_writer exited with {status}"
+    for rank in range(3):
+        assert f"rank {rank}: done" in output, f"rank {rank} did not finish"
+    assert output.count("ParaView renders through X, and DISPLAY is not set") == 1, output
+    assert not [f for f in os.listdir(out) if f.endswith((".png", ".vtm"))], os.listdir(out)
