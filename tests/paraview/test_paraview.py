@@ -6,6 +6,7 @@ client wrote (read back with VTK); the pictures are 320 x 240 and show the colou
 both scripts write at every second time step, and the legacy one also at iteration 3, forced
 by end-iteration (Catalyst 2 extractors follow their own triggers)."""
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -30,17 +31,24 @@ def display():
     reset while a rank connects loses that rank's connection)."""
     xvfb = shutil.which("Xvfb")
     assert xvfb, "Xvfb is not installed (Debian: xvfb): ParaView renders through X"
-    for number in range(90, 200):
-        if not os.path.exists(f"/tmp/.X{number}-lock"):
-            break
-    server = subprocess.Popen([xvfb, f":{number}", "-noreset", "-nolisten", "tcp", "-screen",
-                               "0", "1024x768x24"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
+    # -displayfd: Xvfb takes a free display number itself and writes it when it is ready, so
+    # that tests running at the same time never pick the same one.
+    ready, announce = os.pipe()
+    server = subprocess.Popen([xvfb, "-displayfd", str(announce), "-noreset", "-nolisten",
+                               "tcp", "-screen", "0", "1024x768x24"], pass_fds=(announce,),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    os.close(announce)
+    number = b""
     deadline = time.time() + 30
-    while not os.path.exists(f"/tmp/.X11-unix/X{number}"):
+    while not number.endswith(b"\n"):
         assert server.poll() is None and time.time() < deadline, "Xvfb did not start"
-        time.sleep(0.1)
-    yield f":{number}"
+        if select.select([ready], [], [], 0.5)[0]:
+            chunk = os.read(ready, 16)
+            assert chunk, "Xvfb did not say which display it took"
+            number += chunk
+    os.close(ready)
+    yield f":{int(number)}"
     os.killpg(server.pid, signal.SIGTERM)
     server.wait()
 
