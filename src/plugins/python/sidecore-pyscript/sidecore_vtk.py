@@ -243,17 +243,22 @@ def _points(mesh, coords):
     return points
 
 
+def _vertices(it, mesh, source, block_id):
+    """The vtkPoints of an unstructured or point mesh, from the given client's coordinates."""
+    coords = [_coordinates(it, c, source, block_id) for c in mesh["coords"]]
+    if not coords:
+        raise MeshError(f"{mesh['type']} mesh '{mesh['name']}' has no <coord>")
+    return _points(mesh, coords)
+
+
 def _unstructured_piece(it, mesh, variables, source, block_id, blocks):
     """A vtkUnstructuredGrid as Damaris describes one: the vertices (<coord>), their global ids
     (<vertex_global_id>, offset added), and sections of cells of one VTK type each
     (<section_types>, <section_sizes>, <section_connectivity>: local vertex indices, the
     vertex_global_id offset added, so -1 reads 1-based indices)."""
     data_model, numpy_support = _vtk()
-    coords = [_coordinates(it, c, source, block_id) for c in mesh["coords"]]
-    if not coords:
-        raise MeshError(f"unstructured mesh '{mesh['name']}' has no <coord>")
     grid = data_model.vtkUnstructuredGrid()
-    grid.SetPoints(_points(mesh, coords))
+    grid.SetPoints(_vertices(it, mesh, source, block_id))
     vertices = grid.GetNumberOfPoints()
     global_ids, offset = _part(it, mesh, "vertex_global_id", source, block_id, required=False)
     if global_ids is not None:
@@ -298,11 +303,8 @@ def _point_piece(it, mesh, variables, source, block_id, blocks):
     """A vtkPolyData of one vertex cell per point: the mesh's coordinates (one array per
     axis, or interleaved per topology); every variable is point data."""
     data_model, numpy_support = _vtk()
-    coords = [_coordinates(it, c, source, block_id) for c in mesh["coords"]]
-    if not coords:
-        raise MeshError(f"point mesh '{mesh['name']}' has no <coord>")
     poly = data_model.vtkPolyData()
-    poly.SetPoints(_points(mesh, coords))
+    poly.SetPoints(_vertices(it, mesh, source, block_id))
     n = poly.GetNumberOfPoints()
     verts = data_model.vtkCellArray()
     verts.SetData(numpy_support.numpy_to_vtkIdTypeArray(
