@@ -35,11 +35,11 @@ constexpr const char* built_python = "";
 // A Python whose ParaView modules run <paraview> pipelines, found when Sidecore was built
 // (src/plugins/python/CMakeLists.txt): "" when none was.
 #ifdef SIDECORE_PARAVIEW_PYTHON
-constexpr const char* paraview_python = SIDECORE_PARAVIEW_PYTHON;
-constexpr const char* paraview_python_library = SIDECORE_PARAVIEW_PYTHON_LIBRARY;
+constexpr const char* built_paraview_python = SIDECORE_PARAVIEW_PYTHON;
+constexpr const char* built_paraview_python_library = SIDECORE_PARAVIEW_PYTHON_LIBRARY;
 #else
-constexpr const char* paraview_python = "";
-constexpr const char* paraview_python_library = "";
+constexpr const char* built_paraview_python = "";
+constexpr const char* built_paraview_python_library = "";
 #endif
 
 // The libpython prepare_scripts chose instead of the built one (ParaView's), or "".
@@ -142,6 +142,8 @@ std::string visualization_json(const config::model& model) {
 
 bool python_scripts_supported() noexcept { return supported; }
 
+std::string paraview_python() { return supported ? built_paraview_python : ""; }
+
 void prepare_scripts(config::model& model, const script_environment& env, bool report) {
   if (model.scripts.empty()) return;
   if (!supported) {
@@ -168,10 +170,10 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
   const bool with_paraview = std::any_of(model.scripts.begin(), model.scripts.end(),
                                          [](const config::script& s) { return s.paraview; });
   if (with_paraview && environment::text("SIDECORE_PYTHON").empty()) {
-    if (*paraview_python != '\0') {
-      python = paraview_python;
+    if (*built_paraview_python != '\0') {
+      python = built_paraview_python;
       if (environment::text("SIDECORE_PYTHON_LIBRARY").empty())
-        g_chosen_python_library = paraview_python_library;
+        g_chosen_python_library = built_paraview_python_library;
     } else if (report) {
       log::warning(model.file, ":", model.paraview->line,
                    ": <paraview>: this Sidecore was built where no Python could import ParaView "

@@ -28,6 +28,10 @@ struct script_environment {
 // Whether this Sidecore can run Python scripts (built with SIDECORE_BUILD_PYTHON=ON).
 bool python_scripts_supported() noexcept;
 
+// The Python <paraview> pipelines run with, found when Sidecore was built (one that imports
+// ParaView's Catalyst modules; docs/paraview.md); "" when none was, or without Python support.
+std::string paraview_python();
+
 // Completes the settings of every script action of the model: the runner library and its
 // options (the script file, the interpreter, the Dask attributes, the environment). Without
 // Python support the scripts are removed with a warning (logged when `report` is set), so

@@ -232,6 +232,9 @@ def case_usage():
     code, out, _ = run("--version")
     expect(code, 0, "--version exit")
     assert out.startswith("sidecore ") and "\nMPI: " in out and "\nHDF5: " in out, out
+    # Whether <paraview> pipelines can run, and with which Python (docs/paraview.md).
+    assert "\nParaView pipelines (<paraview>): " in out, out
+    assert ("run with /" in out) == bool(os.environ.get("SIDECORE_TEST_PARAVIEW_PYTHON")), out
     expect(run()[0], 2, "no command")
     expect(run("frobnicate")[0], 2, "unknown command")
     expect(run("validate")[0], 2, "no file")

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "Damaris.h"
+#include "plugins/python_scripts.hpp"
 #include "tools/cli/inspect.hpp"
 #include "tools/cli/report.hpp"
 #include "tools/cli/validate.hpp"
@@ -42,7 +43,12 @@ std::string version_text() {
 #ifdef H5_HAVE_PARALLEL
       << ", parallel"
 #endif
-      << ")";
+      << ")\n";
+  const std::string paraview = sidecore::plugins::paraview_python();
+  out << "ParaView pipelines (<paraview>): "
+      << (paraview.empty() ? "not available (no Python that imports ParaView's Catalyst modules "
+                             "was found when Sidecore was built; docs/paraview.md)"
+                           : "run with " + paraview);
   return out.str();
 }
 

@@ -19,6 +19,7 @@
 #include "common/text.hpp"
 #include "common/units.hpp"
 #include "config/model.hpp"
+#include "plugins/python_scripts.hpp"
 #include "tools/cli/plan.hpp"
 #include "tools/cli/script_check.hpp"
 
@@ -445,6 +446,12 @@ int run_validate(const validate_arguments& args) {
     context c{args, model, result, model.warnings, ranks_source, per_node_source};
     c.warnings.insert(c.warnings.end(), result.warnings.begin(), result.warnings.end());
     if (!script_note.empty()) c.warnings.push_back(script_note);
+    if (model.paraview && !model.paraview->scripts.empty() && plugins::paraview_python().empty())
+      c.warnings.push_back(model.file + ":" + std::to_string(model.paraview->line) +
+                           ": <paraview>: this Sidecore found no Python that imports ParaView's "
+                           "Catalyst modules when it was built: the pipelines fail unless "
+                           "SIDECORE_PYTHON and SIDECORE_PYTHON_LIBRARY name one "
+                           "(docs/paraview.md)");
     if (args.json)
       print_json(c);
     else
