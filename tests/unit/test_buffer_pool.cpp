@@ -126,9 +126,12 @@ TEST(buffer_pool, acquisitions_race_safely_with_reserving_and_trimming_the_arena
   // another reserves and trims the arena: every buffer must stay usable and private, whether
   // it came from the arena or not. A thread sanitizer reports any unordered access here.
   pool_guard guard(1 << 20);
-  std::atomic<bool> done{false};
+  std::atomic<bool> done{false}, racing{false};
   std::atomic<int> corrupted{0};
   std::thread writer([&] {
+    // Not before the other thread is in its loop: on a loaded machine the writer could
+    // otherwise finish every round before the race begins.
+    while (!racing.load()) std::this_thread::yield();
     for (int round = 0; round < 20000; ++round) {
       const std::size_t bytes = 64 + static_cast<std::size_t>(round % 7) * 1000;
       sidecore::block_buffer a = sidecore::buffer_pool::acquire(bytes);
@@ -142,6 +145,7 @@ TEST(buffer_pool, acquisitions_race_safely_with_reserving_and_trimming_the_arena
   int cycles = 0;
   while (!done.load()) {
     sidecore::buffer_pool::reserve_arena(256 << 10);
+    racing = true;
     std::this_thread::yield();
     sidecore::buffer_pool::trim();
     ++cycles;
