@@ -237,7 +237,7 @@ class Script:
                                       finish_comm)
         self.name = name
         self.variables = list(variables)
-        self.fortran = set(v for v in options.get("fortran-variables", "").split(",") if v)
+        self.fortran = environment.fortran_variables
         # Damaris hands a time-invariant variable at iteration 0 only, and every variable's
         # type string, from its layout, even when it has no block.
         self.constant = set(v for v in options.get("constant-variables", "").split(",") if v)

@@ -36,6 +36,9 @@ class MeshError(ValueError):
 # (variable, source, block id) -> (array in raw memory order, XML-order dims): coordinates
 # kept from the iteration they arrived in.
 _kept_coordinates = {}
+# variable -> the iteration whose blocks _kept_coordinates holds (copied once per iteration,
+# not once per piece that reads them).
+_kept_iteration = {}
 
 
 def _description():
@@ -92,7 +95,8 @@ def _ghost_mask(dims, before, after):
 
 def _coordinates(it, name, source, block_id):
     blocks = it.blocks.get(name)
-    if blocks:
+    if blocks and _kept_iteration.get(name) != it.number:
+        _kept_iteration[name] = it.number
         _, fortran = _description()
         for b in blocks:
             view = _Block(b, b.variable in fortran)
