@@ -4,6 +4,7 @@
 #include "common/interrupt_notice.hpp"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -109,9 +110,23 @@ void speak(int signal_number) {
   out.write_to(STDERR_FILENO);
 }
 
+// How long a process that does not speak waits before it ends. A launcher ends the whole job
+// (SIGKILL) as soon as one process dies of a signal, as MPICH's does: without this pause, on a
+// loaded node the speaking process could be killed before its handler ran, and the job would
+// end without a word.
+constexpr long silent_pause_ns = 500L * 1000 * 1000;
+
 void on_signal(int signal_number) {
   const int saved_errno = errno;
-  if (g_speaks && !g_spoken.exchange(true)) speak(signal_number);
+  if (g_speaks) {
+    if (!g_spoken.exchange(true)) speak(signal_number);
+  } else {
+    struct timespec pause {
+      0, silent_pause_ns
+    };
+    while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+    }
+  }
   // End the process as the signal would have without us (or run what was there before).
   for (const saved_action& s : g_saved)
     if (s.signal == signal_number && s.replaced) sigaction(signal_number, &s.previous, nullptr);

@@ -9,7 +9,9 @@ namespace sidecore::interrupt_notice {
 
 // Installs the handlers for SIGINT and SIGTERM wherever the program left their default action
 // (a program's own handler, or an ignored signal, is left alone). Only the process with
-// `speaks` true prints (world rank 0: once per job, as every process receives the signal).
+// `speaks` true prints (world rank 0: once per job, as every process receives the signal); the
+// others wait half a second before ending, so that the launcher does not kill the speaking
+// process before it has spoken.
 // `where` names the process ("rank 0 client"), `mode` the deployment ("dedicated cores"),
 // `outputs` the directories the stores write to (may be empty).
 void install(bool speaks, const std::string& where, const std::string& mode,
