@@ -4,17 +4,20 @@
 # measured).
 #
 # Usage: bench/run_startup.sh [--runs N] [--iterations N] [--compute-ms MS] [--bytes B]
-#                             [--buffer B] [--out DIR] label=path/to/sidecore_startup...
+#                             [--buffer B] [--declared N] [--out DIR]
+#                             label=path/to/sidecore_startup...
 #
 # Each label names a sidecore_startup binary (build it per tree: the target sidecore_startup,
 # or compile bench/startup.c against another tree's libsidecore). Runs alternate between the
 # labels run by run so that a noisy moment hits all alike; DIR (default bench/results/startup)
 # receives every run's JSON lines (runs.jsonl) and the table (startup.md), also printed.
+# --declared N adds N more variables to the configuration (declared and stored, never written):
+# what a large configuration costs at initialization.
 set -euo pipefail
 # Benchmarks leave no run report behind (docs/observability.md).
 export SIDECORE_REPORT=${SIDECORE_REPORT:-off}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-runs=5 iterations=12 compute_ms=250 bytes=$((64 << 20)) buffer=$((512 << 20))
+runs=5 iterations=12 compute_ms=250 bytes=$((64 << 20)) buffer=$((512 << 20)) declared=0
 out=$here/results/startup
 builds=()
 while (($#)); do
@@ -24,6 +27,7 @@ while (($#)); do
     --compute-ms) compute_ms=$2; shift 2 ;;
     --bytes) bytes=$2; shift 2 ;;
     --buffer) buffer=$2; shift 2 ;;
+    --declared) declared=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *=*) builds+=("$1"); shift ;;
     *) echo "run_startup.sh: unknown argument '$1' (see the header of this script)" >&2; exit 2 ;;
@@ -34,7 +38,14 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-sed -e "s/@BYTES@/$bytes/" -e "s/@BUFFER@/$buffer/" "$here/startup_dedicated.xml" > "$work/startup.xml"
+python3 - "$here/startup_dedicated.xml" "$bytes" "$buffer" "$declared" > "$work/startup.xml" <<'EOF'
+import sys
+template, nbytes, buffer, declared = sys.argv[1:]
+extra = "\n    ".join(f'<variable name="declared{i}" layout="raw" store="discard"/>'
+                      for i in range(int(declared)))
+text = open(template).read()
+print(text.replace("@BYTES@", nbytes).replace("@BUFFER@", buffer).replace("@DECLARED@", extra), end="")
+EOF
 : > "$out/runs.jsonl"
 loop=(--iterations "$iterations" --compute-ms "$compute_ms" --bytes "$bytes")
 first=${builds[0]#*=}
@@ -48,9 +59,9 @@ for ((r = 1; r <= runs; ++r)); do
     sed "s/^{/{\"label\": \"without Sidecore\", \"run\": $r, /" >> "$out/runs.jsonl"
 done
 
-python3 - "$out" "$runs" "$iterations" "$compute_ms" "$bytes" "$buffer" "$(uptime)" <<'EOF'
+python3 - "$out" "$runs" "$iterations" "$compute_ms" "$bytes" "$buffer" "$declared" "$(uptime)" <<'EOF'
 import json, statistics, sys
-out, runs, iterations, compute_ms, nbytes, buffer, load = sys.argv[1:]
+out, runs, iterations, compute_ms, nbytes, buffer, declared, load = sys.argv[1:]
 rows = [json.loads(l) for l in open(f"{out}/runs.jsonl")]
 labels = list(dict.fromkeys(r["label"] for r in rows))
 def cell(values, scale=1.0, fmt="{:.2f}"):
@@ -63,7 +74,8 @@ lines = [
     f"One client and one dedicated core (`mpirun -np 2`), {iterations} iterations of a "
     f"{int(nbytes) >> 20} MiB `damaris_write` + `damaris_end_iteration` after {compute_ms} ms of "
     f"computation each, a shared buffer of {int(buffer) >> 20} MiB, a store that discards the "
-    f"data. Median (min-max) of {runs} runs per row, alternated; peak resident memory is VmHWM. "
+    f"data{', ' + declared + ' more variables declared' if declared != '0' else ''}. "
+    f"Median (min-max) of {runs} runs per row, alternated; peak resident memory is VmHWM. "
     f"\"without Sidecore\": the same loop in one process, copying into its own array.",
     "",
     "| build | wall (s) | initialize+start (s) | first write (ms) | faults in first write | "

@@ -84,14 +84,6 @@ bool is_integer(element_type type) noexcept {
 
 namespace {
 
-template <typename T>
-std::size_t find_by_name(const std::vector<T>& items, std::string_view name) noexcept {
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (items[i].name == name) return i;
-  }
-  return model::npos;
-}
-
 char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 
 // Levenshtein distance, ignoring case: "filename" should still point at "FileName".
@@ -113,11 +105,11 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::size_t model::find_parameter(std::string_view name) const noexcept {
-  return find_by_name(parameters, name);
+std::size_t model::find_parameter(std::string_view name) const {
+  return parameter_names.find(parameters, name);
 }
-std::size_t model::find_variable(std::string_view name) const noexcept {
-  return find_by_name(variables, name);
+std::size_t model::find_variable(std::string_view name) const {
+  return variable_names.find(variables, name);
 }
 std::string model::unknown_variable(std::string_view name) const {
   std::vector<std::string> names;
@@ -139,11 +131,17 @@ std::string model::unknown_variable(std::string_view name) const {
   return text;
 }
 
-std::size_t model::find_layout(std::string_view name) const noexcept {
-  return find_by_name(layouts, name);
+std::size_t model::find_layout(std::string_view name) const {
+  return layout_names.find(layouts, name);
 }
-std::size_t model::find_event(std::string_view name) const noexcept {
-  return find_by_name(events, name);
+std::size_t model::find_event(std::string_view name) const {
+  return event_names.find(events, name);
+}
+void model::index_names() {
+  parameter_names.extend(parameters);
+  layout_names.extend(layouts);
+  variable_names.extend(variables);
+  event_names.extend(events);
 }
 
 std::string store::option(std::string_view key, std::string_view fallback) const {

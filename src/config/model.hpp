@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -316,6 +317,34 @@ struct paraview_settings {
   int line = 0;
 };
 
+// Positions of a list's items by name, for the items the list held when extend() last saw it,
+// so that a configuration of 50,000 variables is not read in quadratic time. The names of
+// indexed items must not change; a list that holds items not yet indexed is searched in order.
+class name_index {
+ public:
+  template <typename T>
+  void extend(const std::vector<T>& items) {
+    if (m_covered > items.size()) *this = name_index();  // a list replaced by a shorter one
+    for (; m_covered < items.size(); ++m_covered)
+      m_positions.emplace(items[m_covered].name, m_covered);
+  }
+  // The first item of that name; npos when absent.
+  template <typename T>
+  std::size_t find(const std::vector<T>& items, std::string_view name) const {
+    if (m_covered == items.size()) {
+      const auto found = m_positions.find(std::string(name));
+      return found == m_positions.end() ? static_cast<std::size_t>(-1) : found->second;
+    }
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (items[i].name == name) return i;
+    return static_cast<std::size_t>(-1);
+  }
+
+ private:
+  std::unordered_map<std::string, std::size_t> m_positions;
+  std::size_t m_covered = 0;
+};
+
 struct model {
   std::string file;  // path the model was read from (for messages)
   std::string simulation_name;
@@ -333,15 +362,20 @@ struct model {
   log_settings log;
   // Non-fatal findings (unused references, deprecated forms), each naming file and line.
   std::vector<std::string> warnings;
+  // Kept by index_names(), read by the find_* lookups.
+  name_index parameter_names, layout_names, variable_names, event_names;
 
-  // Lookups by name; npos when absent.
-  std::size_t find_parameter(std::string_view name) const noexcept;
-  std::size_t find_variable(std::string_view name) const noexcept;
+  // Lookups by name; npos when absent. They take constant time for the items index_names()
+  // has seen (the parser calls it as it adds items and once at the end).
+  std::size_t find_parameter(std::string_view name) const;
+  std::size_t find_variable(std::string_view name) const;
   // What to say of a variable name the configuration does not declare: "no variable 'x' in
   // <file>; did you mean 'y'?" and the declared names (their count when there are many).
   std::string unknown_variable(std::string_view name) const;
-  std::size_t find_layout(std::string_view name) const noexcept;
-  std::size_t find_event(std::string_view name) const noexcept;
+  std::size_t find_layout(std::string_view name) const;
+  std::size_t find_event(std::string_view name) const;
+  // Indexes the parameters, layouts, variables and events added since the last call.
+  void index_names();
 
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 };

@@ -74,6 +74,7 @@ void builder::read_parameters(xml data) {
     m_parameter_names.emplace(p.name, m_model.parameters.size());
     m_parameter_values.push_back(p.int_value);
     m_model.parameters.push_back(std::move(p));
+    m_model.index_names();
   }
 }
 
@@ -166,6 +167,7 @@ void builder::read_layout(xml n, const std::string& path) {
   }
   m_layout_nodes.push_back(n);
   m_model.layouts.push_back(std::move(l));
+  m_model.index_names();
 }
 
 // Every layout must describe real data with the parameters' initial values: extents of at
@@ -388,6 +390,7 @@ void builder::read_variable(xml n, const std::string& path, bool enabled,
   m_variable_stores.push_back(is_none(store_name) ? std::string() : store_name);
   m_variable_nodes.push_back(n);
   m_model.variables.push_back(std::move(v));
+  m_model.index_names();
 }
 
 // A variable's layout, looked up as Damaris does: a name with '/' is a full name; otherwise
@@ -427,6 +430,7 @@ std::size_t builder::basic_type_layout(xml variable_node, const std::string& nam
   l.dimensions.push_back(parse_expression("1", {}, place(variable_node, "layout")));
   m_layout_nodes.push_back(variable_node);
   m_model.layouts.push_back(std::move(l));
+  m_model.index_names();
   return m_model.layouts.size() - 1;
 }
 

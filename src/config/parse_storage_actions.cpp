@@ -260,6 +260,7 @@ void builder::read_actions(xml actions) {
         e.action = name_attribute(n, "action");
       }
       m_model.events.push_back(std::move(e));
+      m_model.index_names();
     } else if (kind == "script" || kind == "pyscript") {
       read_script(n, kind);
     }

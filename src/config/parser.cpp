@@ -115,6 +115,7 @@ model builder::build() {
   check_layout_values();
   evaluate_architecture_sizes();
   if (m_options.strict || flag(root, "strict", false)) refuse_warnings(root);
+  m_model.index_names();
   return std::move(m_model);
 }
 
