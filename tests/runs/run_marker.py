@@ -171,6 +171,37 @@ def runs(library, writer, cli, template):
             fail(f"inspect does not name the torn master file: {entry}")
         print("torn master file: iteration 1 read from its writer files, inspect names it")
 
+        # FIFOs under a master file's and a writer file's names: never opened (opening one
+        # would block the reader for good), said unreadable.
+        os.remove(prefix + "_It1.h5")
+        os.mkfifo(prefix + "_It1.h5")
+        expect_read(api, prefix, 1, 5e5, 2, "FIFO under the master file's name")
+        entry = per_iteration(inspect(cli, out))[1]
+        if not any(f.endswith("_It1.h5") for f in entry["unreadable_files"]):
+            fail(f"inspect does not name the FIFO under the master file's name: {entry}")
+        os.remove(prefix + "_It1.h5")
+        writer_file = prefix + "_It0_Pr1.h5"
+        os.rename(writer_file, writer_file + ".kept")
+        os.mkfifo(writer_file)
+        handle, error = api.open(prefix, 0)
+        if handle is not None:
+            try:
+                if api.complete(handle) != 0:
+                    fail("a FIFO under writer 1's file name, and the read API calls iteration 0 "
+                         "complete")
+                got, error = api.region(handle, (0, 0), (N, 2 * N))
+                if got is not None or "runs_It0_Pr1.h5" not in error[1]:
+                    fail(f"read_region over a FIFO's blocks: {error}")
+            finally:
+                api.close(handle)
+        entry = per_iteration(inspect(cli, out))[0]
+        if entry["complete"]:
+            fail(f"inspect calls iteration 0 complete with a FIFO for writer 1's file: {entry}")
+        os.remove(writer_file)
+        os.rename(writer_file + ".kept", writer_file)
+        expect_read(api, prefix, 0, 5e5, 2, "writer file put back")
+        print("FIFOs under data file names: never opened, their iterations not complete")
+
         # A writer file lost: incomplete, and no zeros passed off as its data.
         os.remove(prefix + "_It2_Pr1.h5")
         handle, error = api.open(prefix, 2)
