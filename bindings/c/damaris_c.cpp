@@ -20,6 +20,7 @@
 #include "common/error.hpp"
 #include "common/job_failure.hpp"
 #include "common/log.hpp"
+#include "common/mpi_finalize_hook.hpp"
 #include "plugins/python_scripts.hpp"
 #include "runtime/runtime.hpp"
 #include "sidecore/blocks.h"
@@ -182,6 +183,23 @@ const char* checked_name(const char* name, const char* what) {
   return name;
 }
 
+// MPI_Finalize reached with Sidecore still initialized (damaris_finalize forgotten, or MPI
+// finalized at exit as mpi4py does): finalize now, inside MPI_Finalize where every process of
+// the job is too, so that what was written is stored and no thread of Sidecore outlives MPI.
+void finalize_within_mpi_finalize() {
+  if (!g_runtime) return;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const char* what =
+      "MPI_Finalize was called before damaris_finalize: Sidecore finalizes inside MPI_Finalize, "
+      "storing what was written; call damaris_finalize before MPI_Finalize";
+  if (rank == 0)
+    sidecore::log::error(what);
+  else
+    sidecore::log::debug(what);
+  damaris_finalize();
+}
+
 }  // namespace
 
 SIDECORE_API int damaris_initialize(const char* configfile, MPI_Comm comm) {
@@ -205,6 +223,8 @@ SIDECORE_API int damaris_initialize(const char* configfile, MPI_Comm comm) {
         sidecore::log::set_identity(rank, "initializing");
         g_runtime = std::make_unique<sidecore::runtime>(configfile, comm);
         g_initialize_failed = false;
+        static const bool hooked = sidecore::call_at_mpi_finalize(finalize_within_mpi_finalize);
+        static_cast<void>(hooked);
       },
       rank != 0 ? failure_report::config_error_shown_by_rank_0 : failure_report::usual);
   // A second call while initialized changes nothing; any other failure leaves the library

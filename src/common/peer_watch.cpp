@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/job_failure.hpp"
+#include "common/mpi_finalize_hook.hpp"
 #include "common/mpi_handles.hpp"
 
 namespace sidecore {
@@ -68,9 +69,9 @@ const char* role_name(std::int32_t role) {
   }
 }
 
-int stop_on_finalize(MPI_Comm, int, void* watch, void*) {
-  static_cast<peer_watch*>(watch)->stop();
-  return MPI_SUCCESS;
+// MPI_Finalize without damaris_finalize: the watch must not outlive MPI.
+void stop_the_current_watch() {
+  if (peer_watch* watch = g_current.load()) watch->stop();
 }
 
 }  // namespace
@@ -104,11 +105,9 @@ peer_watch::peer_watch(MPI_Comm comm, role mine, double period_seconds) : m_peri
       break;
     }
   }
-  // A program that calls MPI_Finalize without damaris_finalize must not keep watching: the
-  // attribute's deletion (the start of MPI_Finalize) stops the thread.
-  if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, stop_on_finalize, &m_keyval, nullptr) ==
-      MPI_SUCCESS)
-    MPI_Comm_set_attr(MPI_COMM_SELF, m_keyval, this);
+  // A program that calls MPI_Finalize without damaris_finalize must not keep watching.
+  static const bool hooked = call_at_mpi_finalize(stop_the_current_watch);
+  static_cast<void>(hooked);
   g_current.store(this);
   if (m_watched >= 0 && m_period > 0) m_thread = std::thread([this] { run(); });
 }
@@ -117,12 +116,6 @@ peer_watch::~peer_watch() {
   stop();
   peer_watch* self = this;
   g_current.compare_exchange_strong(self, nullptr);
-  int finalized = 1;
-  MPI_Finalized(&finalized);
-  if (!finalized && m_keyval != MPI_KEYVAL_INVALID) {
-    MPI_Comm_delete_attr(MPI_COMM_SELF, m_keyval);
-    MPI_Comm_free_keyval(&m_keyval);
-  }
 }
 
 peer_watch* peer_watch::current() noexcept { return g_current.load(); }

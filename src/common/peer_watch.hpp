@@ -62,7 +62,6 @@ class peer_watch {
   int m_rank = 0;
   int m_watched = -1;  // the next rank on this machine, or -1 (alone here)
   double m_period;
-  int m_keyval = MPI_KEYVAL_INVALID;
   std::mutex m_mutex;
   std::condition_variable m_wake;
   bool m_stopping = false;

@@ -341,6 +341,8 @@ def main():
     ap.add_argument("--check", default="none")
     ap.add_argument("--iterations", type=int, default=1)
     ap.add_argument("--mode", default="")
+    ap.add_argument("--expect-once", action="append", default=[], metavar="TEXT",
+                    help="the job's output holds TEXT exactly once")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -399,6 +401,9 @@ def main():
             check_one_error(output, args.np, args.check.split(":", 1)[1])
         elif args.check != "none":
             fail(f"unknown check {args.check}")
+        for text in args.expect_once:
+            if output.count(text) != 1:
+                fail(f"the job's output holds {text!r} {output.count(text)} times, not once")
         if returncode != 0:
             fail(f"mpirun exited with {returncode}")
 
