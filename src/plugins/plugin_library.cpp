@@ -2,9 +2,11 @@
 #include "plugins/plugin_library.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "common/error.hpp"
+#include "plugins/elf_symbols.hpp"
 
 namespace sidecore::plugins {
 
@@ -49,6 +51,15 @@ std::int32_t c_type(config::element_type type) {
 
 loaded_plugin load_plugin(const std::string& library, const std::string& prefix,
                           const plugin_kind& kind) {
+  // A path is read before it is loaded: a library that is not a plugin is refused without its
+  // constructors running in every process. (A bare name is searched for by the loader.)
+  if (library.find('/') != std::string::npos) {
+    const std::optional<bool> defines = elf_defines_function(library, kind.symbol);
+    if (defines && !*defines)
+      throw config_error(prefix + "'" + library + "' is not a Sidecore " + kind.noun +
+                         " plugin: it defines no " + kind.symbol +
+                         "() (a plugin does, see <sidecore/plugin.h>); it was not loaded");
+  }
   loaded_plugin result;
   ::dlerror();
   result.library.reset(::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE));

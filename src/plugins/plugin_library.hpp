@@ -47,7 +47,8 @@ struct loaded_plugin {
 
 // Opens `library` (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), calls its entry point and checks
 // the version its descriptor starts with. Throws config_error starting with `prefix`
-// ("file:line: store \"s\": ") naming the library, and both versions when they differ.
+// ("file:line: store \"s\": ") naming the library, and both versions when they differ. A
+// library given by path that does not define the entry point is refused before it is opened.
 loaded_plugin load_plugin(const std::string& library, const std::string& prefix,
                           const plugin_kind& kind);
 

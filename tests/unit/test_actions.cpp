@@ -179,7 +179,7 @@ TEST(action_loader, store_plugin_or_other_library_is_not_an_action_plugin) {
     const std::string m = load_error(configuration(library(path)));
     EXPECT_EQ(m.rfind("actions.xml:11: action plugin \"p\": ", 0), 0u) << m;
     EXPECT_TRUE(contains(m, "is not a Sidecore action plugin")) << m;
-    EXPECT_TRUE(contains(m, "undefined symbol: sidecore_action_plugin")) << m;
+    EXPECT_TRUE(contains(m, "it defines no sidecore_action_plugin()")) << m;
   }
 }
 

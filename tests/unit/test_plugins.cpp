@@ -5,12 +5,18 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
 #include "config/model.hpp"
+#include "plugins/elf_symbols.hpp"
 #include "plugins/plugin_library.hpp"
 #include "plugins/store.hpp"
 #include "unit_support.hpp"
@@ -167,7 +173,43 @@ TEST(plugins, library_without_entry_point_is_a_config_error) {
   EXPECT_TRUE(contains(message, std::string("'") + SIDECORE_TEST_NO_SYMBOL_PLUGIN +
                                     "' is not a Sidecore store plugin"))
       << message;
-  EXPECT_TRUE(contains(message, "undefined symbol: sidecore_store_plugin")) << message;
+  EXPECT_TRUE(contains(message, "it defines no sidecore_store_plugin()")) << message;
+  // Refused from its file: its constructor never ran in this process.
+  EXPECT_EQ(std::getenv("SIDECORE_TEST_NO_SYMBOL_PLUGIN_LOADED"), nullptr);
+}
+
+// The file check behind it: a plugin's entry point is found, another library's is not, and a
+// file that is not a whole ELF library (truncated, random, a text file) is left to dlopen.
+TEST(plugins, entry_points_are_read_from_the_library_file) {
+  using sidecore::plugins::elf_defines_function;
+  EXPECT_EQ(elf_defines_function(SIDECORE_TEST_PROBE_PLUGIN, "sidecore_store_plugin"), true);
+  EXPECT_EQ(elf_defines_function(SIDECORE_TEST_PROBE_PLUGIN, "sidecore_action_plugin"), false);
+  EXPECT_EQ(elf_defines_function(SIDECORE_TEST_NO_SYMBOL_PLUGIN, "sidecore_store_plugin"), false);
+  EXPECT_EQ(elf_defines_function(SIDECORE_TEST_NO_SYMBOL_PLUGIN, "sidecore_test_something_else"),
+            true);
+  EXPECT_EQ(elf_defines_function("/nonexistent/lib.so", "sidecore_store_plugin"), std::nullopt);
+  const std::string whole = [] {
+    std::ifstream in(SIDECORE_TEST_PROBE_PLUGIN, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  ASSERT_GT(whole.size(), 4096u);
+  const std::string path = ::testing::TempDir() + "sidecore_elf_check.so";
+  const auto check = [&](const std::string& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    return elf_defines_function(path, "sidecore_store_plugin");
+  };
+  EXPECT_EQ(check(whole.substr(0, 64)), std::nullopt);  // the header alone: no sections
+  EXPECT_EQ(check("not a library"), std::nullopt);
+  std::string scrambled = whole;
+  for (std::size_t i = 64; i < scrambled.size(); i += 7) scrambled[i] = static_cast<char>(i * 31);
+  // Any answer will do: what is checked is that reading it neither crashes nor reads outside
+  // the file (the sanitizer builds run this test).
+  static_cast<void>(check(scrambled));
+  for (std::size_t cut : {whole.size() / 2, whole.size() - 100}) {
+    const auto truncated = check(whole.substr(0, cut));
+    EXPECT_NE(truncated, std::optional<bool>(false)) << "cut at " << cut;
+  }
+  std::remove(path.c_str());
 }
 
 TEST(plugins, other_abi_version_is_a_config_error_naming_both_versions) {
