@@ -1,21 +1,32 @@
 /* The simulation of test_paraview.py, shaped as Damaris's ParaView "image" example: a 3-D
  * rectilinear mesh split along z between the clients, a zonal pressure laid out x first
  * (x varying fastest in memory), coordinates written once (time-invariant).
- * Usage: image_writer <xml> <iterations> */
+ * Usage: image_writer <xml> <iterations> [--thread-multiple] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "Damaris.h"
 
 enum { W = 16, H = 12, D = 8 }; /* cells of one client's block */
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s <xml> <iterations>\n", argv[0]);
+  const int thread_multiple = argc == 4 && strcmp(argv[3], "--thread-multiple") == 0;
+  if (argc != 3 && !thread_multiple) {
+    fprintf(stderr, "usage: %s <xml> <iterations> [--thread-multiple]\n", argv[0]);
     return 2;
   }
-  MPI_Init(&argc, &argv);
+  if (thread_multiple) {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided != MPI_THREAD_MULTIPLE) {
+      fprintf(stderr, "image_writer: MPI does not provide MPI_THREAD_MULTIPLE\n");
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int world = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world);
   const int iterations = atoi(argv[2]);

@@ -1,6 +1,7 @@
 """<paraview> runs Catalyst scripts on the writers: image_writer (a C simulation shaped as
 Damaris's ParaView "image" example) with a legacy coprocessing script and a Catalyst 2 script,
-on dedicated cores and in synchronous mode, under an X server of the test's own (Xvfb
+on dedicated cores, on a dedicated node, in background threads and in synchronous mode, under
+an X server of the test's own (Xvfb
 -noreset). Checked: the extracts the scripts write hold, piece by piece, the pressure each
 client wrote (read back with VTK); the pictures are 320 x 240 and show the coloured field;
 both scripts write at every second time step, and the legacy one also at iteration 3, forced
@@ -18,7 +19,8 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-from mpi_job import expect_array, expect_no_leaked_segments, job_segments, mpi_env, run_job  # noqa: E402
+from mpi_job import (expect_array, expect_no_leaked_segments, exported, job_segments,  # noqa: E402
+                     mpi_env, run_job)
 
 W, H, D = 16, 12, 8  # image_writer.c
 ITERATIONS = 5
@@ -53,7 +55,7 @@ def display():
     server.wait()
 
 
-def configure(tmp_path, clients, cores):
+def configure(tmp_path, clients, cores, nodes=0, threads=0):
     out = tmp_path / "out"
     out.mkdir()
     xml = tmp_path / "image.xml"
@@ -61,7 +63,7 @@ def configure(tmp_path, clients, cores):
 <simulation name="image" xmlns="http://damaris.gforge.inria.fr/damaris/model">
   <architecture>
     <domains count="1"/>
-    <dedicated cores="{cores}" nodes="0"/>
+    <dedicated cores="{cores}" nodes="{nodes}" threads="{threads}"/>
     <buffer name="buffer" size="16777216" policy="wait" timeout="120"/>
     <queue name="queue" size="64"/>
   </architecture>
@@ -142,14 +144,26 @@ def check_picture(path):
     assert (spread > 60).mean() > 0.3, (path, (spread > 60).mean())
 
 
-def run_and_check(tmp_path, display, clients, cores):
-    xml, out = configure(tmp_path, clients, cores)
+def run_and_check(tmp_path, display, clients, cores, nodes=0, threads=0, program_options=(),
+                  warning=None):
+    """clients simulation ranks; with dedicated nodes, one rank per (virtual) node. warning:
+    text the job must print once (the only warning allowed)."""
+    xml, out = configure(tmp_path, clients, cores, nodes, threads)
     before = job_segments()
-    env = mpi_env(DISPLAY=display)
-    status, output = run_job(clients + cores, [os.environ["IMAGE_WRITER"], xml, str(ITERATIONS)],
+    per_node = 1 if nodes else 0
+    env = mpi_env(per_node, DISPLAY=display)
+    launch = exported("DISPLAY", *(["SIDECORE_RANKS_PER_NODE"] if per_node else []))
+    status, output = run_job(clients + cores + nodes,
+                             launch + [os.environ["IMAGE_WRITER"], xml, str(ITERATIONS),
+                                       *program_options],
                              env, 300, cwd=out)
     assert status == 0, f"image_writer exited with {status}"
     assert "error" not in output.lower(), "the job logged an error"
+    warnings = [line for line in output.splitlines() if "] warning: " in line]
+    if warning:
+        assert len(warnings) == 1 and warning in warnings[0], warnings
+    else:
+        assert not warnings, warnings
     expect_no_leaked_segments(before)
     # The legacy script writes every second step, and at end-iteration, forced.
     written = sorted(f for f in os.listdir(out) if f.startswith("legacy_input_"))
@@ -170,6 +184,25 @@ def run_and_check(tmp_path, display, clients, cores):
 
 def test_dedicated_cores(tmp_path, display):
     run_and_check(tmp_path, display, clients=3, cores=1)
+
+
+def test_dedicated_nodes(tmp_path, display):
+    run_and_check(tmp_path, display, clients=2, cores=0, nodes=1)
+
+
+def test_thread(tmp_path, display):
+    """Background threads under MPI_THREAD_MULTIPLE render together."""
+    run_and_check(tmp_path, display, clients=2, cores=0, threads=1,
+                  program_options=["--thread-multiple"])
+
+
+def test_thread_without_thread_multiple(tmp_path, display):
+    """Without MPI_THREAD_MULTIPLE the threads cannot render together: the run says so and
+    renders synchronously, with the same output (before, each writer rendered its piece alone,
+    over the other's files)."""
+    run_and_check(tmp_path, display, clients=2, cores=0, threads=1,
+                  warning="the <paraview> pipelines render with all writers together, which a "
+                          "background thread can only do when MPI is initialized with")
 
 
 def test_synchronous(tmp_path, display):

@@ -1,5 +1,7 @@
 #include "transports/background_thread/setup.hpp"
 
+#include <string>
+
 #include "common/log.hpp"
 #include "common/mpi_handles.hpp"
 #include "memory/buffer_pool.hpp"
@@ -28,18 +30,25 @@ std::unique_ptr<engine> thread_setup::make_engine() {
   const MPI_Comm clients = m_topo.clients.get();
   const int source = m_topo.client_index;
   // Stores run on a background thread. Their MPI calls are only safe there with
-  // MPI_THREAD_MULTIPLE; otherwise each process writes alone (file per process), and
-  // collective output, which needs every process, is written synchronously instead.
+  // MPI_THREAD_MULTIPLE; otherwise each process writes alone (file per process), and what needs
+  // every writer at once (collective output, ParaView pipelines rendering together) is done
+  // synchronously instead.
   int provided = MPI_THREAD_SINGLE;
   check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
   if (provided != MPI_THREAD_MULTIPLE) {
-    if (const config::store* collective = storing::first_collective_store(m_model)) {
+    std::string together;  // what needs every writer at once, with its place in the file
+    if (const config::store* collective = storing::first_collective_store(m_model))
+      together = m_model.file + ":" + std::to_string(collective->line) + ": store '" +
+                 collective->name + "' writes collectively (all writers together)";
+    else if (m_model.paraview && m_topo.client_count > 1)
+      together = m_model.file + ":" + std::to_string(m_model.paraview->line) +
+                 ": the <paraview> pipelines render with all writers together";
+    if (!together.empty()) {
       if (source == 0)
-        log::warning(m_model.file, ":", collective->line, ": store '", collective->name,
-                     "' writes collectively (all writers together), which a background thread "
-                     "can only do when MPI is initialized with MPI_Init_thread(..., "
-                     "MPI_THREAD_MULTIPLE, ...); this run stores synchronously, inside "
-                     "damaris_end_iteration, instead (same files)");
+        log::warning(together,
+                     ", which a background thread can only do when MPI is initialized with "
+                     "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...); this run stores "
+                     "synchronously, inside damaris_end_iteration, instead (same output)");
       m_name = "synchronous";
       return std::make_unique<inline_engine>(m_model, clients, source,
                                              storing::writers_in_step(m_model));
