@@ -22,7 +22,8 @@ class mapped_file {
     if (fd < 0) return;
     struct stat st {};
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      void* p =
+          ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
       if (p != MAP_FAILED) {
         m_data = static_cast<const unsigned char*>(p);
         m_size = static_cast<std::size_t>(st.st_size);
@@ -70,8 +71,7 @@ std::optional<bool> elf_defines_function(const std::string& path, std::string_vi
   if (!header || std::memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 ||
       header->e_ident[EI_CLASS] != ELFCLASS64 ||
       header->e_ident[EI_DATA] != (native_little_endian() ? ELFDATA2LSB : ELFDATA2MSB) ||
-      header->e_type != ET_DYN || header->e_shentsize != sizeof(Elf64_Shdr) ||
-      header->e_shnum == 0)
+      header->e_type != ET_DYN || header->e_shentsize != sizeof(Elf64_Shdr) || header->e_shnum == 0)
     return std::nullopt;
   const auto section = [&](std::uint64_t index) {
     return file.read<Elf64_Shdr>(header->e_shoff + index * sizeof(Elf64_Shdr));

@@ -48,6 +48,7 @@ enum total : int {
   iterations_stored,
   store_failures,
   rejected,
+  action_failures,
   total_count
 };
 
@@ -169,6 +170,16 @@ std::string writer_json(const writer_part& w) {
   latency_json(j, v);
   j.field("throughput_bytes_per_second", v.throughput_bps);
   j.field("io_debt_seconds", seconds_of(v.debt_ns));
+  // Action plugins, <pyscript> scripts and the <paraview> pipelines: their failures are
+  // logged and counted here, not returned to the simulation.
+  j.key("actions").begin_array();
+  for (const storing::action_summary& a : w.actions) {
+    j.begin_object();
+    j.field("name", a.name).field("kind", a.kind).field("calls", a.calls);
+    j.field("failures", a.failures).field("seconds", a.seconds);
+    j.end_object();
+  }
+  j.end_array();
   j.key("iterations");
   if (!w.records) {
     j.null();
@@ -243,6 +254,7 @@ std::string gather_and_write(MPI_Comm comm, const std::string& path, const run_f
     mine[iterations_stored] = w->live.iterations_stored;
     mine[store_failures] = w->live.store_failures;
     mine[rejected] = w->rejected;
+    for (const storing::action_summary& a : w->actions) mine[action_failures] += a.failures;
   }
   std::uint64_t sums[total_count] = {};
   check_mpi(MPI_Reduce(mine, sums, total_count, MPI_UINT64_T, MPI_SUM, 0, comm), "MPI_Reduce");
@@ -278,6 +290,7 @@ std::string gather_and_write(MPI_Comm comm, const std::string& path, const run_f
   j.field("iterations_stored", sums[iterations_stored]);
   j.field("store_failures", sums[store_failures]);
   j.field("notifications_rejected", sums[rejected]);
+  j.field("action_failures", sums[action_failures]);
   j.end_object();
   j.key("writers").begin_array();
   for (const std::string& text : writers) j.raw(text);

@@ -27,7 +27,8 @@ struct writer_part {
   std::vector<int> clients;  // client indices it serves
   protocol::live_values live;
   const std::vector<storing::iteration_record>* records = nullptr;  // may be null
-  std::uint64_t rejected = 0;  // malformed notifications dropped
+  std::uint64_t rejected = 0;                    // malformed notifications dropped
+  std::vector<storing::action_summary> actions;  // empty until the writer has finished
 };
 
 struct client_part {

@@ -358,6 +358,7 @@ void runtime::write_run_report() noexcept {
       if (writer) {
         writer->world_rank = m_topo.world_rank;
         writer->records = processor ? &processor->records() : nullptr;
+        if (processor) writer->actions = processor->action_summaries();
         writer_text = run_report::writer_json(*writer);
       }
       if (m_client) {

@@ -409,6 +409,19 @@ void iteration_processor::finish() {
   }
 }
 
+std::vector<action_summary> iteration_processor::action_summaries() const {
+  std::vector<action_summary> summaries;
+  for (std::size_t a = 0; a < m_actions.size(); ++a) {
+    const config::action_plugin& settings = m_model.action_plugins[a];
+    const char* kind = !settings.is_script()                       ? "plugin"
+                       : m_model.scripts[settings.script].paraview ? "paraview"
+                                                                   : "script";
+    const action_tally& t = m_tallies[a];
+    summaries.push_back({settings.name, kind, t.calls, t.failures, t.seconds});
+  }
+  return summaries;
+}
+
 void iteration_processor::note_action_failure(std::size_t a, const std::string& when,
                                               const std::string& what) {
   const config::action_plugin& settings = m_model.action_plugins[a];

@@ -55,6 +55,15 @@ struct processor_counters {
   std::uint64_t script_failures = 0;
 };
 
+// One action plugin or script of this writer over the run, for the run report.
+struct action_summary {
+  std::string name;            // as configured ("<paraview>" for the ParaView pipelines)
+  const char* kind;            // "plugin", "script" or "paraview"
+  std::uint64_t calls = 0;     // at the end of iterations
+  std::uint64_t failures = 0;  // of any call (a Catalyst pipeline that failed, for "paraview")
+  double seconds = 0.0;        // in the calls at the end of iterations
+};
+
 // What the writer's buffer holds, as its owner sees it (live counters, run report).
 struct buffer_use {
   std::uint64_t used = 0;
@@ -146,6 +155,8 @@ class iteration_processor {
   void refresh_live(std::chrono::steady_clock::time_point now = {});
   // One record per stored iteration, in order (the first run_record_limit).
   const std::vector<iteration_record>& records() const noexcept { return m_records; }
+  // Every action plugin and script this writer runs, with its calls, failures and time.
+  std::vector<action_summary> action_summaries() const;
   static constexpr std::size_t run_record_limit = 1000000;
   // When the stores of each iteration may run (<architecture><schedule>).
   const scheduler& store_scheduler() const noexcept { return *m_scheduler; }

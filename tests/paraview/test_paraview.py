@@ -55,7 +55,8 @@ def display():
     server.wait()
 
 
-def configure(tmp_path, clients, cores, nodes=0, threads=0):
+def configure(tmp_path, clients, cores, nodes=0, threads=0,
+              scripts=("legacy_pipeline.py", "catalyst2_pipeline.py")):
     out = tmp_path / "out"
     out.mkdir()
     xml = tmp_path / "image.xml"
@@ -84,8 +85,7 @@ def configure(tmp_path, clients, cores, nodes=0, threads=0):
     <variable name="pressure" type="scalar" layout="zonal" mesh="mesh" centering="zonal"/>
   </data>
   <paraview end-iteration="{END_ITERATION}">
-    <script>{HERE}/legacy_pipeline.py</script>
-    <script>{HERE}/catalyst2_pipeline.py</script>
+    {"".join(f"<script>{HERE}/{s}</script>" for s in scripts)}
   </paraview>
 </simulation>
 """)
@@ -121,6 +121,26 @@ def check_extract(path, it, clients):
     assert sorted(found) == list(range(clients)), (path, sorted(found))
     for c, values in found.items():
         expect_array(f"{os.path.basename(path)} client {c}", values, pressure(it, c))
+
+
+def run_report(out):
+    """The run report the job left in its output directory."""
+    import glob
+    import json
+    found = glob.glob(os.path.join(out, "image_*_report.json"))
+    assert len(found) == 1, found
+    with open(found[0]) as f:
+        return json.load(f)
+
+
+def pipeline_calls(report):
+    """(calls, failures) of the <paraview> entry of each writer's actions."""
+    counts = []
+    for writer in report["writers"]:
+        entries = [a for a in writer["actions"] if a["kind"] == "paraview"]
+        assert len(entries) == 1 and entries[0]["name"] == "<paraview>", writer["actions"]
+        counts.append((entries[0]["calls"], entries[0]["failures"]))
+    return counts
 
 
 def check_picture(path):
@@ -165,6 +185,10 @@ def run_and_check(tmp_path, display, clients, cores, nodes=0, threads=0, program
     else:
         assert not warnings, warnings
     expect_no_leaked_segments(before)
+    # Every writer ran the pipelines at every iteration, none failed.
+    report = run_report(out)
+    assert pipeline_calls(report) == [(ITERATIONS, 0)] * len(report["writers"]), report["writers"]
+    assert report["totals"]["action_failures"] == 0
     # The legacy script writes every second step, and at end-iteration, forced.
     written = sorted(f for f in os.listdir(out) if f.startswith("legacy_input_"))
     assert written == [f"legacy_input_{s}{e}" for s in (0, 2, 3, 4) for e in ("", ".vtm")], \
@@ -207,6 +231,23 @@ def test_thread_without_thread_multiple(tmp_path, display):
 
 def test_synchronous(tmp_path, display):
     run_and_check(tmp_path, display, clients=2, cores=0)
+
+
+def test_failing_pipeline(tmp_path, display):
+    """A Catalyst pipeline that raises at one time step: ParaView prints the traceback, the
+    writers log the failure and go on (later steps run), and the run report counts it."""
+    xml, out = configure(tmp_path, clients=2, cores=1, scripts=["failing_pipeline.py"])
+    status, output = run_job(3, exported("DISPLAY") + [os.environ["IMAGE_WRITER"], xml,
+                                                       str(ITERATIONS)],
+                             mpi_env(DISPLAY=display), 300, cwd=out)
+    assert status == 0, f"image_writer exited with {status}"
+    assert "this pipeline fails at time step 2" in output, output
+    assert "a Catalyst pipeline failed at iteration 2 (ValueError: this pipeline fails" in output
+    report = run_report(out)
+    assert pipeline_calls(report) == [(ITERATIONS, 1)], report["writers"]
+    assert report["totals"]["action_failures"] == 1
+    for rank in range(3):
+        assert f"rank {rank}: done" in output, f"rank {rank} did not finish"
 
 
 def test_without_a_display(tmp_path):

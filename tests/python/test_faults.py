@@ -233,3 +233,14 @@ def test_script_raising_alone_lets_the_run_go_on(tmp_path):
     assert "ValueError: writer 0 cannot analyse iteration 3" in output
     assert "MPI_Abort" not in output and "MPI_ABORT" not in output
     assert check_stored(out, 2, 29, 30) == list(range(30))
+    # The run report counts the failed call, on the writer that raised.
+    import glob
+    import json
+    reports = glob.glob(os.path.join(out, "*_report.json"))
+    assert len(reports) == 1, reports
+    with open(reports[0]) as f:
+        report = json.load(f)
+    scripts = {w["index"]: [(a["name"], a["kind"], a["calls"], a["failures"]) for a in w["actions"]]
+               for w in report["writers"]}
+    assert scripts == {0: [("s", "script", 30, 1)], 1: [("s", "script", 30, 0)]}, scripts
+    assert report["totals"]["action_failures"] == 1

@@ -541,6 +541,11 @@ def warnings_of(report):
         out.append(f"{t['store_failures']} store call(s) failed")
     if t.get("notifications_rejected"):
         out.append(f"{t['notifications_rejected']} notification(s) rejected by the writers")
+    for w in report["writers"]:
+        for a in w.get("actions") or []:
+            if a.get("failures"):
+                out.append(f"writer {w.get('index')} (rank {w.get('rank')}): {a['kind']} "
+                           f"'{a['name']}' failed in {a['failures']} of {a['calls']} call(s)")
     if t.get("bytes_pending"):
         out.append(f"{fmt_bytes(t['bytes_pending'])} still pending (not stored) when the report was written")
     if t.get("bytes_spilled"):
@@ -606,6 +611,8 @@ def html_page(report, source, figures, png):
         ("bytes_pending", "bytes pending at the end", fmt_bytes(t.get("bytes_pending"))),
         ("store_failures", "store failures", t.get("store_failures")),
         ("notifications_rejected", "notifications rejected", t.get("notifications_rejected")),
+        ("action_failures", "failed calls of actions, scripts and pipelines",
+         t.get("action_failures", 0)),
         ("run_throughput", "throughput over the run (bytes written / duration)",
          fmt_rate(t.get("bytes_written", 0) / duration) if duration else "n/a"),
         ("store_throughput", "throughput of the stores (per writer: bytes written / seconds in "

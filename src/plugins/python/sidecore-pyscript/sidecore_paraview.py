@@ -15,6 +15,7 @@ The runner gives the element's settings in sidecore_options.
 import ctypes
 import ctypes.util
 import os
+import sys
 
 import sidecore_script
 import sidecore_vtk
@@ -131,7 +132,19 @@ def on_iteration(it):
     if not processor.RequestDataDescription(description):
         return  # no pipeline has work at this step: the meshes are not built
     description.GetInputDescriptionByName("input").SetGrid(sidecore_vtk.dataset(it))
-    processor.CoProcess(description)
+    # A legacy pipeline's exception does not reach the return value: ParaView prints it
+    # (PyErr_Print), which leaves it in sys.last_value.
+    sys.last_type = sys.last_value = sys.last_traceback = None
+    done = processor.CoProcess(description)
+    raised = sys.last_value
+    # Nothing of this iteration's blocks may outlive the call (their memory is reused): not the
+    # description's grid, nor the frames of the traceback ParaView printed.
+    sys.last_type = sys.last_value = sys.last_traceback = None
+    description.GetInputDescriptionByName("input").SetGrid(None)
+    if raised is not None or not done:
+        what = f" ({type(raised).__name__}: {raised})" if raised is not None else ""
+        raise RuntimeError(f"a Catalyst pipeline failed at iteration {it.number}{what}; "
+                           "ParaView printed its traceback above")
 
 
 def on_finish():
