@@ -2,7 +2,9 @@
  * and draw, every 10 iterations, as an image of its middle plane (a <pyscript>,
  * examples/python/render_slice.py). The domain is split along x among the clients; each holds
  * one ghost layer on both x faces, exchanged with its neighbours at every step, and declared
- * in the layout so that neither the store nor the script sees it.
+ * in the layout so that neither the store nor the script sees it. The coordinates of the
+ * cells' corners (ghosts included), written once, make it a rectilinear mesh for ParaView
+ * (examples/heat_paraview.xml, scripts/demo_paraview.sh).
  * Usage: sidecore_heat_insitu <xml> [iterations]   (scripts/demo_insitu.sh runs it) */
 #include <Damaris.h>
 #include <mpi.h>
@@ -41,6 +43,14 @@ int main(int argc, char** argv) {
     check(damaris_parameter_set("CLIENTS", &clients, sizeof clients), "damaris_parameter_set");
     const int64_t position[3] = {0, 0, (int64_t)rank * NX};
     check(damaris_set_position("temperature", position), "damaris_set_position");
+    /* The mesh: one unit per cell, this client's x from its first ghost to its last. */
+    float cx[NX + 3], cy[NY + 1], cz[NZ + 1];
+    for (int i = 0; i < NX + 3; ++i) cx[i] = (float)(rank * NX - 1 + i);
+    for (int i = 0; i <= NY; ++i) cy[i] = (float)i;
+    for (int i = 0; i <= NZ; ++i) cz[i] = (float)i;
+    check(damaris_write("coord/x", cx), "damaris_write");
+    check(damaris_write("coord/y", cy), "damaris_write");
+    check(damaris_write("coord/z", cz), "damaris_write");
     const size_t cells = (size_t)NZ * NY * (NX + 2);
     double* t = calloc(cells, sizeof *t);
     double* next = calloc(cells, sizeof *next);
