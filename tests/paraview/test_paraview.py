@@ -262,6 +262,7 @@ def test_heat_demo(tmp_path, display):
         from vtkmodules.vtkFiltersCore import vtkCellCenters
     except ImportError:  # older VTK
         from vtkmodules.vtkFiltersGeneral import vtkCellCenters
+    assert os.environ.get("HEAT_INSITU"), "the examples were not built (SIDECORE_BUILD_EXAMPLES)"
     examples = os.path.join(HERE, "..", "..", "examples")
     out = tmp_path / "out"
     out.mkdir()
