@@ -303,6 +303,143 @@ def test_heat_demo(tmp_path, display):
     assert stored.max() > 1.0, "the stored temperature is all cold: the check proves nothing"
 
 
+# meshes_writer.c: a curvilinear sector split along z and an unstructured 2-D mesh per client.
+NI, NJ, NK = 6, 5, 3
+FLUID_CELLS = [(9, [0, 1, 4, 3]), (9, [1, 2, 5, 4]), (5, [3, 4, 0]), (5, [4, 5, 1])]
+
+
+def meshes_configuration(tmp_path, clients, cores):
+    out = tmp_path / "out"
+    out.mkdir()
+    constant = 'time-varying="false" visualizable="false"'
+    xml = tmp_path / "meshes.xml"
+    xml.write_text(f"""<?xml version="1.0"?>
+<simulation name="meshes" xmlns="http://damaris.gforge.inria.fr/damaris/model">
+  <architecture>
+    <domains count="1"/>
+    <dedicated cores="{cores}" nodes="0"/>
+    <buffer name="buffer" size="16777216" policy="wait" timeout="120"/>
+  </architecture>
+  <data>
+    <layout name="cells" type="double" dimensions="{NI},{NJ},{NK}" global="{NI},{NJ},{NK * clients}"/>
+    <layout name="cmesh" type="double" dimensions="{NI + 1},{NJ + 1},{NK + 1}"/>
+    <group name="sector">
+      <variable name="x" layout="cmesh" {constant}/>
+      <variable name="y" layout="cmesh" {constant}/>
+      <variable name="z" layout="cmesh" {constant}/>
+    </group>
+    <layout name="xy" type="double" dimensions="12"/>
+    <layout name="gids" type="long" dimensions="6"/>
+    <layout name="two" type="int" dimensions="2"/>
+    <layout name="conn" type="long" dimensions="14"/>
+    <layout name="four" type="double" dimensions="4"/>
+    <layout name="six" type="float" dimensions="6"/>
+    <group name="fluid">
+      <variable name="xy" layout="xy" {constant}/>
+      <variable name="gid" layout="gids" {constant}/>
+      <variable name="types" layout="two" {constant}/>
+      <variable name="sizes" layout="two" {constant}/>
+      <variable name="conn" layout="conn" {constant}/>
+    </group>
+    <mesh name="sector" type="curvilinear" topology="3">
+      <coord name="sector/x"/><coord name="sector/y"/><coord name="sector/z"/>
+    </mesh>
+    <mesh name="fluid" type="unstructured" topology="2">
+      <coord name="fluid/xy"/>
+      <vertex_global_id name="fluid/gid" offset="-1"/>
+      <section_types name="fluid/types"/>
+      <section_sizes name="fluid/sizes"/>
+      <section_connectivity name="fluid/conn"/>
+    </mesh>
+    <variable name="pressure" layout="cells" mesh="sector" centering="zonal"/>
+    <variable name="flow" layout="four" mesh="fluid"/>
+    <variable name="potential" layout="six" mesh="fluid" centering="nodal"/>
+  </data>
+  <paraview><script>{HERE}/extract_pipeline.py</script></paraview>
+</simulation>
+""")
+    return str(xml), str(out)
+
+
+def check_meshes(out, it, clients):
+    """The extract of step it: per client, a curvilinear piece of the sector at its place
+    with its pressure, and an unstructured piece with its cells, ids and both variables."""
+    from vtkmodules.util import numpy_support
+    from vtkmodules.vtkIOXML import vtkXMLMultiBlockDataReader
+    path = os.path.join(out, f"meshes_{it}.vtm")
+    assert os.path.exists(path), f"no extract {path}"
+    reader = vtkXMLMultiBlockDataReader()
+    reader.SetFileName(path)
+    reader.Update()
+    values = numpy_support.vtk_to_numpy
+    sectors, fluids = {}, {}
+    leaves = reader.GetOutput().NewIterator()
+    leaves.InitTraversal()
+    while not leaves.IsDoneWithTraversal():
+        piece = leaves.GetCurrentDataObject()
+        leaves.GoToNextItem()
+        if piece is None or piece.GetNumberOfCells() == 0:
+            continue
+        if piece.GetClassName() == "vtkStructuredGrid":
+            sectors[piece.GetExtent()[4] // NK] = piece
+        else:
+            assert piece.GetClassName() == "vtkUnstructuredGrid", piece.GetClassName()
+            fluids[int(values(piece.GetPointData().GetGlobalIds())[0]) // 6] = piece
+    assert sorted(sectors) == list(range(clients)), (path, sorted(sectors))
+    assert sorted(fluids) == list(range(clients)), (path, sorted(fluids))
+    for c in range(clients):
+        what = f"step {it} client {c}"
+        sector = sectors[c]
+        assert sector.GetExtent() == (0, NI, 0, NJ, c * NK, c * NK + NK), sector.GetExtent()
+        k, j, i = np.meshgrid(np.arange(NK + 1), np.arange(NJ + 1), np.arange(NI + 1),
+                              indexing="ij")
+        angle = np.radians(10.0 + 70.0 * j / NJ)
+        want = np.stack([((i + 10) * np.cos(angle)).ravel(), ((i + 10) * np.sin(angle)).ravel(),
+                         (k + c * NK).ravel().astype(float)], axis=1)
+        # C's and NumPy's cosines may differ in the last bit: the points within 1e-12.
+        got = values(sector.GetPoints().GetData())
+        assert got.shape == want.shape and np.allclose(got, want, rtol=1e-12, atol=0), \
+            ("sector points " + what, np.abs(got - want).max())
+        k, j, i = np.meshgrid(np.arange(NK), np.arange(NJ), np.arange(NI), indexing="ij")
+        expect_array("pressure " + what, values(sector.GetCellData().GetArray("pressure")),
+                     (it * 1000.0 + i + 10 * j + 100 * (k + c * NK)).ravel())
+        fluid = fluids[c]
+        points = values(fluid.GetPoints().GetData())
+        corners = np.array([[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [2, 1]], dtype=float)
+        expect_array("fluid points " + what, points[:, :2], corners + [3.0 * c, 0.0])
+        expect_array("fluid ids " + what, values(fluid.GetPointData().GetGlobalIds()),
+                     np.arange(6) + 6 * c)
+        assert fluid.GetNumberOfCells() == len(FLUID_CELLS), fluid.GetNumberOfCells()
+        for index, (kind, vertices) in enumerate(FLUID_CELLS):
+            cell = fluid.GetCell(index)
+            got = [cell.GetPointId(v) for v in range(cell.GetNumberOfPoints())]
+            assert (cell.GetCellType(), got) == (kind, vertices), (what, index, got)
+        expect_array("flow " + what, values(fluid.GetCellData().GetArray("flow")),
+                     it * 10.0 + np.arange(4) + 100 * c)
+        expect_array("potential " + what, values(fluid.GetPointData().GetArray("potential")),
+                     (it + np.arange(6) * 0.5 + 100 * c).astype(np.float32))
+
+
+def run_meshes(tmp_path, display, clients, cores):
+    xml, out = meshes_configuration(tmp_path, clients, cores)
+    status, output = run_job(clients + cores, exported("DISPLAY") + [
+        os.environ["MESHES_WRITER"], xml, "3"], mpi_env(DISPLAY=display), 300, cwd=out)
+    assert status == 0, f"meshes_writer exited with {status}"
+    assert "error" not in output.lower() and "] warning: " not in output, output
+    for it in range(3):
+        check_meshes(out, it, clients)
+
+
+def test_meshes_dedicated_cores(tmp_path, display):
+    """A curvilinear and an unstructured mesh through Catalyst, two clients, one writer."""
+    run_meshes(tmp_path, display, clients=2, cores=1)
+
+
+def test_meshes_synchronous(tmp_path, display):
+    """The same with each client its own writer: the pieces of two writers in one extract."""
+    run_meshes(tmp_path, display, clients=2, cores=0)
+
+
 def test_without_a_display(tmp_path):
     """Without an X server ParaView would end the process at its first picture: the pipelines
     are not started, the writers say why once, and the simulation runs to its end."""
