@@ -250,6 +250,35 @@ def test_failing_pipeline(tmp_path, display):
         assert f"rank {rank}: done" in output, f"rank {rank} did not finish"
 
 
+def hot_spots(path):
+    """Of the picture's plane (rows above the colour bar): the share of hot pixels (bright:
+    red above 180, not the white background) and, per half of the width, their centroid."""
+    from vtkmodules.util import numpy_support
+    from vtkmodules.vtkIOImage import vtkPNGReader
+    reader = vtkPNGReader()
+    reader.SetFileName(path)
+    reader.Update()
+    width, height, _ = reader.GetOutput().GetDimensions()
+    rgb = numpy_support.vtk_to_numpy(reader.GetOutput().GetPointData().GetScalars())[:, :3]
+    rgb = rgb.reshape(height, width, 3)[::-1].astype(int)  # row 0 at the top
+    plane = rgb[:int(height * 0.85)]
+    hot = (plane[..., 0] > 180) & ~(plane.min(axis=2) > 240)
+    rows, cols = np.nonzero(hot)
+    halves = []
+    for side in (cols < width // 2, cols >= width // 2):
+        assert side.any(), f"{path}: no hot pixel in one half of the picture"
+        halves.append((cols[side].mean() / width, rows[side].mean() / height))
+    return hot.mean(), halves
+
+
+def compare_hot_spots(picture, oracle):
+    share, spots = hot_spots(picture)
+    want_share, want_spots = hot_spots(oracle)
+    assert abs(share - want_share) <= 0.3 * want_share, (picture, share, want_share)
+    for (x, y), (want_x, want_y) in zip(spots, want_spots):
+        assert abs(x - want_x) < 0.03 and abs(y - want_y) < 0.03, (picture, spots, want_spots)
+
+
 def test_heat_demo(tmp_path, display):
     """scripts/demo_paraview.sh's run: the heat diffusion of examples/heat_insitu.c with
     examples/heat_paraview.xml. The slice ParaView extracted at steps 0, 10 and 20 holds,
@@ -301,6 +330,17 @@ def test_heat_demo(tmp_path, display):
         assert len(x) == 2 * NY * NX * CLIENTS, len(x)
         expect_array(f"slice {step} against the stored temperature", got[real], stored[y, x])
     assert stored.max() > 1.0, "the stored temperature is all cold: the check proves nothing"
+    # The independent oracle: ParaView, after the run, renders the stored HDF5 (through the
+    # XDMF file) with the script's camera and colours; the pictures must agree in their
+    # statistics (the stored cells are drawn as points there, so not pixel for pixel).
+    for step in (10, 20):
+        oracle = str(tmp_path / f"oracle_{step}.png")
+        rendered = subprocess.run(
+            [os.environ["PARAVIEW_PYTHON"], os.path.join(HERE, "render_stored.py"),
+             str(out / "heat.xmf"), str(step), oracle],
+            env=dict(os.environ, DISPLAY=display), capture_output=True, text=True, timeout=300)
+        assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+        compare_hot_spots(str(out / f"slice_{step}.png"), oracle)
 
 
 # meshes_writer.c: a curvilinear sector split along z and an unstructured 2-D mesh per client.
