@@ -5,7 +5,9 @@
  * in the layout so that neither the store nor the script sees it. The coordinates of the
  * cells' corners (ghosts included), written once, make it a rectilinear mesh for ParaView
  * (examples/heat_paraview.xml, scripts/demo_paraview.sh).
- * Usage: sidecore_heat_insitu <xml> [iterations]   (scripts/demo_insitu.sh runs it) */
+ * Usage: sidecore_heat_insitu <xml> [iterations] [steps per iteration]
+ * (scripts/demo_insitu.sh runs it; each iteration computes that many diffusion steps, 1 by
+ * default, then hands the temperature over) */
 #include <Damaris.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -26,10 +28,11 @@ static void check(int rc, const char* call) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   if (argc < 2) {
-    fprintf(stderr, "usage: sidecore_heat_insitu <xml> [iterations]\n");
+    fprintf(stderr, "usage: sidecore_heat_insitu <xml> [iterations] [steps per iteration]\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   const int iterations = argc > 2 ? atoi(argv[2]) : 60;
+  const int steps = argc > 3 ? atoi(argv[3]) : 1;
   check(damaris_initialize(argv[1], MPI_COMM_WORLD), "damaris_initialize");
   int is_client = 0;
   check(damaris_start(&is_client), "damaris_start");
@@ -71,7 +74,7 @@ int main(int argc, char** argv) {
     MPI_Datatype face; /* one x column of every (z, y): a strided plane */
     MPI_Type_vector(NZ * NY, 1, NX + 2, MPI_DOUBLE, &face);
     MPI_Type_commit(&face);
-    for (int it = 0; it < iterations; ++it) {
+    for (int it = 0; it < iterations * steps; ++it) {
       MPI_Sendrecv(&AT(t, 0, 0, NX), 1, face, right, 0, &AT(t, 0, 0, 0), 1, face, left, 0, comm,
                    MPI_STATUS_IGNORE);
       MPI_Sendrecv(&AT(t, 0, 0, 1), 1, face, left, 1, &AT(t, 0, 0, NX + 1), 1, face, right, 1, comm,
@@ -92,6 +95,7 @@ int main(int argc, char** argv) {
       double* swap = t;
       t = next;
       next = swap;
+      if ((it + 1) % steps != 0) continue;
       check(damaris_write("temperature", t), "damaris_write");
       check(damaris_end_iteration(), "damaris_end_iteration");
     }
