@@ -480,6 +480,75 @@ def test_meshes_synchronous(tmp_path, display):
     run_meshes(tmp_path, display, clients=2, cores=0)
 
 
+def test_plate(tmp_path, display):
+    """Damaris's "plate" shape: a 2-D rectilinear mesh of int cells, three blocks per client
+    (damaris_write_block, damaris_set_block_position), two clients on two dedicated cores:
+    every block is a piece of its own at its place, with its values."""
+    from vtkmodules.util import numpy_support
+    from vtkmodules.vtkIOXML import vtkXMLMultiBlockDataReader
+    W, H, DOMAINS, CLIENTS = 8, 3, 3, 2  # plate_writer.c
+    out = tmp_path / "out"
+    out.mkdir()
+    xml = tmp_path / "plate.xml"
+    xml.write_text(f"""<?xml version="1.0"?>
+<simulation name="plate" xmlns="http://damaris.gforge.inria.fr/damaris/model">
+  <architecture>
+    <domains count="{DOMAINS}"/>
+    <dedicated cores="2" nodes="0"/>
+    <buffer name="buffer" size="16777216" policy="wait" timeout="120"/>
+  </architecture>
+  <data>
+    <layout name="cells" type="int" dimensions="{W},{H}" global="{W * CLIENTS},{H * DOMAINS}"/>
+    <layout name="xLayout" type="float" dimensions="{W + 1}"/>
+    <layout name="yLayout" type="float" dimensions="{H + 1}"/>
+    <group name="coord">
+      <variable name="x" layout="xLayout" visualizable="false" time-varying="false"/>
+      <variable name="y" layout="yLayout" visualizable="false" time-varying="false"/>
+    </group>
+    <mesh name="mesh" type="rectilinear" topology="2">
+      <coord name="coord/x" unit="cm" label="Width"/><coord name="coord/y" unit="cm" label="Height"/>
+    </mesh>
+    <variable name="space" type="scalar" layout="cells" mesh="mesh" centering="zonal"/>
+  </data>
+  <paraview><script>{HERE}/extract_pipeline.py</script></paraview>
+</simulation>
+""")
+    status, output = run_job(4, exported("DISPLAY") + [os.environ["PLATE_WRITER"], str(xml), "2"],
+                             mpi_env(DISPLAY=display), 300, cwd=str(out))
+    assert status == 0, f"plate_writer exited with {status}"
+    assert "error" not in output.lower() and "] warning: " not in output, output
+    for it in range(2):
+        reader = vtkXMLMultiBlockDataReader()
+        reader.SetFileName(str(out / f"meshes_{it}.vtm"))
+        reader.Update()
+        pieces = {}
+        leaves = reader.GetOutput().NewIterator()
+        leaves.InitTraversal()
+        while not leaves.IsDoneWithTraversal():
+            piece = leaves.GetCurrentDataObject()
+            leaves.GoToNextItem()
+            if piece is None or piece.GetNumberOfCells() == 0:
+                continue
+            assert piece.GetClassName() == "vtkRectilinearGrid", piece.GetClassName()
+            e = piece.GetExtent()
+            assert e[1] - e[0] == W and e[3] - e[2] == H and e[4:] == (0, 0), e
+            block = (e[0] // W, e[2] // H)
+            assert block not in pieces, f"two pieces at {block}"
+            pieces[block] = piece
+        assert sorted(pieces) == [(c, d) for c in range(CLIENTS) for d in range(DOMAINS)], \
+            sorted(pieces)
+        for (c, d), piece in pieces.items():
+            values = numpy_support.vtk_to_numpy
+            expect_array(f"step {it} client {c} block {d} x",
+                         values(piece.GetXCoordinates()), np.arange(W + 1.0) + c * W)
+            expect_array(f"step {it} client {c} block {d} y",
+                         values(piece.GetYCoordinates()), np.arange(H + 1.0) + d * H)
+            j, i = np.meshgrid(np.arange(H), np.arange(W), indexing="ij")
+            expect_array(f"step {it} client {c} block {d} space",
+                         values(piece.GetCellData().GetArray("space")),
+                         (it * 1000 + i + 10 * (j + d * H) + 100 * c).ravel().astype(np.int32))
+
+
 def test_without_a_display(tmp_path):
     """Without an X server ParaView would end the process at its first picture: the pipelines
     are not started, the writers say why once, and the simulation runs to its end."""
