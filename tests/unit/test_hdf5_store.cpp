@@ -60,6 +60,7 @@ class mpi_environment : public ::testing::Environment {
 // Outside this namespace the tests spell it plugins::hdf5::file_handle: there, in a unity build,
 // `file_handle` also names the struct of <fcntl.h>.
 using file_handle = plugins::hdf5::file_handle;
+using property_list_handle = plugins::hdf5::property_list_handle;
 using dataset_handle = plugins::hdf5::dataset_handle;
 using dataspace_handle = plugins::hdf5::dataspace_handle;
 using attribute_handle = plugins::hdf5::attribute_handle;
@@ -548,6 +549,27 @@ TEST_F(hdf5_store, planted_symlinks_are_not_followed) {
   EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "t", H5T_NATIVE_INT32),
             (std::vector<std::int32_t>{1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12}));
   EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(path("sim.xmf"))));
+}
+
+// Collective output is created by every writer at once through MPI-IO, after writer 0 removed
+// whatever held the temporary name. A symlink planted in between must fail the exclusive
+// create, not be followed: what the store relies on, checked against this MPI and HDF5 (the
+// MPICH run of the suite checks ROMIO too). A truncating create writes through it.
+TEST_F(hdf5_store, collective_exclusive_create_never_follows_a_symlink) {
+  const std::string victim = path("victim.txt");
+  std::ofstream(victim) << "precious";
+  const std::string planted = path("sim_It5.h5.part");
+  ASSERT_EQ(::symlink(victim.c_str(), planted.c_str()), 0);
+  property_list_handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  ASSERT_GE(H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL), 0);
+  H5E_BEGIN_TRY {
+    const hid_t file = H5Fcreate(planted.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get());
+    EXPECT_LT(file, 0) << "the exclusive create went through the symlink";
+    if (file >= 0) H5Fclose(file);
+  }
+  H5E_END_TRY;
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious");
 }
 
 TEST_F(hdf5_store, permissions_option_makes_private_output) {

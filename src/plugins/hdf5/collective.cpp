@@ -406,9 +406,11 @@ hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file,
     // The 1.8 file format at least: block tables of thousands of blocks exceed 64 KiB.
     check_status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST),
                  "H5Pset_libver_bounds", file_site);
-    file =
-        file_handle(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                             "H5Fcreate", file_site));
+    // Exclusive (MPI_MODE_EXCL, O_EXCL): writer 0 removed whatever held the name, so a name
+    // taken since (a symlink planted in a directory others can write to) fails the create
+    // instead of being followed.
+    file = file_handle(check_id(H5Fcreate(temporary.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()),
+                                "H5Fcreate", file_site));
     if (m_context.writer_index == 0) apply_permissions(temporary, m_options.permissions);
     write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
     write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
