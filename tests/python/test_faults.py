@@ -170,6 +170,30 @@ def test_normal_exit_inside_with_finalizes(tmp_path):
     assert check_stored(out, 3, FAIL_AT - 1, FAIL_AT) == list(range(FAIL_AT))
 
 
+def test_configuration_error_is_printed_once(tmp_path):
+    """A configuration error, which every rank raises alike, left uncaught on 3 ranks: rank 0
+    prints the traceback with the error (file, line, what is valid); the other ranks say one
+    line each that points to it, not the traceback again."""
+    xml = tmp_path / "bad.xml"
+    xml.write_text('<?xml version="1.0"?>\n<simulation name="bad">\n<architecture>'
+                   '<domains count="1"/><dedicated cores="0" nodes="0"/>'
+                   '<buffer name="b" size="1048576"/></architecture>\n'
+                   '<data><layout name="l" type="dubble" dimensions="4"/>'
+                   '<variable name="v" layout="l"/></data>\n</simulation>\n')
+    program = tmp_path / "sim.py"
+    program.write_text("from mpi4py import MPI\nimport sidecore\n"
+                       f"with sidecore.initialize({str(xml)!r}, MPI.COMM_WORLD):\n    pass\n")
+    status, output = run_job(3, [sys.executable, str(program)], mpi_env(), BOUND)
+    assert status != 0, "the job ended with status 0"
+    assert output.count("Traceback (most recent call last)") == 1, output
+    said = re.findall(r"Error: DAMARIS_CONFIG_ERROR: sidecore.initialize: (\S*)bad.xml:4: "
+                      r"invalid value 'dubble'", output)
+    assert said == [f"{tmp_path}/"], output
+    for rank in (1, 2):
+        assert (f"sidecore: rank {rank}: DAMARIS_CONFIG_ERROR, the same as rank 0's" in output), \
+            output
+
+
 def test_invalid_policy_is_refused_before_mpi(monkeypatch):
     """A value that is neither "abort" nor "finalize" is refused, naming where it came from and
     what is valid, before anything collective (no MPI needed)."""

@@ -91,8 +91,28 @@ def initialize(config, comm=None, on_exception=None):
 
     if comm is None:
         comm = MPI.COMM_WORLD
-    _ext.initialize(os.fspath(config), comm.py2f())
+    try:
+        _ext.initialize(os.fspath(config), comm.py2f())
+    except Error as error:
+        # A configuration error is agreed on: every rank raises the same one. Rank 0's
+        # traceback is enough; the others, left uncaught, say one line (_excepthook).
+        if error.code == _errors.CONFIG_ERROR and comm.Get_rank() != 0:
+            error.reported_by_rank_0 = comm.Get_rank()
+        raise
     return Session(on_exception=policy)
+
+
+def _excepthook(kind, value, tb, previous=sys.excepthook):
+    """An uncaught Error that rank 0 reports too is printed in one line on the other ranks, so
+    that a job of many ranks prints its configuration error once, not once per rank."""
+    if isinstance(value, Error) and value.reported_by_rank_0:
+        print(f"sidecore: rank {value.reported_by_rank_0}: {value.name}, the same as rank 0's, "
+              "which rank 0 prints with its traceback", file=sys.stderr, flush=True)
+        return
+    previous(kind, value, tb)
+
+
+sys.excepthook = _excepthook
 
 
 def _is_failure(exc):

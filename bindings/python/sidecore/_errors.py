@@ -36,6 +36,10 @@ class Error(Exception):
         super().__init__(code, message)
         self.code = code
         self.message = message
+        # For an error every rank raised alike (a configuration error), on a rank other than
+        # 0: this rank's number. Left uncaught, it is printed in one line there, rank 0
+        # printing the traceback. False otherwise.
+        self.reported_by_rank_0 = False
 
     @property
     def name(self):
