@@ -7,16 +7,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SIDECORE_BUILD_DIR:-$root/build}
-# shellcheck source=lib/debian_packages.sh
-. "$root/scripts/lib/debian_packages.sh"
-install_packages demo_paraview.sh paraview python3-paraview xvfb
-# The Python build, configured again: the Python that runs <paraview> pipelines is found then.
-"$root/scripts/python_env.sh" "$build"
-if ! grep -q '^SIDECORE_PARAVIEW_PYTHON_FOUND:INTERNAL=.' "$build/CMakeCache.txt"; then
-  echo "demo_paraview.sh: ParaView is installed, but no Python of the build imports" \
-       "paraview.catalyst (see the configure output above)" >&2
-  exit 1
-fi
+# shellcheck source=lib/paraview_build.sh
+. "$root/scripts/lib/paraview_build.sh"
+paraview_build demo_paraview.sh "$root" "$build"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=${SIDECORE_DEMO_OUT:-$build/demo-paraview-output}
 rm -rf "$out" && mkdir -p "$out"

@@ -8,17 +8,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SIDECORE_BUILD_DIR:-$root/build}
-# shellcheck source=lib/debian_packages.sh
-. "$root/scripts/lib/debian_packages.sh"
-install_packages test_paraview.sh paraview python3-paraview xvfb
-# The same build as scripts/test.sh (venv and Python module), configured again: the Python
-# that runs <paraview> pipelines is found at configure time.
-"$root/scripts/python_env.sh" "$build"
-if ! grep -q '^SIDECORE_PARAVIEW_PYTHON_FOUND:INTERNAL=.' "$build/CMakeCache.txt"; then
-  echo "test_paraview.sh: ParaView is installed, but no Python of the build imports" \
-       "paraview.catalyst (see the configure output above)" >&2
-  exit 1
-fi
+# The same build as scripts/test.sh (venv and Python module), configured again.
+# shellcheck source=lib/paraview_build.sh
+. "$root/scripts/lib/paraview_build.sh"
+paraview_build test_paraview.sh "$root" "$build"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export SIDECORE_TEST_PYTHON="$build/venv/bin/python"
 # shellcheck source=lib/ompi_session.sh

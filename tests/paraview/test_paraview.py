@@ -97,24 +97,31 @@ def pressure(it, c):
     return (i + 10.0 * j + 100.0 * (k + c * D) + it).reshape(-1)
 
 
-def check_extract(path, it, clients):
-    """The multiblock extract of one time step: one block (the mesh), one piece per client,
-    each at its place with the pressure it wrote."""
-    from vtkmodules.util import numpy_support
+def extract_pieces(path):
+    """The non-empty datasets of a multiblock extract, however the parallel writer nested them
+    (the pieces of each rank under its own block)."""
     from vtkmodules.vtkIOXML import vtkXMLMultiBlockDataReader
     assert os.path.exists(path), f"no extract {path}"
     reader = vtkXMLMultiBlockDataReader()
-    reader.SetFileName(path)
+    reader.SetFileName(str(path))
     reader.Update()
-    # Every leaf of the mesh's block (a parallel writer nests the pieces of each rank).
-    found = {}
+    pieces = []
     leaves = reader.GetOutput().NewIterator()
     leaves.InitTraversal()
     while not leaves.IsDoneWithTraversal():
         piece = leaves.GetCurrentDataObject()
         leaves.GoToNextItem()
-        if piece.GetNumberOfCells() == 0:
-            continue
+        if piece is not None and piece.GetNumberOfCells() > 0:
+            pieces.append(piece)
+    return pieces
+
+
+def check_extract(path, it, clients):
+    """The multiblock extract of one time step: one block (the mesh), one piece per client,
+    each at its place with the pressure it wrote."""
+    from vtkmodules.util import numpy_support
+    found = {}
+    for piece in extract_pieces(path):
         c = piece.GetExtent()[4] // D
         assert piece.GetExtent() == (0, W, 0, H, c * D, c * D + D), piece.GetExtent()
         found[c] = numpy_support.vtk_to_numpy(piece.GetCellData().GetArray("pressure"))
@@ -405,21 +412,10 @@ def check_meshes(out, it, clients):
     """The extract of step it: per client, a curvilinear piece of the sector at its place
     with its pressure, and an unstructured piece with its cells, ids and both variables."""
     from vtkmodules.util import numpy_support
-    from vtkmodules.vtkIOXML import vtkXMLMultiBlockDataReader
     path = os.path.join(out, f"meshes_{it}.vtm")
-    assert os.path.exists(path), f"no extract {path}"
-    reader = vtkXMLMultiBlockDataReader()
-    reader.SetFileName(path)
-    reader.Update()
     values = numpy_support.vtk_to_numpy
     sectors, fluids = {}, {}
-    leaves = reader.GetOutput().NewIterator()
-    leaves.InitTraversal()
-    while not leaves.IsDoneWithTraversal():
-        piece = leaves.GetCurrentDataObject()
-        leaves.GoToNextItem()
-        if piece is None or piece.GetNumberOfCells() == 0:
-            continue
+    for piece in extract_pieces(path):
         if piece.GetClassName() == "vtkStructuredGrid":
             sectors[piece.GetExtent()[4] // NK] = piece
         else:
@@ -485,7 +481,6 @@ def test_plate(tmp_path, display):
     (damaris_write_block, damaris_set_block_position), two clients on two dedicated cores:
     every block is a piece of its own at its place, with its values."""
     from vtkmodules.util import numpy_support
-    from vtkmodules.vtkIOXML import vtkXMLMultiBlockDataReader
     W, H, DOMAINS, CLIENTS = 8, 3, 3, 2  # plate_writer.c
     out = tmp_path / "out"
     out.mkdir()
@@ -518,17 +513,8 @@ def test_plate(tmp_path, display):
     assert status == 0, f"plate_writer exited with {status}"
     assert "error" not in output.lower() and "] warning: " not in output, output
     for it in range(2):
-        reader = vtkXMLMultiBlockDataReader()
-        reader.SetFileName(str(out / f"meshes_{it}.vtm"))
-        reader.Update()
         pieces = {}
-        leaves = reader.GetOutput().NewIterator()
-        leaves.InitTraversal()
-        while not leaves.IsDoneWithTraversal():
-            piece = leaves.GetCurrentDataObject()
-            leaves.GoToNextItem()
-            if piece is None or piece.GetNumberOfCells() == 0:
-                continue
+        for piece in extract_pieces(out / f"meshes_{it}.vtm"):
             assert piece.GetClassName() == "vtkRectilinearGrid", piece.GetClassName()
             e = piece.GetExtent()
             assert e[1] - e[0] == W and e[3] - e[2] == H and e[4:] == (0, 0), e
