@@ -33,6 +33,7 @@
 #include "sidecore/read.h"
 #include "sidecore/schedule.h"
 #include "sidecore/stats.h"
+#include "sidecore/version.h"
 
 // NumPy's C API, for the arrays alloc() lends: made directly on Sidecore's memory, without a
 // round trip through Python code.
@@ -690,6 +691,7 @@ NB_MODULE(_sidecore, m) {
         "(damaris_clear_block_iteration()), committing it first if it was not. Its array "
         "becomes read-only and must not be used any more. Also named clear().");
   m.def("python_scripts", [] { return damaris_has_plugin(DAMARIS_PLUGIN_PYTHON) == 1; });
+  m.def("paraview_python", [] { return std::string(sidecore_paraview_python()); });
   m.def("signal", &send_signal, nb::arg("event"));
   m.def("end_iteration", &end_iteration,
         "Ends the current iteration (damaris_end_iteration()): hands it to "

@@ -176,9 +176,16 @@ def test_version():
                             text=True, timeout=60, env=mpi_env())
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) == 4, result.stdout
+    assert len(lines) == 5, result.stdout
     assert lines[3] == ("Python scripts (<pyscript>): yes, Python "
                         f"{sys.version.split()[0]}"), lines[3]
+    # The same ParaView line as the command-line tool's (found at configure time, or not;
+    # the tool is built when CLI11 is there).
+    assert lines[4].startswith("ParaView pipelines (<paraview>): "), lines[4]
+    if os.environ.get("SIDECORE_CLI"):
+        tool = subprocess.run([os.environ["SIDECORE_CLI"], "--version"], capture_output=True,
+                              text=True, timeout=60, env=mpi_env())
+        assert lines[4] in tool.stdout.splitlines(), (lines[4], tool.stdout)
     with open(os.path.join(HERE, "..", "..", "CMakeLists.txt")) as f:
         version = re.search(r"project\(Sidecore VERSION ([0-9.]+)", f.read()).group(1)
     assert lines[0] == f"sidecore {version}"

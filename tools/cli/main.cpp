@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "Damaris.h"
-#include "plugins/python_scripts.hpp"
+#include "sidecore/version.h"
 #include "tools/cli/inspect.hpp"
 #include "tools/cli/report.hpp"
 #include "tools/cli/validate.hpp"
@@ -44,7 +44,7 @@ std::string version_text() {
       << ", parallel"
 #endif
       << ")\n";
-  const std::string paraview = sidecore::plugins::paraview_python();
+  const std::string paraview = sidecore_paraview_python();
   out << "ParaView pipelines (<paraview>): "
       << (paraview.empty() ? "not available (no Python that imports ParaView's Catalyst modules "
                              "was found when Sidecore was built; docs/paraview.md)"

@@ -28,6 +28,11 @@ def main(argv=None):
     print(f"HDF5: {_ext.hdf5_version()}")
     scripts = "yes" if _ext.python_scripts() else "no (built without the script runner)"
     print(f"Python scripts (<pyscript>): {scripts}, Python {sys.version.split()[0]}")
+    paraview = _ext.paraview_python()
+    print("ParaView pipelines (<paraview>): " +
+          (f"run with {paraview}" if paraview else
+           "not available (no Python that imports ParaView's Catalyst modules was found when "
+           "Sidecore was built; docs/paraview.md)"))
     return 0
 
 
