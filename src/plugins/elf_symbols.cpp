@@ -87,7 +87,8 @@ std::optional<bool> elf_defines_function(const std::string& path, std::string_vi
       return std::nullopt;
     has_table = true;
     const char* strings = reinterpret_cast<const char*>(file.data() + names->sh_offset);
-    for (std::uint64_t s = 0; s + 1 <= table->sh_size / sizeof(Elf64_Sym); ++s) {
+    const std::uint64_t symbols = table->sh_size / sizeof(Elf64_Sym);
+    for (std::uint64_t s = 0; s < symbols; ++s) {
       const auto sym = file.read<Elf64_Sym>(table->sh_offset + s * sizeof(Elf64_Sym));
       if (!sym || sym->st_name >= names->sh_size) continue;
       const std::size_t room = names->sh_size - sym->st_name;
