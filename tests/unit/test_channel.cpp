@@ -18,6 +18,7 @@
 
 #include "common/error.hpp"
 #include "transports/dedicated_cores/channel.hpp"
+#include "transports/dedicated_cores/heap_reserver.hpp"
 #include "transports/dedicated_cores/shared_segment.hpp"
 #include "unit_support.hpp"
 
@@ -28,6 +29,7 @@ using sidecore::protocol::message;
 using sidecore::protocol::message_kind;
 using sidecore::transports::channel;
 using sidecore::transports::channel_sizes;
+using sidecore::transports::window_mapper;
 using clock_type = std::chrono::steady_clock;
 using sidecore::testing_support::seconds_since;
 using sidecore::testing_support::spawn;
@@ -418,9 +420,11 @@ TEST(channel, prefault_maps_only_the_window_and_the_window_takes_no_fault) {
 #endif
 }
 
-// A large heap is reserved in two steps: each client's window at once, the rest on a background
-// thread. A block placed beyond the windows waits until its pages are reserved; when the
-// reservation stops short, such a block is refused with the reason, never left to SIGBUS.
+// A large heap is reserved after start-up, on the core's thread: every client's window first,
+// then the rest around them. Nothing counts as reserved before the core reserved it; a writer
+// waits for its pages; what a client writes into its window while the core reserves the rest
+// is never overwritten; when the reservation stops short, a block is refused with the reason,
+// never left to SIGBUS.
 TEST(channel, a_large_heap_is_reserved_window_first_and_blocks_wait_for_the_rest) {
   const std::string name = unique_name("steps");
   channel_sizes sizes = small_sizes(2, 8);
@@ -429,23 +433,34 @@ TEST(channel, a_large_heap_is_reserved_window_first_and_blocks_wait_for_the_rest
   c.unlink();
   c.reserve_heap(8 << 20);
   const std::uint64_t second = c.heap().stretch_of(1, 2);
-  EXPECT_TRUE(c.heap_reserved(second, 8 << 20, 0.01)) << "a window is reserved at once";
-  EXPECT_TRUE(c.heap_reserved(c.heap().stretch_of(0, 2) + 4096, 1 << 20, 0.01));
-  EXPECT_FALSE(c.heap_reserved(second + (16 << 20), 1 << 20, 0.05))
-      << "pages beyond the windows counted as reserved before anyone reserved them";
+  EXPECT_FALSE(c.heap_reserved(second, 1 << 20, 0.01))
+      << "a window counted as reserved before the core reserved it";
   EXPECT_NE(c.heap_reservation_error().find("not reserved this part"), std::string::npos)
       << c.heap_reservation_error();
-  // A writer that needs the far end of the heap waits for the background reservation.
-  std::atomic<int> waited{-1};
-  std::thread writer(
-      [&] { waited = c.heap_reserved(second + (200 << 20), 1 << 20, 30.0) ? 1 : 0; });
+  // The second client writes into its window as soon as it is ready, while the core goes on
+  // with the rest of the heap (which includes the pages just past that window).
+  std::atomic<int> window_ready{-1};
+  std::thread client([&] {
+    window_ready = c.heap_reserved(second, 8 << 20, 30.0) ? 1 : 0;
+    if (window_ready == 1) std::memset(c.address(second), 0xab, 8 << 20);
+  });
+  std::atomic<int> far_ready{-1};
+  std::thread far_writer(
+      [&] { far_ready = c.heap_reserved(second + (200 << 20), 1 << 20, 30.0) ? 1 : 0; });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_EQ(waited.load(), -1) << "the writer did not wait for the reservation";
+  EXPECT_EQ(window_ready.load(), -1) << "the client did not wait for its window";
+  EXPECT_EQ(far_ready.load(), -1) << "the writer did not wait for the reservation";
   std::atomic<bool> stop{false};
   EXPECT_EQ(c.reserve_heap_rest(stop), "");
-  writer.join();
-  EXPECT_EQ(waited.load(), 1);
+  client.join();
+  far_writer.join();
+  EXPECT_EQ(window_ready.load(), 1);
+  EXPECT_EQ(far_ready.load(), 1);
   EXPECT_TRUE(c.heap_reserved(c.heap().stretch_of(0, 1) + (500ull << 20), 1 << 20, 0.01));
+  const auto* window = reinterpret_cast<const unsigned char*>(c.address(second));
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < (8u << 20); ++i) kept += window[i] == 0xab;
+  EXPECT_EQ(kept, 8u << 20) << "the reservation of the rest wrote over a client's window";
 }
 
 TEST(channel, a_reservation_stopped_short_refuses_the_pages_beyond_with_the_reason) {
@@ -457,11 +472,45 @@ TEST(channel, a_reservation_stopped_short_refuses_the_pages_beyond_with_the_reas
   c.reserve_heap(8 << 20);
   std::atomic<bool> stop{true};  // as when the core shuts down before it is done
   EXPECT_EQ(c.reserve_heap_rest(stop), "");
+  EXPECT_TRUE(c.heap_reservation_stopped());
   const std::uint64_t second = c.heap().stretch_of(1, 2);
-  EXPECT_TRUE(c.heap_reserved(second, 4 << 20, 0.01)) << "the windows stay usable";
+  EXPECT_FALSE(c.heap_reserved(second, 4 << 20, 5.0));
   EXPECT_FALSE(c.heap_reserved(second + (32 << 20), 1 << 20, 5.0));
   EXPECT_NE(c.heap_reservation_error().find("stopped reserving"), std::string::npos)
       << c.heap_reservation_error();
+}
+
+// A client's window mapper maps its window as the core reserves it (a later write there takes
+// no page fault), and stops at once when asked, even if the core never reserves anything.
+TEST(channel, a_window_mapper_maps_the_window_once_reserved_and_stops_when_asked) {
+  const std::string name = unique_name("mapper");
+  channel_sizes sizes = small_sizes(2, 8);
+  sizes.heap_bytes = 128 << 20;
+  channel c = channel::create(name, sizes);
+  c.unlink();
+  c.reserve_heap(16 << 20);
+  const long before = shared_resident_kib();
+  if (before < 0) GTEST_SKIP() << "no RssShmem in /proc/self/status";
+  const std::uint64_t stretch = c.heap().stretch_of(1, 2);
+  {
+    window_mapper idle(c, stretch, 16 << 20);  // nothing reserved: it waits, then is stopped
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_LT(shared_resident_kib() - before, 1024) << "pages mapped before they were reserved";
+  }
+  window_mapper mapper(c, stretch, 16 << 20);
+  std::atomic<bool> stop{false};
+  EXPECT_EQ(c.reserve_heap_rest(stop), "");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (shared_resident_kib() - before < 16 * 1024 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const long mapped = shared_resident_kib() - before;
+  EXPECT_GE(mapped, 16 * 1024) << "the window was not mapped";
+  EXPECT_LT(mapped, 24 * 1024) << "more than the window was mapped";
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  const long faults = minor_faults();
+  std::memset(c.address(stretch), 3, 16 << 20);
+  EXPECT_LE(minor_faults() - faults, 2) << "writing the mapped window faulted";
+#endif
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 
 
 namespace {
 constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
-constexpr std::uint32_t layout_version = 9;
+constexpr std::uint32_t layout_version = 10;
 constexpr std::size_t failure_text_bytes = 1024;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
@@ -31,10 +31,9 @@ constexpr std::uint64_t page = 4096;
 constexpr std::uint32_t all_reserved = UINT32_MAX;
 constexpr std::uint32_t reservation_failed = UINT32_MAX - 1;
 constexpr std::uint64_t mib = 1u << 20;
-// Heaps whose part beyond the windows is at most this are reserved whole at once.
-constexpr std::uint64_t reserve_at_once = 64 * mib;
-// The background reservation goes by steps of this much.
-constexpr std::uint64_t reserve_step = 64 * mib;
+// The core reserves the heap in steps of this much, publishing its progress after each: a
+// client waiting for its window can map and write each step as soon as it is ready.
+constexpr std::uint64_t reserve_step = 8 * mib;
 
 std::uint64_t page_round(std::uint64_t n) { return (n + page - 1) / page * page; }
 
@@ -66,8 +65,14 @@ struct channel::published_count {
         done = true;
         break;
       }
-      if (timeout_seconds > 0 && std::chrono::steady_clock::now() >= deadline) break;
-      timespec slice{0, 50 * 1000000L};  // re-check the deadline regularly
+      long slice_ns = 50 * 1000000L;  // re-check the deadline regularly
+      if (timeout_seconds > 0) {
+        const auto left = deadline - std::chrono::steady_clock::now();
+        if (left <= std::chrono::steady_clock::duration::zero()) break;
+        slice_ns = std::min<long>(
+            slice_ns, std::chrono::duration_cast<std::chrono::nanoseconds>(left).count() + 1);
+      }
+      timespec slice{0, slice_ns};
       futex(&value, FUTEX_WAIT, now, &slice);
     }
     waiters.fetch_sub(1, std::memory_order_seq_cst);
@@ -95,13 +100,15 @@ struct channel::header {
   alignas(64) std::atomic<std::uint64_t> heartbeat;
   alignas(64) std::atomic<std::uint32_t> store_failures;
   char first_failure[failure_text_bytes];
-  // Reservation of the heap's pages (reserve_heap): the first window_bytes of every client's
-  // stretch at once, then the rest in order from the heap's start. reserved_mib counts the MiB
-  // done from the start (all_reserved when complete; reservation_failed when it stopped, with
-  // the error number and the MiB reached below).
+  // Reservation of the heap's pages (reserve_heap, reserve_heap_rest): every client's window
+  // (the first window_bytes of its stretch) in turn, then the rest in order from the heap's
+  // start. reserved_mib counts the MiB done in that order: window_mib per window, then one per
+  // MiB from the heap's start (all_reserved when complete; reservation_failed when it
+  // stopped, with the error number and the count reached below).
   std::uint64_t window_bytes;
   std::atomic<std::int32_t> reserve_errno;
   std::uint32_t failed_at_mib;
+  std::atomic<std::uint64_t> reserved_bytes;  // for messages: bytes reserved so far
   alignas(64) published_count reserved_mib;
   // The server's live counters (sidecore_stats reads them on the clients).
   alignas(64) protocol::live_stats stats;
@@ -330,29 +337,25 @@ std::uint32_t channel::slowest_ended() const noexcept {
 
 void channel::end_sleep() noexcept { head()->server_sleeping.store(0, std::memory_order_relaxed); }
 
+std::uint64_t channel::window_mib() const noexcept {
+  return (head()->window_bytes + mib - 1) / mib;
+}
+
 void channel::reserve_heap(std::uint64_t window) {
   header* h = head();
   const std::uint64_t base = m_heap.stretch_of(0, 1);
   const std::uint64_t size = m_heap.capacity();
   const std::uint32_t clients = std::max(1u, h->clients);
-  window = std::min(window, m_heap.stretch_of(1, clients) - base);
-  if (size - std::min(size, window * clients) <= reserve_at_once) {
-    m_segment.reserve(base, size);
-    m_segment.done_reserving();
-    return;  // reserved_mib says all_reserved since create()
-  }
-  // The rest is reserved later: check now that /dev/shm can hold it all, so that a buffer too
-  // large fails here, with the same message as a failed reservation.
+  // Check now that /dev/shm can hold the whole heap, so that a buffer too large fails at
+  // start-up with this message rather than later, half reserved.
   const std::uint64_t free = m_segment.free_space();
   if (free < size)
     throw allocation_error(
         "cannot reserve " + std::to_string(size) + " bytes of shared memory in '" + "/dev/shm" +
         m_segment.name() + "': only " + std::to_string(free) +
         " bytes are free there (is /dev/shm large enough? lower <buffer size=...>)");
-  h->window_bytes = window;
+  h->window_bytes = std::min(window, m_heap.stretch_of(1, clients) - base);
   h->reserved_mib.value.store(0, std::memory_order_release);
-  for (std::uint32_t slot = 0; slot < clients; ++slot)
-    m_segment.reserve(m_heap.stretch_of(slot, clients), window);
 }
 
 std::string channel::reserve_heap_rest(const std::atomic<bool>& stop) noexcept {
@@ -360,21 +363,53 @@ std::string channel::reserve_heap_rest(const std::atomic<bool>& stop) noexcept {
   if (reserved_fully()) return "";
   const std::uint64_t base = m_heap.stretch_of(0, 1);
   const std::uint64_t size = m_heap.capacity();
-  for (std::uint64_t done = 0; done < size;) {
-    const std::uint64_t step = std::min(reserve_step, size - done);
-    const int err =
-        stop.load(std::memory_order_relaxed) ? ECANCELED : m_segment.try_reserve(base + done, step);
-    if (err != 0) {
-      h->failed_at_mib = static_cast<std::uint32_t>(done / mib);
-      h->reserve_errno.store(err, std::memory_order_relaxed);
-      h->reserved_mib.publish(reservation_failed);
-      m_segment.done_reserving();
-      return err == ECANCELED ? "" : heap_reservation_error();
+  const std::uint32_t clients = std::max(1u, h->clients);
+  const std::uint64_t window = h->window_bytes;
+  const std::uint64_t windows_mib = window_mib() * clients;
+  std::uint32_t reached = 0;  // progress published so far
+  // Reserves [from, to) in steps, publishing `count(end of the step)` after each.
+  auto reserve_range = [&](std::uint64_t from, std::uint64_t to, auto count) {
+    for (std::uint64_t at = from; at < to;) {
+      const std::uint64_t step = std::min(reserve_step, to - at);
+      const int err =
+          stop.load(std::memory_order_relaxed) ? ECANCELED : m_segment.try_reserve(at, step);
+      if (err != 0) {
+        h->failed_at_mib = reached;
+        h->reserve_errno.store(err, std::memory_order_relaxed);
+        h->reserved_mib.publish(reservation_failed);
+        return false;
+      }
+      at += step;
+      h->reserved_bytes.fetch_add(step, std::memory_order_relaxed);
+      reached = count(at);
+      h->reserved_mib.publish(reached);
     }
-    done += step;
-    h->reserved_mib.publish(done == size ? all_reserved : static_cast<std::uint32_t>(done / mib));
+    return true;
+  };
+  bool ok = true;
+  // 1. The windows, client after client: what the first iterations write.
+  for (std::uint32_t slot = 0; ok && slot < clients; ++slot) {
+    const std::uint64_t stretch = m_heap.stretch_of(slot, clients);
+    ok = reserve_range(stretch, stretch + window, [&](std::uint64_t at) {
+      return static_cast<std::uint32_t>(
+          slot * window_mib() + (at == stretch + window ? window_mib() : (at - stretch) / mib));
+    });
+  }
+  // 2. The rest from the heap's start, around the windows (which clients may be writing).
+  for (std::uint32_t slot = 0; ok && slot < clients; ++slot) {
+    const std::uint64_t from = m_heap.stretch_of(slot, clients) + window;
+    const std::uint64_t to =
+        slot + 1 < clients ? m_heap.stretch_of(slot + 1, clients) : base + size;
+    ok = reserve_range(from, to, [&](std::uint64_t at) {
+      return static_cast<std::uint32_t>(windows_mib + (at - base) / mib);
+    });
   }
   m_segment.done_reserving();
+  if (!ok) {
+    const int err = h->reserve_errno.load(std::memory_order_relaxed);
+    return err == ECANCELED ? "" : heap_reservation_error();
+  }
+  h->reserved_mib.publish(all_reserved);
   return "";
 }
 
@@ -382,23 +417,35 @@ bool channel::reserved_fully() const noexcept {
   return head()->reserved_mib.value.load(std::memory_order_acquire) == all_reserved;
 }
 
-bool channel::wait_heap_reserved(std::uint64_t offset, std::uint64_t bytes,
-                                 double timeout_seconds) noexcept {
+bool channel::heap_reservation_stopped() const noexcept {
+  return head()->reserved_mib.value.load(std::memory_order_acquire) == reservation_failed;
+}
+
+std::uint32_t channel::reservation_needed(std::uint64_t offset,
+                                          std::uint64_t bytes) const noexcept {
   header* h = head();
   const std::uint64_t base = m_heap.stretch_of(0, 1);
   const std::uint32_t clients = std::max(1u, h->clients);
   const std::uint64_t share = m_heap.stretch_of(1, clients) - base;
-  // Inside the window of the stretch it starts in: reserved before any client wrote.
+  // Inside the window of the stretch it starts in: reserved with the windows, in slot order.
   const std::uint64_t slot = std::min<std::uint64_t>((offset - base) / share, clients - 1);
   const std::uint64_t stretch = base + slot * share;
-  if (offset + bytes <= stretch + h->window_bytes) return true;
-  const std::uint64_t need = (offset + bytes - base + mib - 1) / mib;
+  const std::uint64_t end = offset + bytes;
+  if (end <= stretch + h->window_bytes)
+    return static_cast<std::uint32_t>(slot * window_mib() + (end - stretch + mib - 1) / mib);
+  return static_cast<std::uint32_t>(window_mib() * clients + (end - base + mib - 1) / mib);
+}
+
+bool channel::wait_heap_reserved(std::uint64_t offset, std::uint64_t bytes,
+                                 double timeout_seconds) noexcept {
+  header* h = head();
+  const std::uint32_t need = reservation_needed(offset, bytes);
   for (;;) {
     const std::uint32_t now = h->reserved_mib.value.load(std::memory_order_acquire);
     if (now == all_reserved) return true;
     if (now == reservation_failed) return need <= h->failed_at_mib;
     if (now >= need) return true;
-    if (!h->reserved_mib.wait_for(static_cast<std::uint32_t>(need), timeout_seconds)) return false;
+    if (!h->reserved_mib.wait_for(need, timeout_seconds)) return false;
   }
 }
 
@@ -408,12 +455,12 @@ std::string channel::heap_reservation_error() const {
   const std::uint32_t now = h->reserved_mib.value.load(std::memory_order_acquire);
   if (now != reservation_failed)
     return "the dedicated core has not reserved this part of the shared buffer yet (" +
-           std::to_string(std::uint64_t(now) * mib) + " of " + std::to_string(size) +
-           " bytes reserved so far)";
+           std::to_string(h->reserved_bytes.load(std::memory_order_relaxed)) + " of " +
+           std::to_string(size) + " bytes reserved so far)";
   const int err = h->reserve_errno.load(std::memory_order_relaxed);
   if (err == ECANCELED)
     return "the dedicated core stopped reserving the shared buffer (it is shutting down)";
-  return "only " + std::to_string(std::uint64_t(h->failed_at_mib) * mib) + " of the " +
+  return "only " + std::to_string(h->reserved_bytes.load(std::memory_order_relaxed)) + " of the " +
          std::to_string(size) + " bytes of the shared buffer could be reserved in /dev/shm (" +
          std::strerror(err) +
          "); blocks placed beyond that are refused (is /dev/shm large enough? lower <buffer "

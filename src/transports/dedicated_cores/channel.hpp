@@ -32,23 +32,25 @@ class channel {
   channel& operator=(channel&&) noexcept = default;
 
   void unlink() noexcept { m_segment.unlink(); }
-  // Creator, after unlink(): reserves the data heap's pages, in two steps. reserve_heap()
-  // reserves now the first `window` bytes of every client's stretch (what the first iterations
-  // use) and checks that /dev/shm can hold the rest; reserve_heap_rest(), typically on a
-  // background thread, reserves the rest in order, publishing its progress, and returns once
-  // done (or when `stop` becomes true). Both throw or report allocation_error when /dev/shm
-  // cannot hold the buffer; small heaps are reserved whole by reserve_heap().
+  // Creator, after unlink(): reserves the data heap's pages, in two calls. reserve_heap()
+  // checks that /dev/shm can hold the heap (throws allocation_error otherwise) and sets the
+  // order: the first `window` bytes of every client's stretch (what the first iterations
+  // write), then the rest. reserve_heap_rest(), on a background thread of the core, reserves
+  // them in that order, publishing its progress, and returns once done (or when `stop` becomes
+  // true): start-up does not wait for the pages, and a client waits only for those it writes.
   void reserve_heap(std::uint64_t window);
   // Returns "" when done (or stopped), else what failed (the clients are told too).
   std::string reserve_heap_rest(const std::atomic<bool>& stop) noexcept;
   // Client, after allocating [offset, offset + bytes) of the heap: true once those pages are
-  // reserved (at once in the common case: a window, or the whole heap done); waits for the
-  // creator's progress otherwise. False when the reservation failed before reaching them, or
-  // on timeout (<= 0: none); heap_reservation_error() then says why.
+  // reserved (at once once the whole heap is); waits for the creator's progress otherwise.
+  // False when the reservation stopped before reaching them, or on timeout (<= 0: none);
+  // heap_reservation_error() then says why.
   bool heap_reserved(std::uint64_t offset, std::uint64_t bytes, double timeout_seconds) noexcept {
     if (reserved_fully()) return true;
     return wait_heap_reserved(offset, bytes, timeout_seconds);
   }
+  // True when the reservation stopped short (failed, or the core shut down first).
+  bool heap_reservation_stopped() const noexcept;
   std::string heap_reservation_error() const;
   // Maps [offset, offset + bytes) of the segment into this process, so that the first write
   // there takes no page fault (see shared_segment::prefault).
@@ -113,6 +115,9 @@ class channel {
   struct ring;
   channel(shared_segment segment);
   bool reserved_fully() const noexcept;
+  std::uint64_t window_mib() const noexcept;
+  // The reservation progress (header::reserved_mib) at which [offset, offset + bytes) is ready.
+  std::uint32_t reservation_needed(std::uint64_t offset, std::uint64_t bytes) const noexcept;
   bool wait_heap_reserved(std::uint64_t offset, std::uint64_t bytes,
                           double timeout_seconds) noexcept;
   header* head() const noexcept { return reinterpret_cast<header*>(m_segment.base()); }

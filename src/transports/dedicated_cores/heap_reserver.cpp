@@ -1,18 +1,58 @@
 #include "transports/dedicated_cores/heap_reserver.hpp"
 
+#include <signal.h>
+
+#include <algorithm>
 #include <string>
 
 #include "common/log.hpp"
 
 namespace sidecore::transports {
+namespace {
+
+// Starts `body` on a thread that takes no signal: the application's handlers (and Sidecore's
+// interrupt notice) run on its own threads, as before this one existed.
+template <typename Body>
+std::thread start_quiet_thread(Body body) {
+  sigset_t all, previous;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+  std::thread t(std::move(body));
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return t;
+}
+
+}  // namespace
 
 heap_reserver::heap_reserver(channel& c)
-    : m_thread([this, &c] {
+    : m_thread(start_quiet_thread([this, &c] {
         const std::string failure = c.reserve_heap_rest(m_stop);
         if (!failure.empty()) log::error(failure);
-      }) {}
+      })) {}
 
 heap_reserver::~heap_reserver() {
+  m_stop.store(true, std::memory_order_relaxed);
+  if (m_thread.joinable()) m_thread.join();
+}
+
+window_mapper::window_mapper(channel& c, std::uint64_t offset, std::uint64_t bytes)
+    : m_thread(start_quiet_thread([this, &c, offset, bytes] {
+        // Steps of the core's reservation size: each is mapped as soon as it is ready.
+        constexpr std::uint64_t step = 8u << 20;
+        constexpr double poll_seconds = 0.005;  // how soon a stop is seen while waiting
+        for (std::uint64_t at = offset; at < offset + bytes;) {
+          if (m_stop.load(std::memory_order_relaxed)) return;
+          const std::uint64_t n = std::min(step, offset + bytes - at);
+          if (c.heap_reserved(at, n, poll_seconds)) {
+            c.prefault(at, n);
+            at += n;
+          } else if (c.heap_reservation_stopped()) {
+            return;  // the writes that need these pages report why
+          }
+        }
+      })) {}
+
+window_mapper::~window_mapper() {
   m_stop.store(true, std::memory_order_relaxed);
   if (m_thread.joinable()) m_thread.join();
 }

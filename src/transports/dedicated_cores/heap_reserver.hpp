@@ -1,14 +1,18 @@
-// Reserves the rest of a channel's shared heap on a background thread of its dedicated core,
-// while the clients already write into the windows reserved at start-up (channel::reserve_heap).
+// The shared heap's pages, made ready after start-up on background threads: the dedicated
+// core reserves them (every client's window first, then the rest) and each client maps its
+// window as it becomes ready, so that neither start-up nor the first write waits for them
+// when the first compute phase is long enough to cover the work.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <thread>
 
 #include "transports/dedicated_cores/channel.hpp"
 
 namespace sidecore::transports {
 
+// On the dedicated core: channel::reserve_heap_rest on its own thread.
 class heap_reserver {
  public:
   // Starts at once; a failure is logged (and the clients are refused the pages not reserved).
@@ -17,6 +21,22 @@ class heap_reserver {
   ~heap_reserver();
   heap_reserver(const heap_reserver&) = delete;
   heap_reserver& operator=(const heap_reserver&) = delete;
+
+ private:
+  std::atomic<bool> m_stop{false};
+  std::thread m_thread;
+};
+
+// On a client: maps [offset, offset + bytes) of the segment (its window) into this process,
+// step by step as the core reserves it, so that the first iteration's writes take no page
+// fault. A write that gets there first maps the pages itself; nothing waits for this thread.
+class window_mapper {
+ public:
+  window_mapper(channel& c, std::uint64_t offset, std::uint64_t bytes);
+  // Stops within a few milliseconds, wherever it is, and waits for the thread.
+  ~window_mapper();
+  window_mapper(const window_mapper&) = delete;
+  window_mapper& operator=(const window_mapper&) = delete;
 
  private:
   std::atomic<bool> m_stop{false};

@@ -77,8 +77,10 @@ class cores_setup : public setup {
 
  private:
   std::optional<channel> m_channel;
-  // On the core: reserves the rest of the heap after start-up (destroyed before the channel).
+  // On the core: reserves the heap after start-up; on a client: maps its window as it is
+  // reserved (both destroyed before the channel).
   std::unique_ptr<heap_reserver> m_heap_reserver;
+  std::unique_ptr<window_mapper> m_window_mapper;
 };
 
 cores_setup::cores_setup(const config::model& model, const topology::layout& topo)
@@ -109,10 +111,13 @@ cores_setup::cores_setup(const config::model& model, const topology::layout& top
   // 3. Everyone has it mapped: remove the name so nothing outlives the job, even a crash.
   m_channel->unlink();
   // 4. Only now are the data heap's pages reserved: a job killed meanwhile leaves nothing
-  // behind. What the first iteration needs (a window at the start of each client's stretch of
-  // the heap, where its blocks go first) is reserved now, the rest by the core in the
-  // background (a client reaching pages not yet reserved waits for them), so that start-up
-  // does not grow with the buffer's size.
+  // behind. Start-up only checks that /dev/shm can hold the heap; the core then reserves the
+  // pages on a background thread, first a window at the start of each client's stretch (where
+  // its first blocks go), then the rest, and each client maps its window as it becomes ready,
+  // also in the background. A write that reaches pages not reserved yet waits for them. So
+  // start-up does not grow with the buffer's size, and the first write runs at memcpy speed
+  // once the first compute phase has covered the work (64 MiB: about 21 ms on the core and
+  // 9 ms on the client's thread here).
   const std::uint32_t clients = std::max(1u, m_channel->client_count());
   const std::uint64_t share = m_channel->heap().capacity() / clients;
   const std::uint64_t window = std::min(share, first_iteration_window(m_model));
@@ -125,14 +130,19 @@ cores_setup::cores_setup(const config::model& model, const topology::layout& top
     m_channel->stats().publish(initial);
     m_channel->reserve_heap(window);
   });
-  // 5. Map, in each process, what the first iteration touches: the segment's header, allocator
-  // state and rings, then each client its window, the core every client's. The rest is mapped
-  // on first use, so that resident memory follows what the run uses, not the buffer's size.
-  m_channel->prefault(0, m_channel->heap().stretch_of(0, 1));  // header, allocator, rings
-  for (std::uint32_t slot = 0; slot < clients; ++slot)
-    if (m_topo.is_server || slot == static_cast<std::uint32_t>(m_topo.group_rank))
-      m_channel->prefault(m_channel->heap().stretch_of(slot, clients), window);
-  if (m_topo.is_server) m_heap_reserver = std::make_unique<heap_reserver>(*m_channel);
+  // 5. Map, in each process, the segment's header, allocator state and rings (written from
+  // the first call on). The core maps the data pages as its stores read them (read faults map
+  // neighbouring pages in batches): a core whose stores read nothing holds none of the
+  // buffer. Beyond its window, a client maps pages on first use: resident memory follows what
+  // the run uses, not the buffer's size.
+  m_channel->prefault(0, m_channel->heap().stretch_of(0, 1));
+  if (m_topo.is_server) {
+    m_heap_reserver = std::make_unique<heap_reserver>(*m_channel);
+  } else {
+    const auto slot = static_cast<std::uint32_t>(m_topo.group_rank);
+    m_window_mapper = std::make_unique<window_mapper>(
+        *m_channel, m_channel->heap().stretch_of(slot, clients), window);
+  }
 }
 
 std::unique_ptr<engine> cores_setup::make_engine() {

@@ -11,7 +11,7 @@ class shared_segment {
  public:
   shared_segment() = default;
   // Creates (O_EXCL), sizes and maps a new segment, reserving its first `reserved` bytes now
-  // (the rest with reserve_rest(), once the name is gone). Throws allocation_error with the
+  // (the rest with reserve(), once the name is gone). Throws allocation_error with the
   // reason (name taken, /dev/shm too small...).
   static shared_segment create(const std::string& name, std::size_t bytes, std::size_t reserved);
   // Maps an existing segment. Throws allocation_error when it does not exist.
@@ -28,14 +28,12 @@ class shared_segment {
   // even if the job is killed.
   void unlink() noexcept;
 
-  // Creator: reserves the pages of [offset, offset + bytes) (a full /dev/shm fails here with a
-  // protocol::message, not later with SIGBUS). Throws allocation_error. May run on another thread
-  // than the segment's other calls, but not beside done_reserving().
+  // Creator: reserves the pages of [offset, offset + bytes) by writing zeros to them (a full
+  // /dev/shm fails here with a message, not later with SIGBUS). Throws allocation_error. May run on
+  // another thread than the segment's other calls, but not beside done_reserving().
   void reserve(std::size_t offset, std::size_t bytes);
   // The same without throwing: 0, or the error number.
   int try_reserve(std::size_t offset, std::size_t bytes) noexcept;
-  // Creator: reserves every page not reserved yet, then done_reserving().
-  void reserve_rest();
   // Creator: bytes the file system holding the segment can still give (UINT64_MAX if unknown).
   std::uint64_t free_space() const noexcept;
   // Creator: no more reservations (closes the descriptor kept for them).
@@ -54,7 +52,6 @@ class shared_segment {
   std::string m_name;
   std::byte* m_base = nullptr;
   std::size_t m_size = 0;
-  std::size_t m_reserved = 0;
   int m_fd = -1;  // creator, until done_reserving()
   bool m_linked = false;
 };
