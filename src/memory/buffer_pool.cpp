@@ -13,8 +13,10 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "common/error.hpp"
+#include "common/quiet_thread.hpp"
 #include "common/units.hpp"
 #include "common/waiting.hpp"
 #include "memory/shared_heap.hpp"
@@ -35,9 +37,25 @@ struct pool_state {
   std::atomic<std::byte*> arena{nullptr};
   std::atomic<std::uint32_t> arena_users{0};
   std::size_t arena_bytes = 0;  // under mutex
+  // Maps the arena's warm part after reserve_arena returned (see there); stopped and joined
+  // before the arena is unmapped. Under mutex.
+  std::thread warmer;
+  std::atomic<bool> stop_warming{false};
 };
 
 constexpr std::uint32_t arena_extents = 4096;
+
+// Maps [p, p + bytes) of a private anonymous mapping, writable, without changing its content.
+void populate(std::byte* p, std::size_t bytes) noexcept {
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+  if (bytes == 0 || ::madvise(p, bytes, MADV_POPULATE_WRITE) == 0) return;
+  // Kernels before 5.14: an atomic add of zero writes each page without changing it, even
+  // when a block is being written there at the same time.
+  for (std::size_t at = 0; at < bytes; at += 4096)
+    reinterpret_cast<std::atomic<unsigned char>*>(p + at)->fetch_add(0, std::memory_order_relaxed);
+}
 
 pool_state& state() {
   static pool_state* s = new pool_state;  // never destroyed: see the file comment
@@ -141,12 +159,7 @@ void reserve_arena(std::uint64_t bytes, std::uint64_t warm_bytes) {
                            " of process memory for the buffer: " + std::strerror(errno) +
                            "; lower <buffer size=...>");
   auto* base = static_cast<std::byte*>(p);
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-  const std::size_t warm = state_bytes + std::min<std::uint64_t>(heap_bytes, warm_bytes);
-  if (::madvise(p, warm, MADV_POPULATE_WRITE) != 0)  // kernels before 5.14: write each page
-    for (std::size_t at = 0; at < warm; at += page) base[at] = std::byte{0};
+  populate(base, state_bytes);  // the allocator's state, written at once
   try {
     memory::shared_heap::initialize(base, state_bytes, heap_bytes, arena_extents);
   } catch (...) {
@@ -155,6 +168,18 @@ void reserve_arena(std::uint64_t bytes, std::uint64_t warm_bytes) {
   }
   s.arena_bytes = state_bytes + heap_bytes;
   s.arena.store(base, std::memory_order_seq_cst);
+  // The first blocks' pages are mapped on a background thread, so that start-up does not wait
+  // for them (64 MiB: about 20 ms here) and the first write, after a compute phase, finds them
+  // ready. Populating changes no byte: a block written meanwhile is safe, and its own faults
+  // map the pages the thread has not reached yet.
+  const std::size_t warm = std::min<std::uint64_t>(heap_bytes, warm_bytes);
+  s.stop_warming.store(false, std::memory_order_relaxed);
+  s.warmer = start_quiet_thread([&s, heap = base + state_bytes, warm] {
+    constexpr std::size_t step = 8u << 20;  // how soon a stop is seen
+    for (std::size_t at = 0; at < warm && !s.stop_warming.load(std::memory_order_relaxed);
+         at += step)
+      populate(heap + at, std::min(step, warm - at));
+  });
 }
 
 void trim() noexcept {
@@ -178,6 +203,8 @@ void trim() noexcept {
   } catch (...) {
     return;  // the arena's lock failed: leave it mapped
   }
+  s.stop_warming.store(true, std::memory_order_relaxed);
+  if (s.warmer.joinable()) s.warmer.join();
   ::munmap(base, s.arena_bytes);
   s.arena_bytes = 0;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -105,6 +106,17 @@ long anonymous_resident_kib() {
   return kib;
 }
 
+// Polls the growth of RssAnon since `before` until it reaches `kib` (or 30 s pass).
+long resident_growth_reaching(long before, long kib) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  long grown = anonymous_resident_kib() - before;
+  while (grown < kib && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    grown = anonymous_resident_kib() - before;
+  }
+  return grown;
+}
+
 // Only the warm part of the arena is resident at first: a large buffer costs memory only as
 // far as it is used.
 TEST(buffer_pool, the_arena_maps_ahead_only_its_warm_part) {
@@ -113,12 +125,36 @@ TEST(buffer_pool, the_arena_maps_ahead_only_its_warm_part) {
   const long before = anonymous_resident_kib();
   if (before < 0) GTEST_SKIP() << "no RssAnon in /proc/self/status";
   sidecore::buffer_pool::reserve_arena(256 << 20, 8 << 20);
-  const long grown = anonymous_resident_kib() - before;
+  // The warm part is mapped on a background thread, soon after.
+  const long grown = resident_growth_reaching(before, 8 * 1024);
   EXPECT_GE(grown, 8 * 1024) << "the warm part was not mapped";
   EXPECT_LT(grown, 64 * 1024) << "the whole arena was mapped";
   sidecore::block_buffer a = sidecore::buffer_pool::acquire(4 << 20);
   std::memset(a.get(), 1, 4 << 20);  // first blocks land in the warm part
   EXPECT_LT(anonymous_resident_kib() - before, 64 * 1024);
+}
+
+// The warm part is mapped while the application already writes its first blocks there: the
+// mapping changes no byte they wrote, and trimming stops it wherever it is.
+TEST(buffer_pool, blocks_written_while_the_arena_warms_keep_their_bytes) {
+  pool_guard guard(0);
+  sidecore::buffer_pool::trim();
+  const long before = anonymous_resident_kib();
+  if (before < 0) GTEST_SKIP() << "no RssAnon in /proc/self/status";
+  sidecore::buffer_pool::reserve_arena(256 << 20, 96 << 20);
+  const std::size_t bytes = 48u << 20;
+  sidecore::block_buffer a = sidecore::buffer_pool::acquire(bytes);
+  std::memset(a.get(), 0x5a, bytes);
+  EXPECT_GE(resident_growth_reaching(before, 96 * 1024), 96 * 1024)
+      << "the warm part was not mapped";
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < bytes; ++i) kept += a[i] == std::byte{0x5a};
+  EXPECT_EQ(kept, bytes) << "warming the arena changed a block written meanwhile";
+  a.reset();
+  sidecore::buffer_pool::reserve_arena(0);  // no-op while the arena exists
+  sidecore::buffer_pool::trim();
+  sidecore::buffer_pool::reserve_arena(1u << 30, 1u << 30);  // a long warm-up, stopped at once
+  sidecore::buffer_pool::trim();
 }
 
 TEST(buffer_pool, acquisitions_race_safely_with_reserving_and_trimming_the_arena) {

@@ -1,28 +1,12 @@
 #include "transports/dedicated_cores/heap_reserver.hpp"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <string>
 
 #include "common/log.hpp"
+#include "common/quiet_thread.hpp"
 
 namespace sidecore::transports {
-namespace {
-
-// Starts `body` on a thread that takes no signal: the application's handlers (and Sidecore's
-// interrupt notice) run on its own threads, as before this one existed.
-template <typename Body>
-std::thread start_quiet_thread(Body body) {
-  sigset_t all, previous;
-  ::sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  std::thread t(std::move(body));
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  return t;
-}
-
-}  // namespace
 
 heap_reserver::heap_reserver(channel& c)
     : m_thread(start_quiet_thread([this, &c] {
