@@ -463,6 +463,28 @@ TEST(channel, a_large_heap_is_reserved_window_first_and_blocks_wait_for_the_rest
   EXPECT_EQ(kept, 8u << 20) << "the reservation of the rest wrote over a client's window";
 }
 
+// However many clients share the core, the start of every client's window is reserved before
+// the end of any window, and every window before the rest of the heap.
+TEST(channel, every_window_starts_early_and_the_windows_come_before_the_rest) {
+  const std::string name = unique_name("order");
+  channel_sizes sizes = small_sizes(8, 8);
+  sizes.heap_bytes = 2ull << 30;  // never touched: only the order is asked
+  channel c = channel::create(name, sizes);
+  c.unlink();
+  c.reserve_heap(64 << 20);
+  const std::uint64_t first = c.heap().stretch_of(0, 8), last = c.heap().stretch_of(7, 8);
+  const std::uint32_t last_client_start = c.reservation_needed(last, 1 << 20);
+  EXPECT_LT(last_client_start, c.reservation_needed(first + (56 << 20), 8 << 20))
+      << "the last client's first MiB waits for the whole window of the first";
+  EXPECT_LE(last_client_start, 8u) << "more than one step per window before it";
+  EXPECT_LT(c.reservation_needed(last + (56 << 20), 8 << 20),
+            c.reservation_needed(first + (64 << 20), 1 << 20))
+      << "a page past a window came before a window's end";
+  EXPECT_LT(c.reservation_needed(first + (64 << 20), 1 << 20),
+            c.reservation_needed(last + (64 << 20), 1 << 20))
+      << "the rest is not in heap order";
+}
+
 TEST(channel, a_reservation_stopped_short_refuses_the_pages_beyond_with_the_reason) {
   const std::string name = unique_name("short");
   channel_sizes sizes = small_sizes(2, 8);

@@ -26,7 +26,7 @@ constexpr std::uint32_t layout_version = 10;
 constexpr std::size_t failure_text_bytes = 1024;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
-// Heap reservation progress (header::reserved_mib): MiB reserved from the heap's start, or one
+// Heap reservation progress (header::reserve_progress): MiB reserved from the heap's start, or one
 // of these two.
 constexpr std::uint32_t all_reserved = UINT32_MAX;
 constexpr std::uint32_t reservation_failed = UINT32_MAX - 1;
@@ -100,16 +100,17 @@ struct channel::header {
   alignas(64) std::atomic<std::uint64_t> heartbeat;
   alignas(64) std::atomic<std::uint32_t> store_failures;
   char first_failure[failure_text_bytes];
-  // Reservation of the heap's pages (reserve_heap, reserve_heap_rest): every client's window
-  // (the first window_bytes of its stretch) in turn, then the rest in order from the heap's
-  // start. reserved_mib counts the MiB done in that order: window_mib per window, then one per
-  // MiB from the heap's start (all_reserved when complete; reservation_failed when it
-  // stopped, with the error number and the count reached below).
+  // Reservation of the heap's pages (reserve_heap, reserve_heap_rest): the clients' windows
+  // (the first window_bytes of each stretch), one reserve_step of each window in turn, then
+  // the rest in order from the heap's start. reserve_progress counts what is done in that
+  // order: one per window step, then one per MiB from the heap's start (all_reserved when
+  // complete; reservation_failed when it stopped, with the error number and the count
+  // reached below).
   std::uint64_t window_bytes;
   std::atomic<std::int32_t> reserve_errno;
-  std::uint32_t failed_at_mib;
+  std::uint32_t failed_at;
   std::atomic<std::uint64_t> reserved_bytes;  // for messages: bytes reserved so far
-  alignas(64) published_count reserved_mib;
+  alignas(64) published_count reserve_progress;
   // The server's live counters (sidecore_stats reads them on the clients).
   alignas(64) protocol::live_stats stats;
 };
@@ -152,7 +153,7 @@ channel channel::create(const std::string& name, const channel_sizes& sizes) {
   h->ring_capacity = sizes.ring_capacity;
   // Until reserve_heap() starts reserving in steps, the heap counts as reserved (its pages are
   // allocated on first touch, as for any shared memory).
-  h->reserved_mib.value.store(all_reserved, std::memory_order_relaxed);
+  h->reserve_progress.value.store(all_reserved, std::memory_order_relaxed);
   memory::shared_heap::initialize(segment.base() + header_bytes, heap_offset, heap_bytes,
                                   heap_extents);
   for (std::uint32_t c = 0; c < sizes.clients; ++c)
@@ -337,8 +338,8 @@ std::uint32_t channel::slowest_ended() const noexcept {
 
 void channel::end_sleep() noexcept { head()->server_sleeping.store(0, std::memory_order_relaxed); }
 
-std::uint64_t channel::window_mib() const noexcept {
-  return (head()->window_bytes + mib - 1) / mib;
+std::uint64_t channel::window_steps() const noexcept {
+  return (head()->window_bytes + reserve_step - 1) / reserve_step;
 }
 
 void channel::reserve_heap(std::uint64_t window) {
@@ -355,7 +356,7 @@ void channel::reserve_heap(std::uint64_t window) {
         m_segment.name() + "': only " + std::to_string(free) +
         " bytes are free there (is /dev/shm large enough? lower <buffer size=...>)");
   h->window_bytes = std::min(window, m_heap.stretch_of(1, clients) - base);
-  h->reserved_mib.value.store(0, std::memory_order_release);
+  h->reserve_progress.value.store(0, std::memory_order_release);
 }
 
 std::string channel::reserve_heap_rest(const std::atomic<bool>& stop) noexcept {
@@ -365,8 +366,8 @@ std::string channel::reserve_heap_rest(const std::atomic<bool>& stop) noexcept {
   const std::uint64_t size = m_heap.capacity();
   const std::uint32_t clients = std::max(1u, h->clients);
   const std::uint64_t window = h->window_bytes;
-  const std::uint64_t windows_mib = window_mib() * clients;
-  std::uint32_t reached = 0;  // progress published so far
+  const std::uint64_t windows_done = window_steps() * clients;  // progress after phase 1
+  std::uint32_t reached = 0;                                    // progress published so far
   // Reserves [from, to) in steps, publishing `count(end of the step)` after each.
   auto reserve_range = [&](std::uint64_t from, std::uint64_t to, auto count) {
     for (std::uint64_t at = from; at < to;) {
@@ -374,34 +375,36 @@ std::string channel::reserve_heap_rest(const std::atomic<bool>& stop) noexcept {
       const int err =
           stop.load(std::memory_order_relaxed) ? ECANCELED : m_segment.try_reserve(at, step);
       if (err != 0) {
-        h->failed_at_mib = reached;
+        h->failed_at = reached;
         h->reserve_errno.store(err, std::memory_order_relaxed);
-        h->reserved_mib.publish(reservation_failed);
+        h->reserve_progress.publish(reservation_failed);
         return false;
       }
       at += step;
       h->reserved_bytes.fetch_add(step, std::memory_order_relaxed);
       reached = count(at);
-      h->reserved_mib.publish(reached);
+      h->reserve_progress.publish(reached);
     }
     return true;
   };
   bool ok = true;
-  // 1. The windows, client after client: what the first iterations write.
-  for (std::uint32_t slot = 0; ok && slot < clients; ++slot) {
-    const std::uint64_t stretch = m_heap.stretch_of(slot, clients);
-    ok = reserve_range(stretch, stretch + window, [&](std::uint64_t at) {
-      return static_cast<std::uint32_t>(
-          slot * window_mib() + (at == stretch + window ? window_mib() : (at - stretch) / mib));
-    });
-  }
+  // 1. The windows, a step of each in turn: what the first iterations write, the start of
+  // every client's window early, however many clients share the core.
+  for (std::uint64_t k = 0; ok && k < window_steps(); ++k)
+    for (std::uint32_t slot = 0; ok && slot < clients; ++slot) {
+      const std::uint64_t stretch = m_heap.stretch_of(slot, clients);
+      const std::uint64_t from = stretch + k * reserve_step;
+      ok = reserve_range(from, std::min(stretch + window, from + reserve_step), [&](std::uint64_t) {
+        return static_cast<std::uint32_t>(k * clients + slot + 1);
+      });
+    }
   // 2. The rest from the heap's start, around the windows (which clients may be writing).
   for (std::uint32_t slot = 0; ok && slot < clients; ++slot) {
     const std::uint64_t from = m_heap.stretch_of(slot, clients) + window;
     const std::uint64_t to =
         slot + 1 < clients ? m_heap.stretch_of(slot + 1, clients) : base + size;
     ok = reserve_range(from, to, [&](std::uint64_t at) {
-      return static_cast<std::uint32_t>(windows_mib + (at - base) / mib);
+      return static_cast<std::uint32_t>(windows_done + (at - base) / mib);
     });
   }
   m_segment.done_reserving();
@@ -409,16 +412,16 @@ std::string channel::reserve_heap_rest(const std::atomic<bool>& stop) noexcept {
     const int err = h->reserve_errno.load(std::memory_order_relaxed);
     return err == ECANCELED ? "" : heap_reservation_error();
   }
-  h->reserved_mib.publish(all_reserved);
+  h->reserve_progress.publish(all_reserved);
   return "";
 }
 
 bool channel::reserved_fully() const noexcept {
-  return head()->reserved_mib.value.load(std::memory_order_acquire) == all_reserved;
+  return head()->reserve_progress.value.load(std::memory_order_acquire) == all_reserved;
 }
 
 bool channel::heap_reservation_stopped() const noexcept {
-  return head()->reserved_mib.value.load(std::memory_order_acquire) == reservation_failed;
+  return head()->reserve_progress.value.load(std::memory_order_acquire) == reservation_failed;
 }
 
 std::uint32_t channel::reservation_needed(std::uint64_t offset,
@@ -427,13 +430,16 @@ std::uint32_t channel::reservation_needed(std::uint64_t offset,
   const std::uint64_t base = m_heap.stretch_of(0, 1);
   const std::uint32_t clients = std::max(1u, h->clients);
   const std::uint64_t share = m_heap.stretch_of(1, clients) - base;
-  // Inside the window of the stretch it starts in: reserved with the windows, in slot order.
+  // Inside the window of the stretch it starts in: ready once the window step holding its
+  // last byte is (steps go round the clients).
   const std::uint64_t slot = std::min<std::uint64_t>((offset - base) / share, clients - 1);
   const std::uint64_t stretch = base + slot * share;
   const std::uint64_t end = offset + bytes;
-  if (end <= stretch + h->window_bytes)
-    return static_cast<std::uint32_t>(slot * window_mib() + (end - stretch + mib - 1) / mib);
-  return static_cast<std::uint32_t>(window_mib() * clients + (end - base + mib - 1) / mib);
+  if (end <= stretch + h->window_bytes) {
+    const std::uint64_t last_step = (std::max<std::uint64_t>(end - stretch, 1) - 1) / reserve_step;
+    return static_cast<std::uint32_t>(last_step * clients + slot + 1);
+  }
+  return static_cast<std::uint32_t>(window_steps() * clients + (end - base + mib - 1) / mib);
 }
 
 bool channel::wait_heap_reserved(std::uint64_t offset, std::uint64_t bytes,
@@ -441,18 +447,18 @@ bool channel::wait_heap_reserved(std::uint64_t offset, std::uint64_t bytes,
   header* h = head();
   const std::uint32_t need = reservation_needed(offset, bytes);
   for (;;) {
-    const std::uint32_t now = h->reserved_mib.value.load(std::memory_order_acquire);
+    const std::uint32_t now = h->reserve_progress.value.load(std::memory_order_acquire);
     if (now == all_reserved) return true;
-    if (now == reservation_failed) return need <= h->failed_at_mib;
+    if (now == reservation_failed) return need <= h->failed_at;
     if (now >= need) return true;
-    if (!h->reserved_mib.wait_for(need, timeout_seconds)) return false;
+    if (!h->reserve_progress.wait_for(need, timeout_seconds)) return false;
   }
 }
 
 std::string channel::heap_reservation_error() const {
   header* h = head();
   const std::uint64_t size = m_heap.capacity();
-  const std::uint32_t now = h->reserved_mib.value.load(std::memory_order_acquire);
+  const std::uint32_t now = h->reserve_progress.value.load(std::memory_order_acquire);
   if (now != reservation_failed)
     return "the dedicated core has not reserved this part of the shared buffer yet (" +
            std::to_string(h->reserved_bytes.load(std::memory_order_relaxed)) + " of " +

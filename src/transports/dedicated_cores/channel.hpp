@@ -35,9 +35,10 @@ class channel {
   // Creator, after unlink(): reserves the data heap's pages, in two calls. reserve_heap()
   // checks that /dev/shm can hold the heap (throws allocation_error otherwise) and sets the
   // order: the first `window` bytes of every client's stretch (what the first iterations
-  // write), then the rest. reserve_heap_rest(), on a background thread of the core, reserves
-  // them in that order, publishing its progress, and returns once done (or when `stop` becomes
-  // true): start-up does not wait for the pages, and a client waits only for those it writes.
+  // write; a few MiB of each window in turn), then the rest. reserve_heap_rest(), on a background
+  // thread of the core, reserves them in that order, publishing its progress, and returns once done
+  // (or when `stop` becomes true): start-up does not wait for the pages, and a client waits only
+  // for those it writes.
   void reserve_heap(std::uint64_t window);
   // Returns "" when done (or stopped), else what failed (the clients are told too).
   std::string reserve_heap_rest(const std::atomic<bool>& stop) noexcept;
@@ -49,6 +50,9 @@ class channel {
     if (reserved_fully()) return true;
     return wait_heap_reserved(offset, bytes, timeout_seconds);
   }
+  // The reservation's progress at which [offset, offset + bytes) is ready: the order in which
+  // reserve_heap_rest() goes (a smaller value is ready sooner).
+  std::uint32_t reservation_needed(std::uint64_t offset, std::uint64_t bytes) const noexcept;
   // True when the reservation stopped short (failed, or the core shut down first).
   bool heap_reservation_stopped() const noexcept;
   std::string heap_reservation_error() const;
@@ -115,9 +119,7 @@ class channel {
   struct ring;
   channel(shared_segment segment);
   bool reserved_fully() const noexcept;
-  std::uint64_t window_mib() const noexcept;
-  // The reservation progress (header::reserved_mib) at which [offset, offset + bytes) is ready.
-  std::uint32_t reservation_needed(std::uint64_t offset, std::uint64_t bytes) const noexcept;
+  std::uint64_t window_steps() const noexcept;
   bool wait_heap_reserved(std::uint64_t offset, std::uint64_t bytes,
                           double timeout_seconds) noexcept;
   header* head() const noexcept { return reinterpret_cast<header*>(m_segment.base()); }
