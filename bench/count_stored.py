@@ -45,7 +45,9 @@ def check_files(directory, simulation, size, iterations):
 
 # The summaries printed at damaris_finalize (log level info); the numbers are what we keep.
 PATTERNS = {
-    "server": re.compile(r"(\d+) iterations, (\d+) blocks, (\d+) bytes stored in ([0-9.eE+-]+) s; "
+    # "X bytes processed, T s in stores" (before 5747e4b: "X bytes stored in T s").
+    "server": re.compile(r"(\d+) iterations, (\d+) blocks, (\d+) bytes "
+                         r"(?:processed, ([0-9.eE+-]+) s in stores|stored in ([0-9.eE+-]+) s); "
                          r"buffer high water (\d+) bytes"),
     "buffered": re.compile(r"moved (\d+) bytes into server memory \(at most \d+ bytes at once\) "
                            r"and (\d+) bytes into (\d+) spill file"),
@@ -64,8 +66,8 @@ def read_reports(path):
     if m:
         found["server_iterations"] = int(m.group(1))
         found["server_bytes"] = int(m.group(3))
-        found["server_seconds_in_stores"] = float(m.group(4))
-        found["server_high_water"] = int(m.group(5))
+        found["server_seconds_in_stores"] = float(m.group(4) or m.group(5))
+        found["server_high_water"] = int(m.group(6))
     m = PATTERNS["buffered"].search(text)
     found["bytes_to_server_memory"] = int(m.group(1)) if m else 0
     found["bytes_spilled"] = int(m.group(2)) if m else 0

@@ -16,6 +16,7 @@
 # write; the others stay --compute-ms): how soon after start-up the first write is fast.
 # --declared N adds N more variables to the configuration (declared and stored, never written):
 # what a large configuration costs at initialization.
+# Environment: MPIRUN (mpirun), MPIRUN_FLAGS (--oversubscribe).
 set -euo pipefail
 # Benchmarks leave no run report behind (docs/observability.md).
 export SIDECORE_REPORT=${SIDECORE_REPORT:-off}
@@ -39,6 +40,8 @@ while (($#)); do
 done
 ((${#builds[@]})) || { echo "run_startup.sh: give at least one label=binary" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpirun_cmd=${MPIRUN:-mpirun}
+read -r -a mpirun_flags <<< "${MPIRUN_FLAGS:---oversubscribe}"
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -58,10 +61,11 @@ first=${builds[0]#*=}
 for ((r = 1; r <= runs; ++r)); do
   for b in "${builds[@]}"; do
     label=${b%%=*} binary=${b#*=}
-    (cd "$work" && mpirun --oversubscribe -np 2 "$binary" startup.xml "${loop[@]}") |
+    (cd "$work" && "$mpirun_cmd" "${mpirun_flags[@]}" -np 2 "$binary" startup.xml "${loop[@]}") |
       sed "s/^{/{\"label\": \"$label\", \"run\": $r, /" >> "$out/runs.jsonl"
   done
-  (cd "$work" && mpirun -np 1 "$first" --without-sidecore "${loop[@]}") |
+  (cd "$work" &&
+    "$mpirun_cmd" "${mpirun_flags[@]}" -np 1 "$first" --without-sidecore "${loop[@]}") |
     sed "s/^{/{\"label\": \"without Sidecore\", \"run\": $r, /" >> "$out/runs.jsonl"
 done
 

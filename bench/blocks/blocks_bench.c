@@ -139,6 +139,17 @@ static int read_run(const char* prefix, int iteration) {
   }
   double t2 = now();
   sidecore_read_close(r);
+  /* Not timed: the values read back are those written (element i of each client's segment
+   * holds i, and the clients' segments follow one another). */
+  static int64_t sizes[SEGMENTS];
+  const int64_t per_client = segment_sizes(sizes);
+  for (int64_t i = 0; i < global[0]; ++i)
+    if (out[i] != (double)(i % per_client)) {
+      fprintf(stderr, "read: element %lld is %g, written %g\n", (long long)i, out[i],
+              (double)(i % per_client));
+      free(out);
+      return 1;
+    }
   printf("read blocks=%d bytes=%lld open_ms=%.2f read_ms=%.2f read_MiBps=%.1f\n", blocks,
          (long long)(global[0] * 8), 1e3 * (t1 - t0), 1e3 * (t2 - t1),
          global[0] * 8.0 / 1048576.0 / (t2 - t1));

@@ -1,18 +1,21 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Irregular blocks benchmark (docs/blocks.md): 1 client and 1 dedicated core; per iteration
 # the client writes 1,000 blocks of 1-64 KiB stored one dataset per block (BlockLayout
 # Datasets), the same 1,000 blocks with the default layout (BlockLayout Auto, which packs them:
 # one dataset and an index per variable and file), or one block of the same bytes; the three
 # cases alternate, REPS times. The last iteration of each run is then read
-# back whole with sidecore_read_region, beside dd reading the same files. Writes
-# bench/results/blocks.md.
-#   bench/blocks/run_blocks_bench.sh [build directory] [repetitions]
-set -eu
+# back whole with sidecore_read_region (and every value checked), beside dd reading the same
+# files. Writes bench/results/blocks.md (or RESULTS).
+#   bench/blocks/run_blocks_bench.sh [build directory] [repetitions] [RESULTS file]
+# Environment: BLOCKS_ITERATIONS, iterations per run (16; at least 3: the first is not timed);
+# MPIRUN (mpirun).
+set -euo pipefail
 # Benchmarks leave no run report behind (docs/observability.md).
 export SIDECORE_REPORT=${SIDECORE_REPORT:-off}
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build-bench}
 reps=${2:-3}
+results_file=${3:-$here/../results/blocks.md}
 program=$build/bench/sidecore_blocks_bench
 [ -x "$program" ] || { echo "build the benchmarks first ($program is missing)" >&2; exit 1; }
 work=$(mktemp -d)
@@ -25,7 +28,7 @@ for i in range(1000):
     s = (s * 6364136223846793005 + 1442695040888963407) % 2**64
     t += (1 + (s >> 33) % 64) * 1024 // 8
 print(t)')
-iterations=16
+iterations=${BLOCKS_ITERATIONS:-16}
 results=$work/results.txt
 for r in $(seq 1 "$reps"); do
   for case in datasets auto one; do
@@ -38,7 +41,7 @@ for r in $(seq 1 "$reps"); do
     rm -rf "$out"
     sed -e "s|@OUT@|$out|" -e "s|@GLOBAL@|$global|" -e "s|@LAYOUT@|$layout|" \
       "$here/blocks_bench.xml" > "$work/b.xml"
-    mpirun -np 2 "$program" write "$work/b.xml" $iterations $blocks | grep '^blocks=' |
+    "${MPIRUN:-mpirun}" -np 2 "$program" write "$work/b.xml" $iterations $blocks | grep '^blocks=' |
       sed "s/^/rep=$r case=$case /" >> "$results"
     last=$((iterations - 1))
     start=$(date +%s.%N)
@@ -50,7 +53,7 @@ for r in $(seq 1 "$reps"); do
   done
 done
 cat "$results"
-python3 - "$results" "$here/../results/blocks.md" "$reps" <<'PY'
+python3 - "$results" "$results_file" "$reps" "$((iterations - 1))" <<'PY'
 import statistics, sys
 rows = [dict(kv.split("=", 1) for kv in line.split() if "=" in kv) for line in open(sys.argv[1])]
 writes = [r for r in rows if "store_MiBps" in r]
@@ -108,10 +111,11 @@ each with its own extents and position (sidecore_set_block_extents,
 damaris_set_block_position, damaris_write_block). The 1,000 blocks are stored one dataset per
 block (BlockLayout Datasets, Damaris's names) or with the default layout (BlockLayout Auto,
 which packs blocks past <domains count>: one dataset and an index per variable and file).
-Each run times 15 iterations and reports medians; the table gives medians of {sys.argv[3]}
-repetitions, the three cases alternating, ratios paired within a repetition. The client's cost
-beyond the copy compares the 1,000-block write with the one-block write of the same bytes,
-which makes the same copy into shared memory. Files land in the page cache (tmp directory).
+Each run times {sys.argv[4]} iterations and reports medians; the table gives medians of
+{sys.argv[3]} repetitions, the three cases alternating, ratios paired within a repetition. The
+client's cost beyond the copy compares the 1,000-block write with the one-block write of the
+same bytes, which makes the same copy into shared memory. Files land in the page cache (tmp
+directory).
 
 {table}""")
 print(open(sys.argv[2]).read())

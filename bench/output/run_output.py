@@ -55,11 +55,29 @@ VARIANTS = {
              "HDF5, 16-bit floats + shuffle + deflate:4"),
 }
 
-SUMMARY = re.compile(r"server (\d+): (\d+) iterations, (\d+) blocks, (\d+) bytes stored in "
-                     r"([0-9.eE+-]+) s; buffer high water (\d+) bytes")
+# The server's closing line at finalize: "... X bytes processed, T s in stores; ..." (before
+# 5747e4b: "... X bytes stored in T s; ..."; both are read, for --exe of an older build).
+SUMMARY = re.compile(r"server (\d+): (\d+) iterations, (\d+) blocks, (\d+) bytes "
+                     r"(?:processed, ([0-9.eE+-]+) s in stores|stored in ([0-9.eE+-]+) s); "
+                     r"buffer high water (\d+) bytes")
 ITERATION = re.compile(r"iteration (\d+) stored: (\d+) blocks, (\d+) bytes in ([0-9.eE+-]+) s")
-FILE_RATIO = re.compile(r"HDF5 store: wrote (\S+_Pr\d+\.h5): (\d+) bytes of data stored in (\d+)")
+# "HDF5 store: wrote F: 786432 bytes of data stored in 1.52 MiB (compression ratio ...)": each
+# size in bytes below 1 MiB, else in MiB or TiB with two decimals.
+SIZE = r"(\d+ bytes|[0-9.]+ [MT]iB)"
+FILE_RATIO = re.compile(r"HDF5 store: wrote (\S+_Pr\d+\.h5): " + SIZE + " of data stored in "
+                        + SIZE)
 DD_TIME = re.compile(r"(\d+) bytes .* copied, ([0-9.]+) s")
+
+
+def seconds_in_stores(summary):
+    """T of a SUMMARY match, in either wording."""
+    return float(summary.group(5) or summary.group(6))
+
+
+def size_of(text):
+    """Bytes of a size as the HDF5 store logs it: "786432 bytes", "1.52 MiB", "1.00 TiB"."""
+    number, unit = text.split()
+    return int(number) if unit == "bytes" else float(number) * (1 << (20 if unit == "MiB" else 40))
 
 
 def median(values):
@@ -120,6 +138,8 @@ class Runner:
         if os.geteuid() == 0:
             self.env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         self.env["SIDECORE_LOG_LEVEL"] = "debug"  # per-iteration store times and ratios
+        # Benchmarks leave no run report behind (docs/observability.md).
+        self.env.setdefault("SIDECORE_REPORT", "off")
         nz, ny, nx = args.dims
         self.bytes_per_iteration = 8 * len(VARIABLES) * nx * ny * nz
         # The buffer holds 2.5 iterations (at least 2, as the issue asks) plus slack.
@@ -165,11 +185,11 @@ class Runner:
             sys.exit(f"run_output: no server summary in the log of {variant}:\n{log}")
         client["server"] = {
             "iterations": int(summary.group(2)), "blocks": int(summary.group(3)),
-            "bytes_stored": int(summary.group(4)), "seconds_in_stores": float(summary.group(5)),
-            "buffer_high_water": int(summary.group(6)),
+            "bytes_stored": int(summary.group(4)), "seconds_in_stores": seconds_in_stores(summary),
+            "buffer_high_water": int(summary.group(7)),
             "store_seconds_per_iteration": [float(m.group(4)) for m in ITERATION.finditer(log)],
         }
-        client["log_ratios"] = [(int(m.group(2)), int(m.group(3)))
+        client["log_ratios"] = [(size_of(m.group(2)), size_of(m.group(3)))
                                 for m in FILE_RATIO.finditer(log)]
         client["output"] = output
         client["variant"] = variant
@@ -205,9 +225,11 @@ class Runner:
             if not re.fullmatch(rf"output_It{iteration}_Pr\d+\.h5", name):
                 continue
             with h5py.File(os.path.join(output, name), "r") as f:
-                for source in f[variable]:
-                    for block in f[variable][source]:
-                        d = f[variable][source][block]
+                # <variable>/P<source> with one block per client, <variable>/P<source>/B<block>
+                # with several (docs/hdf5_store.md).
+                for source in f[variable].values():
+                    blocks = [source] if isinstance(source, h5py.Dataset) else source.values()
+                    for d in blocks:
                         pieces.append((tuple(d.attrs["position"]), d[...],
                                        tuple(d.attrs["global_dimensions"])))
         shape = pieces[0][2]
@@ -306,7 +328,8 @@ STRACE_LINE = re.compile(r"^(\w+)\((.*)\)\s+=\s+(-?\d+)(?:\s.*?)?\s<([0-9.]+)>$"
 
 
 def file_kind(path):
-    name = os.path.basename(path)
+    # The store writes each HDF5 file under a temporary name (<file>.part), renamed when done.
+    name = re.sub(r"\.part$", "", os.path.basename(path))
     if re.search(r"_It\d+_Pr\d+\.h5$", name):
         return "per-core files"
     if re.search(r"_It\d+\.h5$", name):
@@ -378,7 +401,7 @@ def time_breakdown(runner, directory, iterations):
                     entry["other_calls"] += 1
     shutil.rmtree(directory, ignore_errors=True)
     return {"iterations": iterations,
-            "seconds_in_stores": float(summary.group(5)) if summary else None,
+            "seconds_in_stores": seconds_in_stores(summary) if summary else None,
             "bytes_stored": int(summary.group(4)) if summary else None,
             "by_file_kind": totals}
 
@@ -774,8 +797,9 @@ def write_markdown(d, path):
     n = meta["throughput_iterations"]
     add(f"Uncompressed HDF5 FilePerCore, {n} iterations of {meta['bytes_per_iteration'] / MIB:.0f} "
         f"MiB; throughput = bytes stored / seconds in stores, from the server's line at finalize "
-        f"(`server 0: ... bytes stored in T s`). *stream*: the client hands iterations over back "
-        f"to back (no compute phase; the 2.5-iteration buffer keeps the server busy without "
+        f"(`server 0: ... bytes processed, T s in stores`). *stream*: the client hands "
+        f"iterations over back to back (no compute phase; the 2.5-iteration buffer keeps the "
+        f"server busy without "
         f"pause, like dd). *paced*: a sleeping compute phase of {meta['paced_ms']:.0f} ms between "
         f"iterations. dd: `dd if=/dev/zero of=<dir>/f bs={meta['dd_block']} "
         f"count={n * meta['bytes_per_iteration'] // meta['dd_block']}` "

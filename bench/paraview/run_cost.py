@@ -11,7 +11,8 @@ end of iteration: what the simulation waits for) and when each iteration ended.
 
 <build> is a build configured with ParaView found (scripts/test_paraview.sh or
 scripts/demo_paraview.sh make one: build/). Needs Xvfb; writes DIR/paraview_cost.md
-(default bench/results) and prints it.
+(default bench/results) and prints it. Environment: MPIRUN (mpirun), MPIRUN_FLAGS
+(--oversubscribe).
 """
 import argparse
 import glob
@@ -19,6 +20,7 @@ import json
 import os
 import re
 import select
+import shlex
 import shutil
 import signal
 import statistics
@@ -73,11 +75,15 @@ def one_run(build, every, iterations, display, buffer):
         env = dict(os.environ, DISPLAY=display, SIDECORE_WRITE_TIMES="1",
                    OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         env.pop("SIDECORE_REPORT", None)
-        subprocess.run(["mpirun", "--oversubscribe", "-np", "2", "-x", "DISPLAY", "-x",
-                        "SIDECORE_WRITE_TIMES", os.path.join(build, "examples",
-                                                             "sidecore_heat_insitu"),
-                        xml, str(iterations), str(STEPS)], env=env, cwd=work, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        command = [os.environ.get("MPIRUN", "mpirun")] + shlex.split(
+            os.environ.get("MPIRUN_FLAGS", "--oversubscribe")) + [
+            "-np", "2", "-x", "DISPLAY", "-x", "SIDECORE_WRITE_TIMES",
+            os.path.join(build, "examples", "sidecore_heat_insitu"), xml, str(iterations),
+            str(STEPS)]
+        done = subprocess.run(command, env=env, cwd=work, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"run_cost.py: {' '.join(command)} failed ({done.returncode}):\n"
+                             f"{done.stdout}\n{done.stderr}")
         pictures = len(glob.glob(os.path.join(work, "slice_*.png")))
         want = 0 if every is None else len(range(0, iterations, every))
         if pictures != want:

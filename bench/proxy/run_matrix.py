@@ -63,8 +63,11 @@ BASELINES = ["hdf5-fpp", "phdf5", "adios2", "adios2-async"]
 SYNCHRONOUS_BASELINES = ["hdf5-fpp", "phdf5", "adios2"]
 # Modes whose stores run beside the simulation, where an idle fraction means something.
 OVERLAPPED = ("sc-core-fpc", "sc-core-coll", "sc-node-fpc", "sc-thread-fpc")
-SERVER_LINE = re.compile(r"server (\d+): (\d+) iterations, (\d+) blocks, (\d+) bytes stored in "
-                         r"([0-9.eE+-]+) s; buffer high water (\d+) bytes")
+# The server's closing line at finalize: "... X bytes processed, T s in stores; ..." (before
+# 5747e4b: "... X bytes stored in T s; ...").
+SERVER_LINE = re.compile(r"server (\d+): (\d+) iterations, (\d+) blocks, (\d+) bytes "
+                         r"(?:processed, ([0-9.eE+-]+) s in stores|stored in ([0-9.eE+-]+) s); "
+                         r"buffer high water (\d+) bytes")
 
 
 def equal_configs(procs, clients):
@@ -245,7 +248,8 @@ def run_shape(config, args):
 
 def parse_servers(text):
     return [{"server": int(m[0]), "iterations": int(m[1]), "blocks": int(m[2]),
-             "bytes": int(m[3]), "store_seconds": float(m[4]), "buffer_high_water": int(m[5])}
+             "bytes": int(m[3]), "store_seconds": float(m[4] or m[5]),
+             "buffer_high_water": int(m[6])}
             for m in SERVER_LINE.findall(text)]
 
 
@@ -257,6 +261,8 @@ def run_one(config, args, rep, workdir, target):
     clients, local, global_ = run_shape(config, args)
     cmd = [args.mpirun] + args.mpirun_flags.split() + ["-np", str(clients + config.extra)]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # Benchmarks leave no run report behind (docs/observability.md).
+    env.setdefault("SIDECORE_REPORT", "off")
     if "nodes=\"1\"" in (config.dedicated or ""):
         cmd += ["-x", "SIDECORE_RANKS_PER_NODE=%d" % clients]
     if config.group == "main":

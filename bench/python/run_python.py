@@ -10,12 +10,15 @@
 3. a NumPy sum over 64 MiB of blocks in a script (zero-copy views of the shared buffer) against
    the same sum in a plain Python process.
 
-Usage: run_python.py BUILD [--reps N] [--quick] [--out DIR]
-BUILD is a build with SIDECORE_BUILD_PYTHON=ON and its venv (scripts/python_env.sh)."""
+Usage: run_python.py BUILD [--reps N] [--quick] [--out DIR] [--python PYTHON]
+Environment: MPIRUN (mpirun), MPIRUN_FLAGS (--oversubscribe).
+BUILD is a build with SIDECORE_BUILD_PYTHON=ON and its venv (scripts/python_env.sh); --python
+names another Python with NumPy for the clients (BUILD/venv/bin/python by default)."""
 import argparse
 import json
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -44,7 +47,8 @@ def job(build, np_, argv, env=None, prefix=()):
     environment = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                        SIDECORE_REPORT="off", PYTHONPATH=os.path.join(build, "python"),
                        **(env or {}))
-    cmd = list(prefix) + ["mpirun", "--oversubscribe", "-np", str(np_)] + argv
+    cmd = list(prefix) + [os.environ.get("MPIRUN", "mpirun")] + shlex.split(
+        os.environ.get("MPIRUN_FLAGS", "--oversubscribe")) + ["-np", str(np_)] + argv
     result = subprocess.run(cmd, env=environment, capture_output=True, text=True, timeout=900)
     if result.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{result.stdout}\n{result.stderr}")
@@ -263,11 +267,13 @@ def main():
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    parser.add_argument("--python", help="the clients' Python, with NumPy "
+                        "(default: BUILD/venv/bin/python)")
     parser.add_argument("--scripts-only", action="store_true",
                         help="only the scripts on the dedicated core; prints, writes nothing")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
-    python = os.path.join(build, "venv", "bin", "python")
+    python = args.python or os.path.join(build, "venv", "bin", "python")
     sizes = [MIB] if args.quick else [MIB, 16 * MIB, 64 * MIB]
     reps = 1 if args.quick else args.reps
     if args.scripts_only:

@@ -134,6 +134,8 @@ def run_one(args, policy, workdir, bandwidth, rep):
         "--write-period", str(args.write_period), "--sweeps", str(args.sweeps),
         "--alltoall", str(args.alltoall), "--json", json_path]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # Benchmarks leave no run report behind (docs/observability.md).
+    env.setdefault("SIDECORE_REPORT", "off")
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
         sys.exit(f"{name}: the proxy failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")

@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Checks what one benchmark script wrote in its quick mode (tests/bench/run_bench.sh): that
+every part of the harness ran and that what it read back is right. No timing is judged: quick
+runs are too short and the test machine too busy for the numbers to mean anything.
+
+usage: check_results.py NAME WORK_DIR
+"""
+import json
+import os
+import re
+import sys
+
+
+class Failed(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failed(message)
+
+
+def load(path):
+    expect(os.path.isfile(path), f"{path} was not written")
+    with open(path) as f:
+        return json.load(f)
+
+
+def text(path):
+    expect(os.path.isfile(path), f"{path} was not written")
+    with open(path) as f:
+        content = f.read()
+    expect(content.strip(), f"{path} is empty")
+    return content
+
+
+def table_rows(content, first_cell):
+    """Rows of the markdown tables whose first cell starts with first_cell."""
+    return [line for line in content.splitlines()
+            if line.startswith("| ") and line[2:].startswith(first_cell)]
+
+
+def micro(work):
+    d = load(os.path.join(work, "micro", "micro.json"))
+    expect(d["meta"]["quick"], "micro.json does not say quick mode")
+    r = d["results"]
+    setups = {row["setup"] for row in r["write"]}
+    for setup in ("dedicated", "sync", "thread", "nodes", "hdf5", "thread-heap", "sync-heap",
+                  "nodes-heap"):
+        expect(setup in setups, f"no write results for the setup {setup}")
+    for phase in ("alloc", "small", "empty"):
+        expect({row["setup"] for row in r[phase]} == {"dedicated", "sync"},
+               f"{phase} results: {[row['setup'] for row in r[phase]]}")
+    stream = {row["setup"]: row for row in r["stream"]}
+    expect(set(stream) == {"stream-wait-write", "stream-wait-alloc", "stream-skip-write",
+                           "stream-wait-active-write", "stream-wait-active-alloc",
+                           "stream-skip-active-write", "stream-wait-write-buffer9",
+                           "stream-wait-active-write-buffer9"},
+           f"stream runs: {sorted(stream)}")
+    for name, row in stream.items():
+        written = row["iterations_written"]
+        # count_stored.py read every file back with h5py: size and iteration stamp.
+        expect(not any(row["wrong_per_run"]), f"{name}: blocks with a wrong size or stamp")
+        if "-wait-" in name:
+            expect(min(row["stored_per_run"]) == written,
+                   f"{name}: policy wait stored {row['stored_per_run']} of {written}")
+        else:
+            for stored, skipped in zip(row["stored_per_run"], row["skipped_per_run"]):
+                expect(stored + skipped == written,
+                       f"{name}: {stored} stored + {skipped} skipped != {written} written")
+        # The server's summary at finalize was found in its log.
+        expect(row["server_seconds_in_stores"] is not None and row["server_high_water"],
+               f"{name}: the server's closing summary was not parsed (count_stored.py)")
+    expect(stream["stream-wait-active-write"]["bytes_to_server_memory"] is not None,
+           "active buffering counters missing")
+    md = text(os.path.join(work, "micro", "micro.md"))
+    expect("Quick mode" in md and "## Targets" in md, "micro.md lacks its sections")
+
+
+def compare_micro(work):
+    for side in ("base", "new"):
+        load(os.path.join(work, side, "micro.json"))
+    for name in ("new/versus.md", "two_pairs.md"):
+        md = text(os.path.join(work, name))
+        expect("## Phase write" in md, f"{name}: no write table")
+        expect(table_rows(md, "dedicated | 4 KiB | write, steady"),
+               f"{name}: no row for the dedicated setup's steady write")
+
+
+def startup(work):
+    rows = [json.loads(line) for line in open(os.path.join(work, "startup", "runs.jsonl"))]
+    roles = sorted((r["label"], r["role"]) for r in rows)
+    expect(roles == [("now", "client"), ("now", "server"), ("without Sidecore", "alone")],
+           f"runs.jsonl rows: {roles}")
+    for r in rows:
+        expect(r["peak_rss_kib"] > 0 and r["wall_s"] > 0, f"row without measurements: {r}")
+    md = text(os.path.join(work, "startup", "startup.md"))
+    expect(table_rows(md, "now |") and table_rows(md, "without Sidecore |"),
+           "startup.md lacks a row")
+    expect("3 more variables declared" in md, "startup.md does not mention --declared")
+
+
+def compute_phase(work):
+    d = load(os.path.join(work, "phase", "compute_phase.json"))
+    rows = sorted((r["row"], r["pause_us"]) for r in d["phase"])
+    expect(rows == [("alloc", 20000), ("alloc", 50000), ("write", 20000), ("write", 50000)],
+           f"compute-phase rows: {rows}")
+    for r in d["phase"]:
+        expect(r["config"] == "now" and r["runs"] == 1, f"row {r}")
+    expect(len(d["idle"]) == 1 and d["idle"][0]["runs"] == 1, "no idle-CPU row")
+    expect(d["meta"]["configs"][0]["env"] == "SIDECORE_IDLE_POLL_US=1000",
+           "the configuration's environment was lost")
+    md = text(os.path.join(work, "phase", "compute_phase.md"))
+    expect("## Idle dedicated core" in md, "compute_phase.md lacks the idle section")
+
+
+def blocks(work):
+    md = text(os.path.join(work, "blocks.md"))
+    # The benchmark's reader checked every value (blocks_bench.c read_run); the table exists.
+    for measure in ("client write time per iteration", "store throughput",
+                    "read back whole", "paired read / dd"):
+        row = table_rows(md, measure)
+        expect(row, f"blocks.md: no row '{measure}'")
+        cells = [c.strip() for c in row[0].strip("|").split("|")][1:4]
+        expect(all(re.fullmatch(r"[0-9.]+", c) for c in cells), f"blocks.md: {row[0]}")
+
+
+def output(work):
+    d = load(os.path.join(work, "output", "output.json"))
+    expect(d["meta"]["quick"], "output.json does not say quick mode")
+    a = d["compression"]
+    expect(set(a) == {"null", "none", "deflate", "single", "half"}, f"variants {sorted(a)}")
+    # Every variant's files read back with h5py against the uncompressed run.
+    bounds = {"deflate": ("float64", 0.0), "single": ("float32", 2.0 ** -23),
+              "half": ("float16", 2.0 ** -10)}
+    for variant, (dtype, bound) in bounds.items():
+        errors = a[variant]["errors"]
+        expect(set(errors) == {"temperature", "pressure", "velocity"}, f"{variant}: {errors}")
+        for variable, e in errors.items():
+            expect(e["stored_type"] == dtype, f"{variant} {variable} stored as {e['stored_type']}")
+            worst = e["max_rel_normal"] if variant == "half" else e["max_rel"]
+            expect(worst <= bound, f"{variant} {variable}: relative error {worst} > {bound}")
+        expect(a[variant]["ratio_attributes"] and a[variant]["ratio_attributes"] > 1,
+               f"{variant}: compression ratio {a[variant]['ratio_attributes']}")
+        expect(a[variant]["ratio_log"], f"{variant}: the store's log lines were not parsed")
+    b = d["throughput"]
+    expect(set(b) == {"hdf5-stream", "hdf5-paced", "dd", "dd-fdatasync", "dd-paced"},
+           f"throughput rows {sorted(b)}")
+    for kind in ("hdf5-stream", "hdf5-paced"):
+        expect(b[kind]["bytes"] > 0 and b[kind]["bytes_per_second_median"] > 0,
+               f"{kind}: nothing stored")
+    breakdown = d.get("time_breakdown")
+    if breakdown is not None:  # strace present
+        expect("per-core files" in breakdown["by_file_kind"],
+               f"strace breakdown without the per-core files: {breakdown['by_file_kind']}")
+    md = text(os.path.join(work, "output", "output.md"))
+    expect("## A. Compression" in md and "## B. Server HDF5 throughput" in md,
+           "output.md lacks its sections")
+
+
+def python(work):
+    d = load(os.path.join(work, "python", "python.json"))
+    expect(d["quick"], "python.json does not say quick mode")
+    expect([r["bytes"] for r in d["client"]] == [1 << 20], f"client rows {d['client']}")
+    r = d["client"][0]
+    for key in ("c_write_ns", "python_write_ns", "c_alloc_commit_clear_ns",
+                "python_alloc_commit_release_ns"):
+        expect(len(r[key]) == 1 and r[key][0] > 0, f"client {key}: {r[key]}")
+    s = d["scripts"]
+    expect(len(s["per_call_us"]) >= 6, f"script cases {list(s['per_call_us'])}")
+    for case, values in s["per_call_us"].items():
+        expect(values and all(v > 0 for v in values), f"{case}: {values}")
+    expect(s["script_sum_ns"] and s["plain_sum_ns"], "no NumPy sums")
+    text(os.path.join(work, "python", "python.md"))
+
+
+def perturbation(work):
+    d = load(os.path.join(work, "perturbation", "perturbation_quick.json"))
+    expect(list(d["targets"]) == ["disk"], f"targets {list(d['targets'])}")
+    summary = d["targets"]["disk"]["summary"]
+    expect(set(summary) == {"idle", "drain", "rate", "phase", "phase+rate", "self"},
+           f"policies {sorted(summary)}")
+    runs = d["targets"]["disk"]["runs"]
+    expect(len(runs) == 6, f"{len(runs)} runs")
+    for r in runs:  # every iteration's blocks stored (the script compared their digests)
+        expect(r["bytes"] > 0, f"{r['policy']}: nothing in the schedule trace")
+    md = text(os.path.join(work, "perturbation", "perturbation_quick.md"))
+    expect("Best policy for the communication" in md, "perturbation_quick.md lacks its verdict")
+
+
+def paraview_cost(work):
+    md = text(os.path.join(work, "paraview", "paraview_cost.md"))
+    for setup in ("HDF5 store only", "+ ParaView every 10 iterations",
+                  "+ ParaView every iteration"):
+        expect(table_rows(md, setup), f"paraview_cost.md: no row '{setup}'")
+
+
+def small_calls_versus(work):
+    md = text(os.path.join(work, "small_calls.md"))
+    for setup in ("sync", "dedicated"):
+        rows = table_rows(md, f"{setup} |")
+        expect(len(rows) == 3, f"{setup}: {len(rows)} rows")
+    if "Instructions per call" in md:
+        for call in ("damaris_write of one int", "end_iteration after 100 writes",
+                     "empty end_iteration"):
+            expect(table_rows(md, f"{call} | "), f"instructions: no row '{call}'")
+
+
+def proxy_matrix(work):
+    d = load(os.path.join(work, "matrix-results", "matrix.json"))
+    runs = {r["config"]: r for r in d["runs"]}
+    names = {"none", "hdf5-fpp", "phdf5", "sc-core-fpc", "sc-core-coll", "sc-node-fpc",
+             "sc-thread-fpc", "sc-sync-fpc", "sc-sync-coll"}
+    expect(set(runs) == names, f"configurations {sorted(runs)}")
+    for name, r in runs.items():
+        if name == "none":
+            continue
+        check = r["check"]
+        expect(check and check["temperature_equal"] and check.get("pressure_equal", True)
+               and check.get("master_view_equal", True), f"{name}: read back {check}")
+    for name in ("sc-core-fpc", "sc-core-coll", "sc-node-fpc"):
+        expect(runs[name]["servers"], f"{name}: the server's closing summary was not parsed")
+    text(os.path.join(work, "matrix-results", "matrix.md"))
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    name, work = sys.argv[1:]
+    checks = {f.__name__: f for f in (micro, compare_micro, startup, compute_phase, blocks,
+                                      output, python, perturbation, paraview_cost,
+                                      small_calls_versus, proxy_matrix)}
+    if name not in checks:
+        sys.exit(f"check_results.py: no check for '{name}'")
+    try:
+        checks[name](work)
+    except Failed as e:
+        sys.exit(f"check_results.py: bench.{name}: {e}")
+    print(f"check_results.py: bench.{name}: the harness ran through")
+
+
+if __name__ == "__main__":
+    main()

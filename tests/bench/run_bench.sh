@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Runs one benchmark script of bench/ in a quick mode against this build tree, its outputs in
+# WORK_DIR (never in bench/results), then checks what it wrote (check_results.py). The numbers
+# mean nothing: the test fails when the harness breaks (a script exits non-zero, a read-back
+# finds wrong or missing data, a result file lacks what the script should have put in it).
+#
+# usage: run_bench.sh NAME SOURCE_DIR BUILD_DIR WORK_DIR      (ctest: bench.NAME)
+# Environment: SIDECORE_TEST_PYTHON (a python3 with numpy and h5py: BUILD_DIR/venv/bin/python
+# when unset and present, else python3), SIDECORE_TEST_MPIEXEC (the launcher and its flags, set
+# by ctest: tests/CMakeLists.txt), BENCH_INSTRUCTIONS=0 (small_calls_versus: no callgrind).
+set -euo pipefail
+[ $# = 4 ] || { sed -n '7p' "$0" >&2; exit 2; }
+name=$1 source=$(cd "$2" && pwd) build=$(cd "$3" && pwd) work=$4
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bench=$source/bench
+
+rm -rf "$work"
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+# Files of bench/ newer than this one at the end were written by the benchmark: see below.
+marker=$work/started
+touch "$marker"
+# Anything a job writes to its working directory lands in WORK_DIR.
+cd "$work"
+
+python=${SIDECORE_TEST_PYTHON:-}
+if [ -z "$python" ]; then
+  if [ -x "$build/venv/bin/python" ]; then python=$build/venv/bin/python; else python=python3; fi
+fi
+export PYTHON=$python
+# The scripts start their jobs with MPIRUN and MPIRUN_FLAGS: the build's launcher.
+if [ -n "${SIDECORE_TEST_MPIEXEC:-}" ]; then
+  read -r -a launcher <<< "$SIDECORE_TEST_MPIEXEC"
+  export MPIRUN=${launcher[0]} MPIRUN_FLAGS="${launcher[*]:1}"
+fi
+
+case $name in
+  micro)
+    "$bench/run_micro.sh" "$build" --quick --reps 1 --out "$work/micro" --stream-dir "$work"
+    ;;
+  compare_micro)
+    # --versus runs both builds side by side and calls compare_micro.py on their micro.json;
+    # then compare_micro.py again with two pairs (one column pair per run).
+    "$bench/run_micro.sh" "$build" --quick --reps 1 --no-hdf5 --no-modes --no-experiments \
+      --versus "$build" --out "$work/new" --versus-out "$work/base"
+    "$python" "$bench/compare_micro.py" "$work/base/micro.json" "$work/new/micro.json" \
+      "$work/base/micro.json" "$work/new/micro.json" > "$work/two_pairs.md"
+    ;;
+  startup)
+    "$bench/run_startup.sh" --runs 1 --iterations 2 --compute-ms 5 --first-compute-ms 2 \
+      --bytes 1048576 --buffer 16777216 --declared 3 --out "$work/startup" \
+      "now=$build/bench/sidecore_startup"
+    ;;
+  compute_phase)
+    # The configuration's environment variable is the default value: the -x path, no change.
+    "$bench/run_compute_phase.sh" --quick --idle-cpu --out "$work/phase" \
+      "now=$build,SIDECORE_IDLE_POLL_US=1000"
+    ;;
+  blocks)
+    BLOCKS_ITERATIONS=3 "$bench/blocks/run_blocks_bench.sh" "$build" 1 "$work/blocks.md"
+    ;;
+  output)
+    "$python" "$bench/output/run_output.py" --build "$build" --quick --workdir "$work" \
+      --out "$work/output"
+    ;;
+  python)
+    "$python" "$bench/python/run_python.py" "$build" --quick --python "$python" \
+      --out "$work/python"
+    ;;
+  perturbation)
+    # The throttled target mounts a FUSE file system (bench/throttle): the local disk only.
+    "$python" "$bench/schedule/run_perturbation.py" --build "$build" --quick --targets disk \
+      --grid 32 --sweeps 10 --output "$work/perturbation"
+    ;;
+  paraview_cost)
+    "$python" "$bench/paraview/run_cost.py" "$build" --runs 1 --iterations 10 \
+      --out "$work/paraview"
+    ;;
+  small_calls_versus)
+    instructions=()
+    if [ "${BENCH_INSTRUCTIONS:-1}" != 0 ] && command -v valgrind > /dev/null &&
+        command -v callgrind_annotate > /dev/null; then
+      instructions=(--instructions)
+    fi
+    "$python" "$bench/small_calls_versus.py" "$build" "$build" --rounds 1 \
+      "${instructions[@]}" --out "$work/small_calls.md"
+    ;;
+  proxy_matrix)
+    # Every configuration but the ADIOS2 ones (the proxy of this build may lack them; run.sh
+    # builds them), on the local disk only (the throttled target mounts a FUSE file system).
+    configs=hdf5-fpp,phdf5,sc-core-fpc,sc-core-coll,sc-node-fpc,sc-thread-fpc,sc-sync-fpc
+    "$python" "$bench/proxy/run_matrix.py" --build "$build/bench/proxy" --quick --targets disk \
+      --only "$configs,sc-sync-coll" --workdir "$work/matrix" --out "$work/matrix-results"
+    ;;
+  *)
+    echo "run_bench.sh: unknown benchmark '$name'" >&2
+    exit 2
+    ;;
+esac
+
+# The committed results stay as they are.
+written=$(find "$bench" -path '*/results/*' -type f -newer "$marker" -print)
+if [ -n "$written" ]; then
+  echo "run_bench.sh: bench.$name wrote into the committed results:" >&2
+  echo "$written" >&2
+  exit 1
+fi
+"$python" "$here/check_results.py" "$name" "$work"
