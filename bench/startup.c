@@ -109,12 +109,12 @@ int main(int argc, char** argv) {
          serve_s = 0;
   /* The application's array exists, written, before Sidecore starts, so that the first compute
    * phase is all that runs between damaris_start and the first write. Only on the clients: in
-   * this benchmark's configuration the dedicated core is the last rank, whose peak memory must
-   * not count an array it never uses. */
+   * this benchmark's configurations the dedicated core or node, when there is one, is the last
+   * of several ranks, whose peak memory must not count an array it never uses. */
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   unsigned char* field = NULL;
-  if (without || rank < size - 1) {
+  if (without || size == 1 || rank < size - 1) {
     field = malloc((size_t)bytes);
     if (!field) MPI_Abort(MPI_COMM_WORLD, 3);
     memset(field, 1, (size_t)bytes);

@@ -28,7 +28,12 @@ window_mapper::window_mapper(channel& c, std::uint64_t offset, std::uint64_t byt
           if (m_stop.load(std::memory_order_relaxed)) return;
           const std::uint64_t n = std::min(step, offset + bytes - at);
           if (c.heap_reserved(at, n, poll_seconds)) {
-            c.prefault(at, n);
+            // In pieces: populating holds the process's memory-map lock (for reading), which
+            // the application's own mmap and munmap (a large malloc) wait for.
+            constexpr std::uint64_t piece = 1u << 20;
+            for (std::uint64_t p = at; p < at + n && !m_stop.load(std::memory_order_relaxed);
+                 p += piece)
+              c.prefault(p, std::min(piece, at + n - p));
             at += n;
           } else if (c.heap_reservation_stopped()) {
             return;  // the writes that need these pages report why

@@ -1,6 +1,10 @@
 #include "transports/synchronous/setup.hpp"
 
+#include <algorithm>
+
+#include "memory/buffer_pool.hpp"
 #include "storing/writers_step.hpp"
+#include "transports/memory_budget.hpp"
 #include "transports/synchronous/inline_engine.hpp"
 
 namespace sidecore::transports::synchronous {
@@ -12,6 +16,13 @@ class synchronous_setup : public setup {
  public:
   using setup::setup;
   std::unique_ptr<engine> make_engine() override {
+    // The blocks of an iteration live until its stores ran, inside damaris_end_iteration: an
+    // arena of two iterations' worth (at most the XML buffer), whose first iteration is mapped
+    // in the background, spares the first write the page faults of fresh memory (64 MiB: 29 ms
+    // against 3.5 here). Larger iterations take memory of their own, as before.
+    const std::uint64_t window = first_iteration_window(m_model);
+    buffer_pool::reserve_arena(std::min<std::uint64_t>(m_model.arch.buffer_size, 2 * window),
+                               window);
     return std::make_unique<inline_engine>(m_model, m_topo.clients.get(), m_topo.client_index,
                                            storing::writers_in_step(m_model));
   }
