@@ -14,7 +14,17 @@ inline constexpr int max_signal_name = 64;
 
 // phase: the client entered a phase (flags: a client_phase::state), for a writer that
 // schedules by phase (dedicated nodes; dedicated cores read it from the shared segment).
-enum class message_kind : std::uint32_t { block = 1, end_iteration, signal, stop, sync, phase };
+// batch: notifications kept in the shared heap while the ring was full (dedicated cores):
+// offset names the first chunk of their chain, bytes counts them.
+enum class message_kind : std::uint32_t {
+  block = 1,
+  end_iteration,
+  signal,
+  stop,
+  sync,
+  phase,
+  batch
+};
 
 // flags of an end_iteration message
 inline constexpr std::uint32_t iteration_skipped = 1u;

@@ -119,6 +119,8 @@ std::string kind_name(message_kind kind) {
       return "sync";
     case message_kind::phase:
       return "phase";
+    case message_kind::batch:
+      return "batch";
   }
   return "kind " + std::to_string(static_cast<std::uint32_t>(kind));
 }
@@ -144,9 +146,22 @@ std::string message_problem(const message& m, const message_limits& limits) {
         return "source is " + std::to_string(m.source) + " in the queue of client " +
                std::to_string(limits.source);
       return {};
+    case message_kind::batch:
+      // Its chain is checked where it is read (transports/dedicated_cores/overflow.cpp).
+      if (limits.heap_begin == limits.heap_end)
+        return "kind is batch, which this transport never sends (valid: block, end of "
+               "iteration, signal, stop, sync, phase)";
+      if (m.source != limits.source)
+        return "source is " + std::to_string(m.source) + " in the queue of client " +
+               std::to_string(limits.source);
+      if (m.bytes == 0 || m.offset < limits.heap_begin || m.offset >= limits.heap_end)
+        return "a batch of " + std::to_string(m.bytes) + " notification(s) at offset " +
+               std::to_string(m.offset) + " (valid: at least 1, inside the shared buffer [" +
+               std::to_string(limits.heap_begin) + ", " + std::to_string(limits.heap_end) + "))";
+      return {};
     default:
       return "kind is " + std::to_string(static_cast<std::uint32_t>(m.kind)) +
-             ", not a notification (valid: 1..6)";
+             ", not a notification (valid: 1..7)";
   }
   if (m.source != limits.source)
     return "source is " + std::to_string(m.source) + " in the queue of client " +

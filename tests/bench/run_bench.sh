@@ -59,6 +59,11 @@ case $name in
   blocks)
     BLOCKS_ITERATIONS=3 "$bench/blocks/run_blocks_bench.sh" "$build" 1 "$work/blocks.md"
     ;;
+  blocks_scale)
+    # Past the ring's 1,024 notifications, in every mode; each run read back and checked.
+    BLOCK_COUNTS=3000 ELEMENTS=8 ITERATIONS=3 "$bench/blocks/run_many_blocks.sh" "$build" \
+      "$work/blocks_scale.md"
+    ;;
   output)
     "$python" "$bench/output/run_output.py" --build "$build" --quick --workdir "$work" \
       --out "$work/output"

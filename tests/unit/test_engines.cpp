@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -203,12 +204,13 @@ TEST_F(engines_test, shm_engine_under_skip_policy_drops_what_does_not_fit) {
   EXPECT_FALSE(engine.reserve(64));  // full: dropped, not waited for
 }
 
-// A block whose notification cannot be sent (the ring stays full past the timeout) gives its
-// shared memory back: the server will never hear of it.
+// A block whose notification cannot be sent (the ring stays full past the timeout, and the
+// buffer is too small to keep notifications) gives its shared memory back: the server will
+// never hear of it.
 TEST_F(engines_test, shm_engine_gives_back_a_block_it_could_not_announce) {
   const config::model model = model_in(m_directory, "wait", 1 << 20, "0.2");
   transports::channel_sizes sizes;
-  sizes.heap_bytes = 1 << 16;
+  sizes.heap_bytes = 1 << 12;
   sizes.clients = 1;
   sizes.ring_capacity = 1;
   const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-leak";
@@ -222,6 +224,64 @@ TEST_F(engines_test, shm_engine_gives_back_a_block_it_could_not_announce) {
   EXPECT_GT(channel.heap().used(), used);
   EXPECT_THROW(engine.commit(block_of(0, 0, second.offset), {}), error);
   EXPECT_EQ(channel.heap().used(), used);
+}
+
+// While the core takes nothing (busy storing), a client hands over any number of blocks
+// without waiting: the notifications the full ring cannot take wait in the shared heap, and the
+// end of the iteration hands them over as one batch, in a slot the ring kept for it.
+TEST_F(engines_test, shm_engine_keeps_notifications_in_the_heap_while_the_ring_is_full) {
+  // A timeout of 0.2 s: a client that waited for the ring would fail.
+  const config::model model = model_in(m_directory, "wait", 1 << 20, "0.2");
+  transports::channel_sizes sizes;
+  sizes.heap_bytes = 1 << 20;
+  sizes.clients = 1;
+  sizes.ring_capacity = 16;  // keeps 2 slots for batches
+  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-overflow";
+  transports::channel channel = transports::channel::create(name, sizes);
+  channel.unlink();
+  transports::shm_engine engine(model, channel, 0, 3);
+  constexpr int blocks = 1000;
+  std::vector<std::uint64_t> offsets;
+  for (int b = 0; b < blocks; ++b) {
+    transports::reservation r = engine.reserve(16);
+    ASSERT_TRUE(r);
+    std::memcpy(r.address, values.data(), 16);
+    message m = block_of(0, 3, r.offset);
+    m.block = b;
+    ASSERT_NO_THROW(engine.commit(m, {})) << "block " << b;
+    offsets.push_back(r.offset);
+  }
+  ASSERT_NO_THROW(engine.end_iteration(0, false, 0));
+  const std::uint64_t blocks_bytes = blocks * memory::shared_heap::rounded(16);
+  EXPECT_GT(channel.heap().used(), blocks_bytes);  // the chain's chunks
+
+  // What the core reads: the plain notifications, then one batch holding the rest in order.
+  std::vector<message> got;
+  message m{};
+  while (channel.try_pop(0, m)) {
+    if (m.kind != message_kind::batch) {
+      got.push_back(m);
+      continue;
+    }
+    EXPECT_EQ(m.source, 3);
+    const std::string problem = transports::read_overflow(
+        channel, m,
+        [&](std::uint64_t offset, std::uint64_t) {
+          return std::find(offsets.begin(), offsets.end(), offset) == offsets.end();
+        },
+        [&](const message& inner) { got.push_back(inner); });
+    EXPECT_EQ(problem, "");
+  }
+  EXPECT_EQ(got.size(), 14u + (blocks - 14) + 1) << "14 plain notifications, then the batch";
+  ASSERT_EQ(got.size(), static_cast<std::size_t>(blocks + 1));
+  for (int b = 0; b < blocks; ++b) {
+    EXPECT_EQ(got[b].kind, message_kind::block);
+    EXPECT_EQ(got[b].block, b);
+    EXPECT_EQ(got[b].offset, offsets[b]);
+  }
+  EXPECT_EQ(got.back().kind, message_kind::end_iteration);
+  EXPECT_EQ(channel.heap().used(), blocks_bytes) << "the chunks went back to the heap";
+  EXPECT_EQ(std::memcmp(channel.address(offsets.back()), values.data(), 16), 0);
 }
 
 TEST_F(engines_test, mpi_engine_announces_blocks_and_sends_their_data_to_the_server) {

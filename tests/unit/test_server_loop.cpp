@@ -418,4 +418,71 @@ TEST_F(server_loop_test, a_block_announcing_memory_another_block_holds_is_droppe
             client_values(1, 0));
 }
 
+// A client that hands over far more blocks than its ring holds while the core takes nothing:
+// the notifications wait in the shared heap (transports/dedicated_cores/overflow.hpp), the
+// core reads them in order once it runs, and every block is stored with its own values.
+TEST_F(server_loop_test, more_blocks_than_the_ring_holds_are_all_stored_with_their_values) {
+  constexpr int blocks = 300, iterations = 3;
+  const config::model model = config::parse_model(
+      "<simulation name=\"loop\">\n<architecture><domains count=\"" + std::to_string(blocks) +
+          "\"/><buffer name=\"b\" size=\"4194304\" timeout=\"20\"/></architecture>\n"
+          "<data><layout name=\"l\" type=\"int\" dimensions=\"4\"/>\n"
+          "<variable name=\"v\" layout=\"l\" store=\"s\"/></data>\n"
+          "<storage><store name=\"s\" type=\"HDF5\"><option key=\"FilesPath\">" +
+          m_directory +
+          "</option><option key=\"VirtualView\">false</option></store></storage>\n"
+          "</simulation>\n",
+      "loop.xml");
+  transports::channel_sizes sizes;
+  sizes.heap_bytes = 4 << 20;
+  sizes.clients = 2;
+  sizes.ring_capacity = 8;
+  transports::channel channel = transports::channel::create(
+      "/sidecore-test-" + std::to_string(::getpid()) + "-loop-many", sizes);
+  channel.unlink();
+  transports::server_loop loop(model, m_topo, channel);
+  const auto values_of = [](int it, int source, int block) {
+    return std::vector<std::int32_t>{it, source, 1000 * block + it, -block};
+  };
+  std::atomic<bool> first_ended{false};
+  std::thread clients([&] {
+    std::thread other([&] { client_session(model, channel, 1, 0, iterations, false); });
+    transports::shm_engine engine(model, channel, 0, 0);
+    for (int it = 0; it < iterations; ++it) {
+      for (int b = 0; b < blocks; ++b) {
+        transports::reservation r = engine.reserve(16);
+        std::memcpy(r.address, values_of(it, 0, b).data(), 16);
+        protocol::message m = client_block(it, 0, r.offset);
+        m.block = b;
+        engine.commit(m, {});
+      }
+      engine.end_iteration(it, false, 0);
+      first_ended = true;
+      engine.iteration_started(it + 1);
+    }
+    engine.stop(iterations);
+    other.join();
+  });
+  // The core starts only once the first iteration was handed over: its ring was full long
+  // before (8 slots for 301 notifications).
+  while (!first_ended) std::this_thread::yield();
+  loop.run();
+  clients.join();
+
+  EXPECT_EQ(loop.messages_rejected(), 0u);
+  EXPECT_EQ(loop.counters().iterations_stored, static_cast<std::uint64_t>(iterations));
+  EXPECT_EQ(loop.counters().blocks_stored, static_cast<std::uint64_t>((blocks + 1) * iterations));
+  EXPECT_EQ(channel.heap().used(), 0u);  // blocks and chunks given back
+  EXPECT_EQ(channel.heap().check(), "");
+  for (int it = 0; it < iterations; ++it) {
+    const std::string file = m_directory + "loop_It" + std::to_string(it) + "_Pr0.h5";
+    for (int b = 0; b < blocks; ++b)
+      ASSERT_EQ(testing_support::read_int32_dataset(file, "v/P0/B" + std::to_string(b)),
+                values_of(it, 0, b))
+          << "iteration " << it << " block " << b;
+    // With <domains count> above 1, every block has its B level.
+    EXPECT_EQ(testing_support::read_int32_dataset(file, "v/P1/B0"), client_values(it, 1));
+  }
+}
+
 }  // namespace

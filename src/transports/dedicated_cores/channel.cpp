@@ -22,7 +22,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 
 
 namespace {
 constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
-constexpr std::uint32_t layout_version = 10;
+constexpr std::uint32_t layout_version = 11;
 constexpr std::size_t failure_text_bytes = 1024;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
@@ -187,12 +187,13 @@ protocol::message* channel::slots_of(ring* r) const noexcept {
   return reinterpret_cast<protocol::message*>(r + 1);
 }
 
-bool channel::try_push(std::uint32_t client, const protocol::message& m) noexcept {
+bool channel::try_push(std::uint32_t client, const protocol::message& m,
+                       std::uint32_t keep_free) noexcept {
   ring* r = ring_of(client);
   const std::uint64_t write = r->tail.load(std::memory_order_relaxed);
   const std::uint64_t read = r->head.load(std::memory_order_acquire);
   const std::uint32_t capacity = head()->ring_capacity;
-  if (write - read >= capacity) return false;
+  if (write - read + keep_free >= capacity) return false;
   std::memcpy(&slots_of(r)[write % capacity], &m, sizeof(protocol::message));
   r->tail.store(write + 1, std::memory_order_release);
   return true;

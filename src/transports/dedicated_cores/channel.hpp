@@ -69,8 +69,10 @@ class channel {
   protocol::live_stats& stats() noexcept;
   std::uint32_t ring_capacity() const noexcept;
 
-  // Producer (client slot `client`): false when the ring is full.
-  bool try_push(std::uint32_t client, const protocol::message& m) noexcept;
+  // Producer (client slot `client`): false when the ring is full, or would keep fewer than
+  // `keep_free` slots free.
+  bool try_push(std::uint32_t client, const protocol::message& m,
+                std::uint32_t keep_free = 0) noexcept;
   // Messages waiting in a ring (approximate from the producer's side).
   std::uint64_t pending(std::uint32_t client) const noexcept;
   // Consumer (server): false when the ring is empty.

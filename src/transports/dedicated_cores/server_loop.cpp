@@ -20,6 +20,7 @@
 #include "common/units.hpp"
 #include "common/waiting.hpp"
 #include "protocol/notifications.hpp"
+#include "transports/dedicated_cores/overflow.hpp"
 
 namespace sidecore::transports {
 server_loop::server_loop(const config::model& model, const topology::layout& topo, channel& channel)
@@ -206,7 +207,10 @@ bool server_loop::drain() {
   for (std::uint32_t slot = 0; slot < m_channel.client_count(); ++slot) {
     // A bounded batch per client keeps the others served.
     for (int n = 0; n < 256 && m_channel.try_pop(slot, m); ++n) {
-      handle(slot, m);
+      if (m.kind == protocol::message_kind::batch)
+        handle_batch(slot, m);
+      else
+        handle(slot, m);
       any = true;
     }
   }
@@ -268,6 +272,21 @@ void server_loop::reject(std::uint32_t slot, const protocol::message& m,
     }
   }
   publish_failures();
+}
+
+void server_loop::handle_batch(std::uint32_t slot, const protocol::message& batch) {
+  std::string problem = problem_of(slot, batch);
+  if (problem.empty())
+    problem = read_overflow(
+        m_channel, batch,
+        [this](std::uint64_t offset, std::uint64_t bytes) { return unclaimed(offset, bytes); },
+        [&](const protocol::message& m) {
+          if (m.kind == protocol::message_kind::batch)
+            reject(slot, m, "a batch inside a batch");
+          else
+            handle(slot, m);
+        });
+  if (!problem.empty()) reject(slot, batch, problem);
 }
 
 void server_loop::handle(std::uint32_t slot, const protocol::message& m) {

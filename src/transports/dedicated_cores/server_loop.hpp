@@ -48,6 +48,8 @@ class server_loop : public server {
   // or sync reports it).
   void publish_failures();
   void handle(std::uint32_t slot, const protocol::message& m);
+  // The notifications a client kept in the shared heap while its ring was full, in order.
+  void handle_batch(std::uint32_t slot, const protocol::message& batch);
   // "" when the notification read from slot's ring can be used; otherwise what is wrong.
   std::string problem_of(std::uint32_t slot, const protocol::message& m) const;
   // Drops a bad notification: logged (once per client), counted, its iteration marked

@@ -21,10 +21,13 @@ shm_engine::shm_engine(const config::model& model, channel& channel, std::uint32
       m_channel(channel),
       m_slot(slot),
       m_source(source),
-      m_server_rank(server_rank) {
-  // This client's own stretch of the shared buffer: its blocks go there first. Touch the start
-  // of it now, so that the first write finds it mapped, cached and in the TLB.
-  m_stretch = m_channel.heap().stretch_of(m_slot, m_channel.client_count());
+      m_server_rank(server_rank),
+      // This client's own stretch of the shared buffer: its blocks go there first.
+      m_stretch(channel.heap().stretch_of(slot, channel.client_count())),
+      m_keep_free(std::min(ring_slots_for_batches, channel.ring_capacity() / 8)),
+      m_overflow(channel, m_stretch, model.arch.wait_timeout_seconds) {
+  // Touch the start of the stretch now, so that the first write finds it mapped, cached and in
+  // the TLB.
   const std::uint64_t share = m_channel.heap().capacity() / std::max(1u, m_channel.client_count());
   std::memset(m_channel.address(m_stretch), 0, std::min<std::uint64_t>(share, 4u << 20));
 }
@@ -103,12 +106,42 @@ reservation shm_engine::reserve(std::uint64_t bytes) {
 }
 
 void shm_engine::send(const protocol::message& m, bool wake) {
-  if (m_channel.try_push(m_slot, m)) {
+  if (m_overflow.empty() && m_channel.try_push(m_slot, m, m_keep_free)) {
     if (wake || m_channel.pending(m_slot) * 2 >= m_channel.ring_capacity()) m_channel.wake_server();
     return;
   }
-  // Ring full: the server is behind. Wake it and sleep until it frees a slot (one producer
-  // per ring: the room found stays), within the configured timeout.
+  // The ring is full: the core is busy (storing). The notification waits in the shared heap,
+  // after those already there, instead of this client waiting for the core.
+  if (m_overflow.append(m)) {
+    if (wake)
+      post_overflow(true);
+    else if (m_overflow.chunk_full())
+      post_overflow(false);  // the core may have made room meanwhile
+    return;
+  }
+  // No room in the heap for the chain either: what waits goes first, then this one, each
+  // waiting for a slot.
+  if (!m_overflow.empty()) post_overflow(true);
+  push_waiting(m);
+}
+
+bool shm_engine::post_overflow(bool must) {
+  const protocol::message batch = m_overflow.batch(m_source);
+  if (m_channel.try_push(m_slot, batch, must ? 0 : m_keep_free)) {
+    m_overflow.posted();
+    m_channel.wake_server();
+    return true;
+  }
+  if (!must) return false;
+  // The slots kept for batches are taken too (several ends of iteration while the core was
+  // busy): the chain stays, and is handed over by a later call if this one times out.
+  push_waiting(batch);
+  m_overflow.posted();
+  return true;
+}
+
+void shm_engine::push_waiting(const protocol::message& m) {
+  // One producer per ring: the room found stays.
   const double timeout = m_model.arch.wait_timeout_seconds;
   m_channel.wake_server();
   check_server_alive("room in the message queue", DAMARIS_CHANNEL_ERROR);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "transports/dedicated_cores/channel.hpp"
+#include "transports/dedicated_cores/overflow.hpp"
 #include "transports/engine.hpp"
 
 namespace sidecore::transports {
@@ -32,8 +33,16 @@ class shm_engine final : public engine {
   const protocol::live_stats* writer_stats() const noexcept override { return &m_channel.stats(); }
 
  private:
-  // Into this client's ring; wakes the server when asked or when the ring is half full.
+  // Into this client's ring, or after the notifications waiting in the shared heap while the
+  // ring is full (overflow.hpp); wakes the server when asked (and then hands over what waits)
+  // or when the ring is half full. Once a block's notification is taken, it is delivered:
+  // only a notification that throws was not taken.
   void send(const protocol::message& m, bool wake);
+  // Hands the overflow chain over; when `must`, waits for a ring slot if none is free.
+  // False when it could not (not `must`).
+  bool post_overflow(bool must);
+  // Waits for a free ring slot (the core is behind), within the timeout, and pushes m.
+  void push_waiting(const protocol::message& m);
   // Throws storage_error once for the store failures the server published since the last
   // report: the program learns that data it handed over was not stored.
   void report_store_failures();
@@ -52,7 +61,9 @@ class shm_engine final : public engine {
   std::uint32_t m_slot;
   int m_source;
   int m_server_rank;
-  std::uint64_t m_stretch = 0;        // where this client's searches of the shared heap start
+  std::uint64_t m_stretch;            // where this client's searches of the shared heap start
+  std::uint32_t m_keep_free;          // ring slots plain notifications leave to batches
+  overflow_chain m_overflow;          // notifications that found the ring full
   std::int64_t m_slowest_seen = 0;    // iterations the slowest client of the core had ended
   std::uint32_t m_failures_seen = 0;  // store failures of the server already reported here
   bool m_server_stalled = false;      // a wait for the server timed out...

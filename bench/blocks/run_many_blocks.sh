@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The client's cost per block as blocks per iteration grow (bench/blocks/many_blocks.c), with the
+# default queue, in every mode: for each mode and block count, one client (and one dedicated
+# core or node where the mode has one) writes the same bytes as one block and as that many
+# blocks of ELEMENTS doubles, alternating; the last iteration is read back and every value
+# checked. Writes bench/results/blocks_scale.md (or RESULTS).
+#   bench/blocks/run_many_blocks.sh [build directory] [RESULTS file]
+# Environment: BLOCK_COUNTS ("1000 3000 10000 30000 100000"), MODES ("cores nodes thread
+# sync"), ELEMENTS (64), ITERATIONS (6; the first is not timed), REPS (1), MPIRUN (mpirun).
+set -euo pipefail
+export SIDECORE_REPORT=${SIDECORE_REPORT:-off}
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-$here/../../build-bench}
+results_file=${2:-$here/../results/blocks_scale.md}
+program=$build/bench/sidecore_many_blocks
+[ -x "$program" ] || { echo "build the benchmarks first ($program is missing)" >&2; exit 1; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+counts=${BLOCK_COUNTS:-1000 3000 10000 30000 100000}
+modes=${MODES:-cores nodes thread sync}
+elements=${ELEMENTS:-64}
+iterations=${ITERATIONS:-6}
+reps=${REPS:-1}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+results=$work/results.txt
+for r in $(seq 1 "$reps"); do
+  for blocks in $counts; do
+    for mode in $modes; do
+      unset SIDECORE_RANKS_PER_NODE
+      case $mode in
+        cores) dedicated='<dedicated cores="1" nodes="0"/>' ranks=2 ;;
+        nodes) dedicated='<dedicated cores="0" nodes="1"/>' ranks=2
+          export SIDECORE_RANKS_PER_NODE=1 ;;
+        thread) dedicated='<dedicated cores="0" nodes="0" threads="1"/>' ranks=1 ;;
+        sync) dedicated='<dedicated cores="0" nodes="0"/>' ranks=1 ;;
+        *) echo "run_many_blocks.sh: unknown mode '$mode'" >&2; exit 2 ;;
+      esac
+      total=$((blocks * elements))
+      # Room for the two variables of a few iterations, at least 256 MiB.
+      buffer=$((total * 8 * 2 * 4))
+      [ "$buffer" -lt 268435456 ] && buffer=268435456
+      out=$work/out
+      rm -rf "$out"
+      sed -e "s|@OUT@|$out|" -e "s|@TOTAL@|$total|" -e "s|@GLOBAL@|$total|" \
+        -e "s|@BUFFER@|$buffer|" -e "s|@DEDICATED@|$dedicated|" \
+        "$here/many_blocks.xml" > "$work/m.xml"
+      "${MPIRUN:-mpirun}" ${MPIRUN_FLAGS:-} -np "$ranks" "$program" write "$work/m.xml" \
+        "$iterations" "$blocks" "$elements" | grep '^blocks=' |
+        sed "s/^/rep=$r mode=$mode /" >> "$results"
+      "$program" check "$out/many" $((iterations - 1)) 1 "$blocks" "$elements" >&2
+    done
+  done
+done
+cat "$results"
+python3 - "$results" "$results_file" "$elements" "$iterations" "$(uptime)" <<'PY'
+import statistics, sys
+from collections import defaultdict
+rows = [dict(kv.split("=", 1) for kv in line.split()) for line in open(sys.argv[1])]
+elements, iterations, load = sys.argv[3], sys.argv[4], sys.argv[5].strip()
+per = defaultdict(list)
+for r in rows:
+    per[(r["mode"], int(r["blocks"]))].append(r)
+modes = list(dict.fromkeys(r["mode"] for r in rows))
+counts = sorted({int(r["blocks"]) for r in rows})
+def cell(rs, key):
+    v = sorted(float(r[key]) for r in rs)
+    return f"{v[0]:.3f}" if len(v) == 1 else f"{v[0]:.3f} – {statistics.median(v):.3f} – {v[-1]:.3f}"
+lines = [
+    "# Cost per block as blocks per iteration grow",
+    "",
+    f"`bench/blocks/run_many_blocks.sh`: one client writes, per iteration, {elements} doubles per "
+    "block as that many blocks (`sidecore_set_block_extents`, `damaris_set_block_position`, "
+    "`damaris_write_block`) and the same bytes as one block, alternating; the default queue. "
+    f"Medians of {int(iterations) - 1} iterations per run (the first left out); with several "
+    "runs, min – median – max over them. The last iteration is read back and checked.",
+    "",
+    f"Load when it ended: `{load}`.",
+    "",
+    "Cost per block beyond the copy (µs): (time of the blocks − time of one block of the same "
+    "bytes) / blocks.",
+    "",
+    "| blocks | " + " | ".join(modes) + " |",
+    "|---|" + "---|" * len(modes),
+]
+for n in counts:
+    lines.append(f"| {n} | " + " | ".join(cell(per[(m, n)], "per_block_us") for m in modes) + " |")
+lines += ["", "`damaris_end_iteration` after the blocks (µs):", "",
+          "| blocks | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
+for n in counts:
+    lines.append(f"| {n} | " + " | ".join(cell(per[(m, n)], "end_us") for m in modes) + " |")
+open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY
