@@ -368,6 +368,31 @@ TEST_F(hdf5_store, collective_rejects_a_block_outside_the_global_dimensions) {
   EXPECT_FALSE(fs::exists(path("sim_It0.h5")));
 }
 
+// A global extent far larger than the blocks (a typo's extra digits) would make the store
+// write zeros until the disk is full: refused before any file is made, naming the dataset.
+TEST_F(hdf5_store, collective_refuses_a_global_dataset_larger_than_the_free_space) {
+  set_option("FileMode", "Collective");
+  const std::size_t u = add_variable("u", config::element_type::float64, 1, {}, true);
+  const std::vector<double> values(4, 1.0);
+  const std::int64_t huge = 1'000'000'000'000'000;  // 8 PB of doubles
+  const std::vector<block_view> blocks = {make_block(0, 0, 0, values.data(), 32, {4}, {0}, {huge})};
+  iteration_data data;
+  data.variables = {blocks_of(u, blocks)};
+  const auto store = make_store();
+  try {
+    store->write_iteration(data);
+    FAIL() << "expected storage_error";
+  } catch (const storage_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("not enough space"), std::string::npos) << message;
+    EXPECT_NE(message.find("\"u\" with global dimensions (1000000000000000)"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("check the layout's global="), std::string::npos) << message;
+  }
+  EXPECT_FALSE(fs::exists(path("sim_It0.h5")));
+  EXPECT_FALSE(fs::exists(path("sim_It0.h5.part")));
+}
+
 // Damaris accepts a Collective store holding a variable without global extents (a per-client
 // scalar): each of its blocks is its own dataset, named as in file-per-core files, beside the
 // global datasets of the other variables.

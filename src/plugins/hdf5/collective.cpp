@@ -320,15 +320,49 @@ void hdf5_store::write_collective(const iteration_data& data) {
   plan.path = m_options.files_path + global_name(data.iteration);
   const std::string& path = plan.path;
   // The file system must have room for the file (HDF5 cannot give up a file it failed to write):
-  // one writer checks, for all.
+  // one writer checks, for all. A global dataset that blocks leave partly unwritten is written
+  // whole (its gaps as zeros, fill_collective_file): a mistaken global extent (a typo's extra
+  // digits) would otherwise fill the disk with zeros before failing.
   if (problem.empty() && m_context.writer_index == 0) {
-    std::uint64_t bytes = 64 << 10;
-    for (std::size_t i = 0; i < variable_count; ++i)
-      bytes += covered[i] * element_type_info(selected[i]->layout->type).bytes + (4 << 10);
+    const auto saturated = [](long double v) {
+      return v >= 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(v);
+    };
+    long double bytes = 64 << 10;
+    long double largest = 0;
+    std::size_t largest_index = 0;
+    for (std::size_t i = 0; i < variable_count; ++i) {
+      const variable_blocks& vb = *selected[i];
+      const std::size_t ndims = vb.layout->dimensions.size();
+      const std::int64_t* entry = agreed.data() + offsets[i];
+      const long double element = element_type_info(vb.layout->type).bytes;
+      long double elements = covered[i];
+      if (entry[ndims + 1] != 0 && !vb.layout->global_dimensions.empty() &&
+          !filtered(settings_of(index_of(vb.var)).compression)) {
+        elements = 1;
+        for (std::size_t d = 0; d < ndims; ++d) elements *= static_cast<long double>(entry[d]);
+      }
+      const long double variable_bytes = elements * element;
+      bytes += variable_bytes + (4 << 10);
+      if (variable_bytes > largest) {
+        largest = variable_bytes;
+        largest_index = i;
+      }
+    }
     try {
-      ensure_space(path, bytes);
+      ensure_space(path, saturated(bytes));
     } catch (const storage_error& e) {
       problem = std::string(e.what()).substr(std::string("HDF5 store: ").size());
+      const variable_blocks& vb = *selected[largest_index];
+      const std::size_t ndims = vb.layout->dimensions.size();
+      const std::int64_t* entry = agreed.data() + offsets[largest_index];
+      const std::uint64_t written =
+          covered[largest_index] * element_type_info(vb.layout->type).bytes;
+      if (saturated(largest) > 2 * written)
+        problem += "; the largest dataset, \"" + vb.var->name + "\" with global dimensions " +
+                   dims_text(std::vector<std::int64_t>(entry, entry + ndims)) + ", needs " +
+                   readable_bytes(saturated(largest)) + " of which its blocks write " +
+                   readable_bytes(written) +
+                   " (the rest is stored as zeros): check the layout's global=";
     }
   }
   // Open MPI's MPI-IO keeps a named semaphore per open file ("OMPIO_<file name>") and removes
