@@ -59,7 +59,9 @@ class overflow_test : public testing::Test {
   channel m_channel;
 };
 
-std::uint64_t chunk_bytes() { return sidecore::memory::shared_heap::rounded(sizeof(overflow_chunk)); }
+std::uint64_t chunk_bytes() {
+  return sidecore::memory::shared_heap::rounded(sizeof(overflow_chunk));
+}
 
 TEST_F(overflow_test, a_chain_is_read_in_order_and_its_chunks_go_back) {
   overflow_chain chain(m_channel, m_channel.heap().begin_offset(), 1.0);

@@ -19,7 +19,7 @@ inline constexpr std::uint32_t overflow_chunk_messages = 128;
 
 // In the shared heap. Plain data: the server reads what the client wrote.
 struct overflow_chunk {
-  std::uint64_t next;  // offset of the next chunk, from the segment base; 0 for the last
+  std::uint64_t next;   // offset of the next chunk, from the segment base; 0 for the last
   std::uint32_t count;  // notifications held (1..overflow_chunk_messages)
   std::uint32_t unused;
   protocol::message messages[overflow_chunk_messages];
@@ -43,9 +43,7 @@ class overflow_chain {
   bool empty() const noexcept { return m_count == 0; }
   std::uint64_t size() const noexcept { return m_count; }
   // True at a chunk's end: the moment to try handing the chain over.
-  bool chunk_full() const noexcept {
-    return m_count > 0 && m_count % overflow_chunk_messages == 0;
-  }
+  bool chunk_full() const noexcept { return m_count > 0 && m_count % overflow_chunk_messages == 0; }
   // Appends m. False (m not kept) when the heap has no room for a new chunk now.
   bool append(const protocol::message& m);
   // The batch notification that hands the chain over (source: the client's index).
