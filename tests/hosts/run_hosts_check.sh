@@ -3,10 +3,16 @@
 # and IPC objects each) and checks the results value by value:
 #   1. hosts_probe (2 ranks per host): host and processor names, MPI_COMM_TYPE_SHARED sizes,
 #      and that a file a rank creates in /dev/shm is seen by the ranks of its host only;
-#   2. Sidecore with one dedicated core per host (3 ranks per host: 2 clients + 1 server),
-#      SIDECORE_RANKS_PER_NODE unset: every value of the HDF5 files (check_hosts_output.py);
-#   3. the same with one dedicated node (the 3 ranks of the last host are servers);
-#   4. with HOSTS_CHECK_MPICH=1, hosts_probe under MPICH's mpiexec (Hydra) too, on hosts
+#   2. Sidecore, SIDECORE_RANKS_PER_NODE unset, 3 iterations each, every value of the HDF5
+#      files and where each client and server ran (check_hosts_output.py):
+#      a. one dedicated core per host (3 ranks per host: 2 clients + 1 server), FilePerCore;
+#      b. two dedicated cores per host (4 ranks per host: 2 clients + 2 servers, each server
+#         stores one client of its host), FilePerCore;
+#      c. one dedicated node (the 3 ranks of the last host are servers), FilePerCore;
+#      d. one dedicated core per host, Collective: the servers of the 3 hosts write one file
+#         per iteration together, through MPI-IO over TCP;
+#      e. one dedicated node, Collective (the 3 servers share the last host);
+#   3. with HOSTS_CHECK_MPICH=1, hosts_probe under MPICH's mpiexec (Hydra) too, on hosts
 #      started again with HOSTS_SHARE_IPC=1.
 # Then stops the hosts and checks that no process is left in them and that the machine's
 # mounts, /etc/hosts and /dev/shm are as they were. Exit status: 0 passed, 1 failed, 77 skipped (not root, no namespaces, no build).
@@ -47,7 +53,7 @@ done
 machine_state() {
   findmnt -rn -o TARGET,SOURCE,FSTYPE | sort
   md5sum /etc/hosts
-  ls -A /dev/shm | grep -E "^(hosts_probe_|hosts_check_marker_)" || true
+  ls -A /dev/shm | grep -E "^(hosts_probe_|hosts_check_marker_|sem\.OMPIO_hosts_It)" || true
 }
 before=$(machine_state)
 
@@ -109,24 +115,37 @@ check_probe() {  # <output file>
 check_probe probe.out
 echo "run_hosts_check: probe: 6 ranks on 3 hosts, shared communicators of 2, /dev/shm per host"
 
-# 2 and 3. Sidecore: 3 ranks per host, dedicated cores, then a dedicated node.
+# 2. Sidecore: dedicated cores and nodes, file per writer and collective, on the same hosts.
+# Open MPI's named semaphores of collective files (sem.OMPIO_<file>) go to the writers' /dev/shm,
+# inside the hosts: machine_state checks that none reaches the machine's.
 unset SIDECORE_RANKS_PER_NODE
-run_sidecore() {  # <mode: cores|nodes> <cores> <nodes>
-  local out=$work/out_$1
+run_sidecore() {  # <case> <mode: cores|nodes> <cores> <nodes> <ranks per host> <FileMode>
+  local case=$1 mode=$2 cores=$3 nodes=$4 per_host=$5 file_mode=$6
+  local out=$work/out_$case hosts=${#names[@]}
+  local ranks=$((hosts * per_host)) servers=$((nodes * per_host)) clients
+  [ "$mode" = cores ] && servers=$((hosts * cores))
+  clients=$((ranks - servers))
   mkdir -p "$out"
-  sed -e "s|@CORES@|$2|; s|@NODES@|$3|; s|@OUT@|$out|" "$here/hosts.xml.in" >"$1.xml"
+  sed -e "s|@CORES@|$cores|; s|@NODES@|$nodes|; s|@FILEMODE@|$file_mode|; s|@OUT@|$out|" \
+    "$here/hosts.xml.in" >"$case.xml"
   local t0
   t0=$(now_ms)
-  hosts_mpirun --timeout 120 -H "$(hosts_list 3)" -np 9 ./hosts_writer "$work/$1.xml" 3 \
-    >"$1.out" 2>&1 || fail "Sidecore job ($1): $(cat "$1.out")"
-  echo "run_hosts_check: Sidecore job ($1, 9 ranks, 3 iterations) took $(seconds_since "$t0") s"
-  grep -q "6 clients, 3 writers (dedicated $1), 3 node(s)" "$1.out" ||
-    fail "Sidecore ($1) did not report 6 clients, 3 writers, 3 nodes: $(cat "$1.out")"
-  "$python" "$here/check_hosts_output.py" --out "$out" --mode "$1" --hosts 3 \
-    --ranks-per-host 3 --iterations 3 || fail "Sidecore output ($1)"
+  hosts_mpirun --timeout 120 -H "$(hosts_list "$per_host")" -np "$ranks" ./hosts_writer \
+    "$work/$case.xml" 3 >"$case.out" 2>&1 || fail "Sidecore job ($case): $(cat "$case.out")"
+  echo "run_hosts_check: Sidecore job ($case, $file_mode, $ranks ranks, 3 iterations) took" \
+    "$(seconds_since "$t0") s"
+  grep -q "$clients clients, $servers writers (dedicated $mode), $hosts node(s)" "$case.out" ||
+    fail "Sidecore ($case) did not report $clients clients, $servers writers, $hosts nodes:" \
+      "$(cat "$case.out")"
+  "$python" "$here/check_hosts_output.py" --out "$out" --mode "$mode" --hosts "$hosts" \
+    --ranks-per-host "$per_host" --cores "$cores" --nodes "$nodes" --file-mode "$file_mode" \
+    --iterations 3 --job-output "$case.out" || fail "Sidecore output ($case)"
 }
-run_sidecore cores 1 0
-run_sidecore nodes 0 1
+run_sidecore cores cores 1 0 3 FilePerCore
+run_sidecore cores2 cores 2 0 4 FilePerCore
+run_sidecore nodes nodes 0 1 3 FilePerCore
+run_sidecore collective_cores cores 1 0 3 Collective
+run_sidecore collective_nodes nodes 0 1 3 Collective
 
 # Stopping leaves no process in the hosts' namespaces and no state directory.
 stop_and_check() {
@@ -142,7 +161,7 @@ stop_and_check() {
 }
 stop_and_check
 
-# 4. MPICH, on demand, on hosts that share the machine's IPC namespace (see hosts.sh).
+# 3. MPICH, on demand, on hosts that share the machine's IPC namespace (see hosts.sh).
 if [ "${HOSTS_CHECK_MPICH:-0}" = 1 ]; then
   command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null ||
     fail "HOSTS_CHECK_MPICH=1 but no mpicc.mpich or mpiexec.mpich"
