@@ -74,8 +74,12 @@ trap 'exit 130' INT TERM
 cd "$work"
 
 mpicc -O1 -o hosts_probe "$here/hosts_probe.c"
+# The library goes with the program into the work directory: a build under /tmp (a fresh clone
+# there) is not seen from inside the hosts, whose /tmp is their own.
+mkdir -p lib
+cp -P "$build"/libsidecore.so* lib/
 mpicc -O1 -I"$root/include" -I"$build/include" -o hosts_writer "$here/hosts_writer.c" \
-  -L"$build" -lsidecore -Wl,-rpath,"$build"
+  -L"$work/lib" -lsidecore -Wl,-rpath,"$work/lib"
 
 t0=$(now_ms)
 hosts_start 3
