@@ -41,7 +41,6 @@ class overflow_chain {
   ~overflow_chain() { discard(); }
 
   bool empty() const noexcept { return m_count == 0; }
-  std::uint64_t size() const noexcept { return m_count; }
   // True at a chunk's end: the moment to try handing the chain over.
   bool chunk_full() const noexcept { return m_count > 0 && m_count % overflow_chunk_messages == 0; }
   // Appends m. False (m not kept) when the heap has no room for a new chunk now.

@@ -125,19 +125,18 @@ void shm_engine::send(const protocol::message& m, bool wake) {
   push_waiting(m);
 }
 
-bool shm_engine::post_overflow(bool must) {
+void shm_engine::post_overflow(bool must) {
   const protocol::message batch = m_overflow.batch(m_source);
   if (m_channel.try_push(m_slot, batch, must ? 0 : m_keep_free)) {
     m_overflow.posted();
     m_channel.wake_server();
-    return true;
+    return;
   }
-  if (!must) return false;
+  if (!must) return;
   // The slots kept for batches are taken too (several ends of iteration while the core was
   // busy): the chain stays, and is handed over by a later call if this one times out.
   push_waiting(batch);
   m_overflow.posted();
-  return true;
 }
 
 void shm_engine::push_waiting(const protocol::message& m) {

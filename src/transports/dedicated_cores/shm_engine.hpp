@@ -38,9 +38,8 @@ class shm_engine final : public engine {
   // or when the ring is half full. Once a block's notification is taken, it is delivered:
   // only a notification that throws was not taken.
   void send(const protocol::message& m, bool wake);
-  // Hands the overflow chain over; when `must`, waits for a ring slot if none is free.
-  // False when it could not (not `must`).
-  bool post_overflow(bool must);
+  // Hands the overflow chain over if a ring slot is free; when `must`, waits for one.
+  void post_overflow(bool must);
   // Waits for a free ring slot (the core is behind), within the timeout, and pushes m.
   void push_waiting(const protocol::message& m);
   // Throws storage_error once for the store failures the server published since the last
