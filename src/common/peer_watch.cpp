@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "common/job_failure.hpp"
 #include "common/mpi_finalize_hook.hpp"
@@ -74,22 +75,41 @@ void stop_the_current_watch() {
   if (peer_watch* watch = g_current.load()) watch->stop();
 }
 
+std::vector<peer_watch::identity> gather_identities(MPI_Comm comm, peer_watch::role mine) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const peer_watch::identity self = peer_watch::identity_of(::getpid(), mine);
+  std::vector<peer_watch::identity> peers(static_cast<std::size_t>(size));
+  check_mpi(MPI_Allgather(&self, sizeof self, MPI_BYTE, peers.data(), sizeof self, MPI_BYTE, comm),
+            "MPI_Allgather");
+  return peers;
+}
+
+int rank_in(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
 }  // namespace
 
-peer_watch::peer_watch(MPI_Comm comm, role mine, double period_seconds) : m_period(period_seconds) {
-  int size = 1;
-  MPI_Comm_rank(comm, &m_rank);
-  MPI_Comm_size(comm, &size);
-  peer self;
-  self.host = host_identity();
-  self.pid = ::getpid();
+peer_watch::identity peer_watch::identity_of(std::int64_t pid, role its_role) {
+  identity who;
+  who.host = host_identity();
+  who.pid = pid;
   char state = '?';
-  process_status(self.pid, state, self.started);
-  self.role = static_cast<std::int32_t>(mine);
-  m_peers.resize(static_cast<std::size_t>(size));
-  check_mpi(
-      MPI_Allgather(&self, sizeof self, MPI_BYTE, m_peers.data(), sizeof self, MPI_BYTE, comm),
-      "MPI_Allgather");
+  process_status(pid, state, who.started);
+  who.role = static_cast<std::int32_t>(its_role);
+  return who;
+}
+
+peer_watch::peer_watch(MPI_Comm comm, role mine, double period_seconds)
+    : peer_watch(gather_identities(comm, mine), rank_in(comm), period_seconds) {}
+
+peer_watch::peer_watch(std::vector<identity> peers, int rank, double period_seconds)
+    : m_peers(std::move(peers)), m_rank(rank), m_period(period_seconds) {
+  const int size = static_cast<int>(m_peers.size());
+  const identity& self = m_peers.at(static_cast<std::size_t>(rank));
   // Rank 0's identity names the job (unique on its machine, the same for every process).
   char key[64];
   std::snprintf(
@@ -146,7 +166,7 @@ void peer_watch::run() {
 
 peer_watch::state peer_watch::state_of(int rank) const noexcept {
   if (rank < 0 || static_cast<std::size_t>(rank) >= m_peers.size()) return state::elsewhere;
-  const peer& p = m_peers[rank];
+  const identity& p = m_peers[rank];
   if (p.host != m_peers[m_rank].host) return state::elsewhere;
   if (::kill(static_cast<pid_t>(p.pid), 0) != 0 && errno == ESRCH) return state::dead;
   char status = '?';
@@ -163,7 +183,7 @@ peer_watch::state peer_watch::state_of(int rank) const noexcept {
 
 bool peer_watch::gone(int rank) const noexcept {
   if (rank < 0 || static_cast<std::size_t>(rank) >= m_peers.size()) return false;
-  const peer& p = m_peers[rank];
+  const identity& p = m_peers[rank];
   if (p.host != m_peers[m_rank].host) return false;
   return ::kill(static_cast<pid_t>(p.pid), 0) != 0 && errno == ESRCH;
 }
@@ -171,7 +191,7 @@ bool peer_watch::gone(int rank) const noexcept {
 std::string peer_watch::name_of(int rank) const {
   if (rank < 0 || static_cast<std::size_t>(rank) >= m_peers.size())
     return "rank " + std::to_string(rank);
-  const peer& p = m_peers[rank];
+  const identity& p = m_peers[rank];
   return "rank " + std::to_string(rank) + " (pid " + std::to_string(p.pid) + ", " +
          role_name(p.role) + ")";
 }

@@ -24,9 +24,23 @@ class peer_watch {
   enum class role : std::int32_t { client = 0, dedicated_core = 1, dedicated_node = 2 };
   enum class state { alive, dead, elsewhere };
 
+  // Who a process is: enough to tell, later, whether it still runs.
+  struct identity {
+    std::uint64_t host = 0;  // machine identity (host name and boot)
+    std::int64_t pid = 0;
+    std::uint64_t started = 0;  // start time in clock ticks since boot: tells a reused pid
+    std::int32_t role = 0;
+    std::int32_t unused = 0;
+  };
+  // Process pid of this machine, as it is now (started = 0 when /proc does not say).
+  static identity identity_of(std::int64_t pid, role its_role);
+
   // Collective over comm (every rank of the job). period_seconds: how often the watching thread
   // checks its neighbour (<= 0: no thread; checks on demand only).
   peer_watch(MPI_Comm comm, role mine, double period_seconds);
+  // The same from an identity per rank already gathered (peers[rank] is this process); not
+  // collective.
+  peer_watch(std::vector<identity> peers, int rank, double period_seconds);
   ~peer_watch();
   peer_watch(const peer_watch&) = delete;
   peer_watch& operator=(const peer_watch&) = delete;
@@ -49,16 +63,9 @@ class peer_watch {
   static peer_watch* current() noexcept;
 
  private:
-  struct peer {
-    std::uint64_t host = 0;  // machine identity (host name and boot)
-    std::int64_t pid = 0;
-    std::uint64_t started = 0;  // start time in clock ticks since boot: tells a reused pid
-    std::int32_t role = 0;
-    std::int32_t unused = 0;
-  };
   void run();
 
-  std::vector<peer> m_peers;  // by rank
+  std::vector<identity> m_peers;  // by rank
   int m_rank = 0;
   int m_watched = -1;  // the next rank on this machine, or -1 (alone here)
   double m_period;
