@@ -5,13 +5,18 @@
 #include <filesystem>
 
 #include "common/error.hpp"
+#include "common/library_search.hpp"
 #include "config/builder.hpp"
 
 namespace sidecore::config::detail {
 namespace {
 
-// Whether the dynamic loader finds and loads `library` (opened and closed at once); why not.
-bool library_loads(const std::string& library, std::string& why) {
+// Whether the loader can find the plugin library `library` (a file name). It is looked for as
+// the loader would, without loading it (its constructors run only when the store opens it, after
+// its file is checked); only a library that search misses is tried with dlopen, which knows the
+// loader's cache.
+bool library_found(const std::string& library, std::string& why) {
+  if (find_library_file(library)) return true;
   void* handle = ::dlopen(library.c_str(), RTLD_LAZY | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* error = ::dlerror();
@@ -59,8 +64,8 @@ void builder::read_storage(xml storage) {
 }
 
 // A built-in type (any case), else a plugin: named by library="...", or found as
-// libsidecore_<type>.so by the dynamic loader. Only the loader knows whether the library is a
-// valid plugin; that is checked when the store is opened.
+// libsidecore_<type>.so on the loader's search path. Whether the library is a valid plugin is
+// checked when the store opens it.
 void builder::read_store_type(xml n, store& s) {
   const std::string library = trim(attribute(n, "library"));
   const std::string type = trim(attribute(n, "type"));
@@ -90,7 +95,7 @@ void builder::read_store_type(xml n, store& s) {
   }
   s.library = "libsidecore_" + type + ".so";
   std::string why;
-  if (!library_loads(s.library, why)) {
+  if (!library_found(s.library, why)) {
     std::vector<std::string> listed;
     for (const auto& c : store_type_choices) listed.push_back(c.name);
     fail(n, "invalid value '" + attribute(n, "type") + "' for attribute 'type' of " + describe(n),

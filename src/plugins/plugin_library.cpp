@@ -5,8 +5,9 @@
 #include <optional>
 #include <utility>
 
+#include "common/elf_symbols.hpp"
 #include "common/error.hpp"
-#include "plugins/elf_symbols.hpp"
+#include "common/library_search.hpp"
 
 namespace sidecore::plugins {
 
@@ -51,18 +52,27 @@ std::int32_t c_type(config::element_type type) {
 
 loaded_plugin load_plugin(const std::string& library, const std::string& prefix,
                           const plugin_kind& kind) {
-  // A path is read before it is loaded: a library that is not a plugin is refused without its
-  // constructors running in every process. (A bare name is searched for by the loader.)
-  if (library.find('/') != std::string::npos) {
-    const std::optional<bool> defines = elf_defines_function(library, kind.symbol);
-    if (defines && !*defines)
-      throw config_error(prefix + "'" + library + "' is not a Sidecore " + kind.noun +
+  // The file is read before it is loaded: a library that is not a plugin is refused without its
+  // constructors running in every process. A name without a directory is searched for as the
+  // loader would, then loaded by the path found, so that the file checked is the file loaded;
+  // one found nowhere is left to dlopen, which says what is missing.
+  std::string file = library;
+  if (library.find('/') == std::string::npos) {
+    if (std::optional<std::string> found = find_library_file(library)) file = std::move(*found);
+  }
+  if (file.find('/') != std::string::npos) {
+    const std::optional<bool> defines = elf_defines_function(file, kind.symbol);
+    if (defines && !*defines) {
+      const std::string named =
+          file == library ? "'" + library + "'" : "'" + library + "' (" + file + ")";
+      throw config_error(prefix + named + " is not a Sidecore " + kind.noun +
                          " plugin: it defines no " + kind.symbol +
                          "() (a plugin does, see <sidecore/plugin.h>); it was not loaded");
+    }
   }
   loaded_plugin result;
   ::dlerror();
-  result.library.reset(::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE));
+  result.library.reset(::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE));
   if (!result.library) {
     throw config_error(prefix + "cannot load the plugin library '" + library +
                        "': " + dl_error("unknown error"));

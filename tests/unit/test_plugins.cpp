@@ -14,9 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "common/elf_symbols.hpp"
 #include "common/error.hpp"
+#include "common/library_search.hpp"
 #include "config/model.hpp"
-#include "plugins/elf_symbols.hpp"
 #include "plugins/plugin_library.hpp"
 #include "plugins/store.hpp"
 #include "unit_support.hpp"
@@ -178,10 +179,58 @@ TEST(plugins, library_without_entry_point_is_a_config_error) {
   EXPECT_EQ(std::getenv("SIDECORE_TEST_NO_SYMBOL_PLUGIN_LOADED"), nullptr);
 }
 
+// Named by its file name alone, a library is found as the loader would find it (here through the
+// unit tests' runpath), read, and refused before it is loaded.
+TEST(plugins, library_named_without_a_directory_is_read_before_it_is_loaded) {
+  const std::string path = SIDECORE_TEST_NO_SYMBOL_PLUGIN;
+  const std::string name = path.substr(path.rfind('/') + 1);
+  store_fixture f(plugin_configuration(library_attribute(name.c_str())));
+  const std::string message = f.make_error();
+  EXPECT_TRUE(contains(message, "'" + name + "' (" + path + ") is not a Sidecore store plugin"))
+      << message;
+  EXPECT_TRUE(contains(message, "it was not loaded")) << message;
+  EXPECT_EQ(std::getenv("SIDECORE_TEST_NO_SYMBOL_PLUGIN_LOADED"), nullptr);
+  EXPECT_EQ(find_library_file(name), path);
+  // The same library found by its type alone: the configuration is read without loading it.
+  store_fixture by_type(plugin_configuration("type=\"test_no_symbol\""));
+  ASSERT_EQ(by_type.model.stores[0].library, name);
+  EXPECT_EQ(std::getenv("SIDECORE_TEST_NO_SYMBOL_PLUGIN_LOADED"), nullptr);
+  EXPECT_TRUE(contains(by_type.make_error(), "it was not loaded"));
+  EXPECT_EQ(std::getenv("SIDECORE_TEST_NO_SYMBOL_PLUGIN_LOADED"), nullptr);
+  EXPECT_EQ(find_library_file("libsidecore_no_such_library.so"), std::nullopt);
+}
+
+// The loader's order for dlopen: LD_LIBRARY_PATH before the caller's runpath, then the
+// directories of /etc/ld.so.conf, then /lib and /usr/lib.
+TEST(plugins, libraries_are_searched_for_in_the_loaders_order) {
+  const std::string path = SIDECORE_TEST_NO_SYMBOL_PLUGIN;
+  const std::string runpath_directory = path.substr(0, path.rfind('/'));
+  const char* before = std::getenv("LD_LIBRARY_PATH");
+  const std::string saved = before ? before : "";
+  ::setenv("LD_LIBRARY_PATH", "/sidecore/first:/sidecore/second", 1);
+  const std::vector<std::string> directories =
+      loader_search_directories("/proc/self/exe", "/proc/self/exe");
+  if (before) {
+    ::setenv("LD_LIBRARY_PATH", saved.c_str(), 1);
+  } else {
+    ::unsetenv("LD_LIBRARY_PATH");
+  }
+  const auto position = [&](const std::string& directory) {
+    for (std::size_t i = 0; i < directories.size(); ++i)
+      if (directories[i] == directory) return static_cast<long>(i);
+    return -1L;
+  };
+  ASSERT_EQ(position("/sidecore/first"), 0);
+  EXPECT_EQ(position("/sidecore/second"), 1);
+  EXPECT_GT(position(runpath_directory), 1);
+  EXPECT_EQ(directories.back(), "/usr/lib");
+  EXPECT_GT(position("/lib"), position(runpath_directory));
+}
+
 // The file check behind it: a plugin's entry point is found, another library's is not, and a
 // file that is not a whole ELF library (truncated, random, a text file) is left to dlopen.
 TEST(plugins, entry_points_are_read_from_the_library_file) {
-  using sidecore::plugins::elf_defines_function;
+  using sidecore::elf_defines_function;
   EXPECT_EQ(elf_defines_function(SIDECORE_TEST_PROBE_PLUGIN, "sidecore_store_plugin"), true);
   EXPECT_EQ(elf_defines_function(SIDECORE_TEST_PROBE_PLUGIN, "sidecore_action_plugin"), false);
   EXPECT_EQ(elf_defines_function(SIDECORE_TEST_NO_SYMBOL_PLUGIN, "sidecore_store_plugin"), false);

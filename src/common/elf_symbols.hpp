@@ -7,11 +7,20 @@
 #include <string>
 #include <string_view>
 
-namespace sidecore::plugins {
+namespace sidecore {
 
 // Whether the ELF shared library at `path` defines (exports) the function `symbol`. nullopt
 // when the file cannot be read this way (not a 64-bit ELF shared library of this byte order,
 // no section table, unreadable): dlopen is then left to say what is wrong.
 std::optional<bool> elf_defines_function(const std::string& path, std::string_view symbol);
 
-}  // namespace sidecore::plugins
+// The library search paths an ELF object (a library or a program) records for the loader:
+// DT_RPATH and DT_RUNPATH, as written ($ORIGIN not expanded). nullopt when the file cannot be
+// read this way (as above).
+struct elf_search_paths {
+  std::optional<std::string> rpath;
+  std::optional<std::string> runpath;
+};
+std::optional<elf_search_paths> elf_library_search_paths(const std::string& path);
+
+}  // namespace sidecore

@@ -1,6 +1,6 @@
 // Every offset and size read from the file is checked against the file's size before use: the
 // file may be anything, truncated or hostile.
-#include "plugins/elf_symbols.hpp"
+#include "common/elf_symbols.hpp"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -10,8 +10,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
-namespace sidecore::plugins {
+namespace sidecore {
 namespace {
 
 // The file, mapped read-only for as long as it is read.
@@ -63,16 +64,56 @@ bool native_little_endian() {
   return first == 1;
 }
 
-}  // namespace
-
-std::optional<bool> elf_defines_function(const std::string& path, std::string_view symbol) {
-  const mapped_file file(path);
+// The file's ELF header, when it is a 64-bit ELF library or program of this byte order with a
+// section table.
+std::optional<Elf64_Ehdr> elf_header(const mapped_file& file) {
   const auto header = file.read<Elf64_Ehdr>(0);
   if (!header || std::memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 ||
       header->e_ident[EI_CLASS] != ELFCLASS64 ||
       header->e_ident[EI_DATA] != (native_little_endian() ? ELFDATA2LSB : ELFDATA2MSB) ||
-      header->e_type != ET_DYN || header->e_shentsize != sizeof(Elf64_Shdr) || header->e_shnum == 0)
+      (header->e_type != ET_DYN && header->e_type != ET_EXEC) ||
+      header->e_shentsize != sizeof(Elf64_Shdr) || header->e_shnum == 0)
     return std::nullopt;
+  return header;
+}
+
+}  // namespace
+
+std::optional<elf_search_paths> elf_library_search_paths(const std::string& path) {
+  const mapped_file file(path);
+  const auto header = elf_header(file);
+  if (!header) return std::nullopt;
+  const auto section = [&](std::uint64_t index) {
+    return file.read<Elf64_Shdr>(header->e_shoff + index * sizeof(Elf64_Shdr));
+  };
+  elf_search_paths paths;
+  for (std::uint64_t i = 0; i < header->e_shnum; ++i) {
+    const auto dynamic = section(i);
+    if (!dynamic) return std::nullopt;
+    if (dynamic->sh_type != SHT_DYNAMIC) continue;
+    const auto names = section(dynamic->sh_link);
+    if (!names || names->sh_type != SHT_STRTAB || !file.holds(names->sh_offset, names->sh_size) ||
+        !file.holds(dynamic->sh_offset, dynamic->sh_size))
+      return std::nullopt;
+    const char* strings = reinterpret_cast<const char*>(file.data() + names->sh_offset);
+    const std::uint64_t entries = dynamic->sh_size / sizeof(Elf64_Dyn);
+    for (std::uint64_t e = 0; e < entries; ++e) {
+      const auto entry = file.read<Elf64_Dyn>(dynamic->sh_offset + e * sizeof(Elf64_Dyn));
+      if (!entry || entry->d_tag == DT_NULL) break;
+      if (entry->d_tag != DT_RPATH && entry->d_tag != DT_RUNPATH) continue;
+      if (entry->d_un.d_val >= names->sh_size) return std::nullopt;
+      const std::size_t room = names->sh_size - entry->d_un.d_val;
+      std::string value(strings + entry->d_un.d_val, strnlen(strings + entry->d_un.d_val, room));
+      (entry->d_tag == DT_RPATH ? paths.rpath : paths.runpath) = std::move(value);
+    }
+  }
+  return paths;
+}
+
+std::optional<bool> elf_defines_function(const std::string& path, std::string_view symbol) {
+  const mapped_file file(path);
+  const auto header = elf_header(file);
+  if (!header || header->e_type != ET_DYN) return std::nullopt;
   const auto section = [&](std::uint64_t index) {
     return file.read<Elf64_Shdr>(header->e_shoff + index * sizeof(Elf64_Shdr));
   };
@@ -104,4 +145,4 @@ std::optional<bool> elf_defines_function(const std::string& path, std::string_vi
   return false;
 }
 
-}  // namespace sidecore::plugins
+}  // namespace sidecore
