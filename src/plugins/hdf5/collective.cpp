@@ -25,6 +25,7 @@
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "plugins/hdf5/mesh_description.hpp"
 #include "plugins/hdf5/store_internals.hpp"
+#include "plugins/hdf5/write_groups.hpp"
 
 namespace sidecore::plugins::hdf5 {
 
@@ -254,7 +255,13 @@ void hdf5_store::write_collective(const iteration_data& data) {
       }
       entry[ndims] = 1;
     }
-    entry[ndims + 1] = static_cast<std::int64_t>(vb.blocks.size());
+    // Blocks placed by select-file are written one by one; the others in groups.
+    const bool by_group = !vb.layout->global_dimensions.empty() &&
+                          m_mapping[index_of(vb.var)] == config::variable::npos;
+    entry[ndims + 1] =
+        by_group && !vb.blocks.empty()
+            ? std::max<std::int64_t>(1, static_cast<std::int64_t>(group_blocks(prepared[i]).size()))
+            : static_cast<std::int64_t>(vb.blocks.size());
     for (const prepared_block& p : prepared[i]) {
       if (p.dims.size() != ndims) continue;
       for (std::size_t d = 0; d < ndims; ++d) {
@@ -539,32 +546,51 @@ hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file,
                         m_context.comm, dxpl.get(), site);
       });
     }
-    // Writers with fewer blocks still take part, with empty selections; HDF5 wants a
-    // non-null buffer even then.
+    // Writers with fewer blocks (or groups) still take part, with empty selections; HDF5
+    // wants a non-null buffer even then.
     static const char no_data = 0;
+    const std::vector<write_group> groups =
+        mapped ? std::vector<write_group>{} : group_blocks(prepared[i]);
     for (std::int64_t k = 0; k < (mapped && ndims == 1 ? 0 : write_count); ++k) {
       agreed_step(comm, iteration, path, [&] {
-        const prepared_block* block = k < static_cast<std::int64_t>(prepared[i].size())
+        const prepared_block* block = mapped && k < static_cast<std::int64_t>(prepared[i].size())
                                           ? &prepared[i][static_cast<std::size_t>(k)]
                                           : nullptr;
+        const write_group* group = k < static_cast<std::int64_t>(groups.size())
+                                       ? &groups[static_cast<std::size_t>(k)]
+                                       : nullptr;
         dataspace_handle file_space(check_id(H5Scopy(global_space.get()), "H5Scopy", site));
         dataspace_handle memory_space;
         const void* buffer = nullptr;
         std::vector<unsigned char> ordered;
-        if (block != nullptr && element_count(block->dims) > 0 && mapped) {
+        if (group != nullptr) {
+          // The union of the group's blocks, from one buffer in the order HDF5 visits it.
+          for (const prepared_block* b : group->blocks) {
+            const std::vector<hsize_t> count = to_hsize(b->dims);
+            const std::vector<hsize_t> start = to_hsize(b->position);
+            check_status(
+                H5Sselect_hyperslab(file_space.get(),
+                                    b == group->blocks.front() ? H5S_SELECT_SET : H5S_SELECT_OR,
+                                    start.data(), nullptr, count.data(), nullptr),
+                "H5Sselect_hyperslab", site);
+          }
+          if (group->blocks.size() == 1) {
+            memory_space = make_simple_space(to_hsize(group->blocks.front()->dims), site);
+            buffer = group->blocks.front()->data;
+          } else {
+            ordered = pack_in_dataset_order(
+                *group, std::vector<std::uint64_t>(global.begin(), global.end()),
+                stored_size(type));
+            memory_space =
+                make_simple_space({static_cast<hsize_t>(ordered.size() / stored_size(type))}, site);
+            buffer = ordered.data();
+          }
+        } else if (block != nullptr && element_count(block->dims) > 0) {
           const block_positions& positions = *positions_of(variable, *block->view);
           ordered = gather_in_position_order(block->data, stored_size(type), positions);
           memory_space = make_simple_space({static_cast<hsize_t>(positions.values.size())}, site);
           select_positions(file_space.get(), positions, global, site);
           buffer = ordered.data();
-        } else if (block != nullptr && element_count(block->dims) > 0) {
-          const std::vector<hsize_t> count = to_hsize(block->dims);
-          const std::vector<hsize_t> start = to_hsize(block->position);
-          memory_space = make_simple_space(count, site);
-          check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                                           count.data(), nullptr),
-                       "H5Sselect_hyperslab", site);
-          buffer = block->data;
         } else {
           memory_space = dataspace_handle(check_id(H5Scopy(global_space.get()), "H5Scopy", site));
           check_status(H5Sselect_none(memory_space.get()), "H5Sselect_none", site);
