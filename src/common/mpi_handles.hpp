@@ -1,4 +1,5 @@
-// RAII owner of an MPI communicator, so that no communicator outlives finalize or leaks on error.
+// RAII owners of MPI communicators and info objects, so that none outlives finalize or leaks on
+// error.
 #pragma once
 
 #include <mpi.h>
@@ -35,6 +36,19 @@ class communicator : public unique_handle<communicator_traits> {
   int rank() const;
   int size() const;
 };
+
+// Frees an info object unless MPI is finalized already.
+struct info_traits {
+  using value_type = MPI_Info;
+  static MPI_Info empty() noexcept { return MPI_INFO_NULL; }
+  static bool is_open(MPI_Info info) noexcept { return info != MPI_INFO_NULL; }
+  static int close(MPI_Info& info) noexcept {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    return finalized ? MPI_SUCCESS : MPI_Info_free(&info);
+  }
+};
+using info_handle = unique_handle<info_traits>;
 
 // Throws mpi_error naming the call when an MPI function does not return MPI_SUCCESS.
 void check_mpi(int rc, const char* call);

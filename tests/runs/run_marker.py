@@ -16,7 +16,8 @@ killed: kill -9 of one of two dedicated cores: every iteration the read API call
 reads back exact; every other one refuses to read what the dead core did not store.
 collective_failure: Collective output with two writers, whose writes to iteration 3's file fail
 on one writer only (fail_writes.so, preloaded): the job does not hang, every client is told,
-iteration 3 leaves no file, the others read back exact; once with each writer failing.
+iteration 3 leaves no file, the others read back exact; once with each writer failing (under
+MPICH, also with every writer an aggregator of ROMIO's collective writes).
 """
 import ctypes
 import glob
@@ -326,49 +327,74 @@ COLLECTIVE_MODES = {
 
 
 def collective_failure(mode, library, writer, preload, template):
-    if os.environ.get("SIDECORE_TEST_MPI", "openmpi") == "mpich":
-        # Known gap (docs/faults.md): under MPICH's ROMIO, a write failing on one writer only
-        # can still leave the other in HDF5's collective calls until the buffer's timeout.
-        print("SKIP: one Collective writer failing alone is only bounded under Open MPI yet")
-        sys.exit(77)
+    """Collective output with two writers, whose writes to one iteration's file fail on one of
+    them (each in turn): no hang, every client told, the iteration abandoned by every writer,
+    the others exact.
+
+    Under MPICH (ROMIO), one host's collective writes are made by one aggregator: with the
+    default hints the other writer writes nothing, and its failing writes are never reached
+    (once, its metadata writes in H5Fclose did fail alone and the job hung). Both are run: the
+    default hints, where the iteration is either abandoned by all or stored whole, and hints
+    that make every writer an aggregator (ROMIO_HINTS), where the failure must be seen."""
     api = reader_api(library)
     cores, nodes, threads, ranks, per_node, writer_ranks = COLLECTIVE_MODES[mode]
     iterations, failing = 6, 3
+    romio = os.environ.get("SIDECORE_TEST_MPI", "openmpi") == "mpich"
+    variants = [("default hints", None, not romio)]
+    if romio:
+        variants.append(("every writer an aggregator", "cb_config_list *:*\n", True))
     for failing_rank in writer_ranks:
-        with tempfile.TemporaryDirectory(prefix="sidecore-collective-failure-") as out:
-            prefix = os.path.join(out, "runs")
-            xml = write_xml(template, out, cores, "Collective", nodes, threads)
-            # The launcher gets the library too (MPICH's passes its whole environment on), but
-            # the library fails writes only in the rank it is told (the launcher has none).
-            env = mpi_env(per_node, SIDECORE_FAIL_WRITES_RANK=failing_rank,
-                          SIDECORE_FAIL_WRITES_MATCH=f"_It{failing}.h5.part", LD_PRELOAD=preload)
-            argv = exported("LD_PRELOAD", "SIDECORE_FAIL_WRITES_RANK",
-                            "SIDECORE_FAIL_WRITES_MATCH") + [
-                writer, xml, str(iterations), "0", "0", "tolerate"]
-            status, output = run_job(ranks, argv, env, 90)
-            if status != 0:
-                fail(f"writer rank {failing_rank} failing: the job ended with status {status}")
-            told = [int(n) for n in
-                    re.findall(r"runs_writer: client \d+: (\d+) store failures",
-                                             output)]
-            if len(told) != 2 or min(told) < 1:
-                fail(f"writer rank {failing_rank} failing: not every client was told: {told}")
-            # The other writer says it abandoned the file with the failing one; under MPICH
-            # (ROMIO) the collective write fails on every writer, which then each say so.
-            failed_itself = set(re.findall(r"sidecore rank (\d+) \w+\] error: iteration \d+, store",
-                                           output))
-            if "abandoned by every writer" not in output and len(failed_itself) < 2:
-                fail("the other writer does not say that it abandoned the file")
-            left = sorted(os.path.basename(p) for p in glob.glob(prefix + f"_It{failing}.h5*"))
-            if left:
-                fail(f"iteration {failing} left {left}")
-            stored = api.iterations(prefix)
-            if stored != [it for it in range(iterations) if it != failing]:
-                fail(f"stored iterations {stored}")
-            for it in stored:
-                expect_read(api, prefix, it, 0, 2, f"writer rank {failing_rank} failing")
-            print(f"writer rank {failing_rank} failing at iteration {failing}: every writer "
-                  f"abandoned it, both clients told, {len(stored)} other iterations exact")
+        for variant, hints, must_fail in variants:
+            with tempfile.TemporaryDirectory(prefix="sidecore-collective-failure-") as out:
+                prefix = os.path.join(out, "runs")
+                xml = write_xml(template, out, cores, "Collective", nodes, threads)
+                # The launcher gets the library too (MPICH's passes its whole environment on),
+                # but the library fails writes only in the rank it is told (the launcher has
+                # none).
+                extra = dict(SIDECORE_FAIL_WRITES_RANK=failing_rank,
+                             SIDECORE_FAIL_WRITES_MATCH=f"_It{failing}.h5.part",
+                             LD_PRELOAD=preload)
+                if hints:
+                    extra["ROMIO_HINTS"] = os.path.join(out, "romio_hints")
+                    with open(extra["ROMIO_HINTS"], "w") as f:
+                        f.write(hints)
+                env = mpi_env(per_node, **extra)
+                argv = exported(*extra) + [writer, xml, str(iterations), "0", "0", "tolerate"]
+                what = f"writer rank {failing_rank} failing, {variant}"
+                status, output = run_job(ranks, argv, env, 90)
+                if status != 0:
+                    fail(f"{what}: the job ended with status {status}")
+                told = [int(n) for n in
+                        re.findall(r"runs_writer: client \d+: (\d+) store failures", output)]
+                if len(told) != 2:
+                    fail(f"{what}: not every client reported its store failures: {told}")
+                stored = api.iterations(prefix)
+                if max(told) == 0 and not must_fail:
+                    # The failing writer wrote nothing: the iteration is whole, as every other.
+                    if stored != list(range(iterations)):
+                        fail(f"{what}: nothing failed, yet stored iterations are {stored}")
+                    for it in stored:
+                        expect_read(api, prefix, it, 0, 2, what)
+                    print(f"{what}: its writes were made by the other writer, nothing failed, "
+                          f"{len(stored)} iterations exact")
+                    continue
+                if min(told) < 1:
+                    fail(f"{what}: not every client was told: {told}")
+                # The other writer says it abandoned the file with the failing one; under
+                # ROMIO the collective write fails on every writer, which then each say so.
+                failed_itself = set(re.findall(
+                    r"sidecore rank (\d+) \w+\] error: iteration \d+, store", output))
+                if "abandoned by every writer" not in output and len(failed_itself) < 2:
+                    fail(f"{what}: the other writer does not say that it abandoned the file")
+                left = sorted(os.path.basename(p) for p in glob.glob(prefix + f"_It{failing}.h5*"))
+                if left:
+                    fail(f"{what}: iteration {failing} left {left}")
+                if stored != [it for it in range(iterations) if it != failing]:
+                    fail(f"{what}: stored iterations {stored}")
+                for it in stored:
+                    expect_read(api, prefix, it, 0, 2, what)
+                print(f"{what} at iteration {failing}: every writer abandoned it, both clients "
+                      f"told, {len(stored)} other iterations exact")
 
 
 def stale_semaphore(library, writer, preload, template):

@@ -119,6 +119,22 @@ void agreed_step(MPI_Comm comm, std::int32_t iteration, const std::string& path,
                         "says why)");
 }
 
+// MPI-IO hints of collective files. ROMIO (MPICH's MPI-IO, and Open MPI's when chosen) writes
+// a collective request whose parts do not interleave as independent writes and does not share
+// their outcome: a write that fails on one writer alone (its disk full, its I/O error) fails on
+// that writer only, inside parallel HDF5's metadata flush at H5Fclose, which then takes another
+// path there than the other writers (one in H5FD_truncate's broadcast, the others in their next
+// collective write) and they wait for ever. With collective buffering always on, every
+// collective write takes ROMIO's two-phase path, whose outcome all writers share (the writers
+// then abandon the file together). OMPIO, Open MPI's default, ignores the hint.
+info_handle collective_write_hints() {
+  MPI_Info raw = MPI_INFO_NULL;
+  check_mpi(MPI_Info_create(&raw), "MPI_Info_create");
+  info_handle hints(raw);
+  check_mpi(MPI_Info_set(hints.get(), "romio_cb_write", "enable"), "MPI_Info_set");
+  return hints;
+}
+
 }  // namespace
 
 // A variable without global extents in a collective file: every block of every writer becomes
@@ -438,7 +454,8 @@ hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file,
   // Every step that can fail on one writer alone is agreed on before the next collective call.
   agreed_step(comm, iteration, path, [&] {
     property_list_handle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", file_site));
-    check_status(H5Pset_fapl_mpio(fapl.get(), m_context.comm, MPI_INFO_NULL), "H5Pset_fapl_mpio",
+    const info_handle hints = collective_write_hints();
+    check_status(H5Pset_fapl_mpio(fapl.get(), m_context.comm, hints.get()), "H5Pset_fapl_mpio",
                  file_site);
     // Metadata is then written by a few ranks in one collective operation, not by rank 0
     // alone at close time.
