@@ -531,6 +531,49 @@ TEST_F(hdf5_store, file_per_core_master_file_shows_the_global_array) {
   EXPECT_TRUE(fs::exists(path("sim.xmf")));
 }
 
+// FilePerCore files do not use the global dimensions (nor does Damaris in that mode): a block
+// placed outside them is stored as written in its writer's file and left out of the master
+// file's global dataset, with one warning per variable that says where the block is.
+TEST_F(hdf5_store, file_per_core_block_outside_the_global_dimensions_is_kept_and_said_once) {
+  const std::size_t t = add_variable("t", config::element_type::int32, 2);
+  const std::vector<std::int32_t> a = {1, 2, 3, 4, 5, 6};
+  const std::vector<std::int32_t> b = {7, 8, 9, 10, 11, 12};
+  const auto store = make_store();
+  std::string warnings;
+  for (const std::int32_t iteration : {2, 3}) {
+    // Block 1 of source 1 starts at row 1 of a 2-row global array: one row too low.
+    const std::vector<block_view> blocks = {
+        make_block(0, 0, iteration, a.data(), 24, {2, 3}, {0, 0}, {2, 6}),
+        make_block(1, 1, iteration, b.data(), 24, {2, 3}, {1, 3}, {2, 6})};
+    iteration_data data;
+    data.iteration = iteration;
+    data.variables = {blocks_of(t, blocks)};
+    testing::internal::CaptureStderr();
+    store->write_iteration(data);
+    warnings += testing::internal::GetCapturedStderr();
+  }
+
+  const std::string said =
+      "block 1 of source 1 at position (1,3) with dimensions (2,3) lies "
+      "outside the global dimensions (2,6) (iteration 2)";
+  const std::size_t at = warnings.find(said);
+  EXPECT_NE(at, std::string::npos) << warnings;
+  // The blocks are packed (BlockLayout's default), the second after the first's 6 elements.
+  EXPECT_NE(warnings.find("elements [6, 12) of \"t/packed\" in sim_It2_Pr0.h5"), std::string::npos)
+      << warnings;
+  EXPECT_EQ(warnings.find("lies outside", at + said.size()), std::string::npos)
+      << "said more than once: " << warnings;
+  const file_handle writer = open_file(path("sim_It3_Pr0.h5"));
+  ASSERT_TRUE(writer.valid());
+  std::vector<std::int32_t> both = a;
+  both.insert(both.end(), b.begin(), b.end());
+  EXPECT_EQ(read_dataset<std::int32_t>(writer.get(), "t/packed", H5T_NATIVE_INT32), both);
+  const file_handle master = open_file(path("sim_It3.h5"));
+  ASSERT_TRUE(master.valid());
+  EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "t", H5T_NATIVE_INT32),
+            (std::vector<std::int32_t>{1, 2, 3, 0, 0, 0, 4, 5, 6, 0, 0, 0}));
+}
+
 TEST_F(hdf5_store, master_file_maps_names_holding_a_percent_sign) {
   // HDF5 reads "%b" in a virtual dataset's source names as a block number.
   m_model.simulation_name = "r%b";

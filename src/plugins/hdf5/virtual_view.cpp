@@ -272,9 +272,28 @@ void write_master_contents(
       }
       if (empty) continue;
       if (!fits) {
-        log::warning("HDF5 store: block ", block.block, " of source ", block.source, " (",
-                     dataset_name, ") of iteration ", record.stored_iteration,
-                     " lies outside the global dimensions; left out of ", path);
+        // FilePerCore files do not use the global dimensions (Damaris ignores them there): the
+        // block is kept in its writer's file, only the global view leaves it out. Said once
+        // per variable, with the first block met, since a wrong global="..." repeats at every
+        // iteration.
+        if (log::first_time("HDF5 store: a block outside the global dimensions of " + name)) {
+          std::string kept = '"' + dataset_name + '"';
+          if (packed) {
+            std::int64_t elements = 1;
+            for (const std::int64_t e : block.dims) elements *= e;
+            kept = "elements [" + std::to_string(block.packed_offset) + ", " +
+                   std::to_string(block.packed_offset + elements) + ") of " + kept;
+          }
+          log::warning("HDF5 store: variable \"", name, "\": block ", block.block, " of source ",
+                       block.source, " at position ", dims_text(block.position),
+                       " with dimensions ", dims_text(block.dims),
+                       " lies outside the global dimensions ", dims_text(record.global_dims),
+                       " (iteration ", record.stored_iteration, "); it is stored as written, as ",
+                       kept, " in ", source_file(record.stored_iteration, block.writer),
+                       ", but left out of the global dataset of ", path,
+                       "; check the layout's global=\"...\" and the block's position. Said once "
+                       "per variable");
+        }
         continue;
       }
       const std::vector<hsize_t> count(block.dims.begin(), block.dims.end());
