@@ -1,7 +1,9 @@
 #include "common/environment.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <vector>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -114,6 +116,64 @@ std::string batch_job_id() {
     return id;
   }
   return {};
+}
+
+namespace {
+
+// A task count of a batch system's variable, or 0 (said in `problems` when malformed).
+int task_count(const char* name, const std::string& text, std::string& problems) {
+  long value = 0;
+  if (whole_integer(text.c_str(), 1, 1L << 30, value)) return static_cast<int>(value);
+  problems += std::string(problems.empty() ? "" : "; ") + name + "='" + text +
+              "' is not a task count (left out)";
+  return 0;
+}
+
+}  // namespace
+
+batch_layout batch_job_layout() {
+  batch_layout layout;
+  for (const char* name : {"SLURM_NTASKS", "SLURM_NPROCS"}) {
+    if (const char* value = value_of(name)) {
+      layout.ranks = task_count(name, value, layout.problems);
+      if (layout.ranks > 0) layout.ranks_from = name;
+      break;
+    }
+  }
+  if (const char* value = value_of("SLURM_NTASKS_PER_NODE")) {
+    layout.ranks_per_node = task_count("SLURM_NTASKS_PER_NODE", value, layout.problems);
+    if (layout.ranks_per_node > 0) layout.per_node_from = "SLURM_NTASKS_PER_NODE";
+  } else if (const char* list = value_of("SLURM_TASKS_PER_NODE")) {
+    // Counts per node, run-length coded: "4(x2),3" is 4, 4, 3.
+    const std::string text = list;
+    std::vector<int> counts;
+    std::string problems;
+    for (std::size_t at = 0;;) {
+      const std::size_t end = std::min(text.find_first_of("(,", at), text.size());
+      const int tasks = task_count("SLURM_TASKS_PER_NODE", text.substr(at, end - at), problems);
+      if (tasks == 0) {
+        counts.clear();
+        break;
+      }
+      counts.push_back(tasks);
+      const std::size_t comma = text.find(',', end);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    if (!problems.empty())
+      layout.problems += std::string(layout.problems.empty() ? "" : "; ") +
+                         "SLURM_TASKS_PER_NODE='" + text +
+                         "' is not a list of task counts such as "
+                         "4(x2),3 (left out)";
+    if (!counts.empty()) {
+      layout.ranks_per_node = *std::max_element(counts.begin(), counts.end());
+      layout.per_node_from = "SLURM_TASKS_PER_NODE";
+      // Nodes filled in order, the last one partly: what a plan of one count per node shows.
+      layout.uneven = std::any_of(counts.begin(), counts.end() - 1,
+                                  [&](int c) { return c != layout.ranks_per_node; });
+    }
+  }
+  return layout;
 }
 
 std::string text(const char* name) {

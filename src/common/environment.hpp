@@ -38,6 +38,21 @@ report_choice report();
 // outside a batch job.
 std::string batch_job_id();
 
+// What the batch system says of the job's tasks, for `sidecore validate` run inside a job
+// (salloc, sbatch): Slurm's SLURM_NTASKS (else SLURM_NPROCS) and SLURM_NTASKS_PER_NODE (else the
+// largest count of SLURM_TASKS_PER_NODE, "4(x2),3" giving 4). 0 where unknown or malformed (a
+// malformed value is said in `problems`); each *_from names the variable the number came from.
+struct batch_layout {
+  int ranks = 0;
+  int ranks_per_node = 0;
+  std::string ranks_from, per_node_from;
+  // SLURM_TASKS_PER_NODE has a node other than the last with fewer tasks than the largest
+  // count: nodes filled in order, the last one partly, do not show the job as it is.
+  bool uneven = false;
+  std::string problems;  // the malformed values, "" when none
+};
+batch_layout batch_job_layout();
+
 // Variables taken as they are (a path or a program): the value, "" when unset.
 // SIDECORE_PYSCRIPT_RUNNER, SIDECORE_PYTHON, SIDECORE_PYTHON_LIBRARY, VIRTUAL_ENV.
 std::string text(const char* name);

@@ -12,7 +12,8 @@ import sys
 TOOL, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 XML = os.path.join(ROOT, "tests", "cli", "xml")
 # The defaults read the environment: the cases give what they need on the command line.
-ENV = {k: v for k, v in os.environ.items() if k not in ("SIDECORE_STRICT", "SIDECORE_RANKS_PER_NODE")}
+ENV = {k: v for k, v in os.environ.items()
+       if k not in ("SIDECORE_STRICT", "SIDECORE_RANKS_PER_NODE") and not k.startswith("SLURM_")}
 
 
 def run(*args, env=None):
@@ -20,8 +21,8 @@ def run(*args, env=None):
     return done.returncode, done.stdout, done.stderr
 
 
-def validate_json(*args):
-    code, out, err = run("validate", "--json", *args)
+def validate_json(*args, env=None):
+    code, out, err = run("validate", "--json", *args, env=env)
     assert code == 0, f"exit {code}\nstdout:\n{out}\nstderr:\n{err}"
     return json.loads(out)
 
@@ -184,6 +185,46 @@ def case_nodes():
     r = validate_json(os.path.join(XML, "nodes.xml"), "--ranks-per-node", str(per_node))
     expect((r["job"]["ranks"], r["job"]["clients"], r["job"]["servers"]),
            (2 * dedicated * per_node, dedicated * per_node, dedicated * per_node), "default ranks")
+
+
+def case_batch_job():
+    # Inside a Slurm allocation, without --ranks: the job's task counts, said to come from it.
+    path = os.path.join(XML, "heat_cores.xml")
+    cores = 2  # <dedicated cores="2"/> of heat_cores.xml
+    for tasks_per_node, per_node in (("SLURM_NTASKS_PER_NODE", "6"), ("SLURM_TASKS_PER_NODE", "6(x2)")):
+        env = dict(ENV, SLURM_NTASKS="12", **{tasks_per_node: per_node})
+        code, out, err = run("validate", "--json", path, env=env)
+        assert code == 0, f"exit {code}: {err}"
+        r = json.loads(out)
+        expect((r["job"]["ranks"], r["job"]["ranks_per_node"]), (12, 6), f"{tasks_per_node} layout")
+        expect((r["job"]["clients"], r["job"]["servers"]), (12 - 2 * cores, 2 * cores), "roles")
+        expect(r["job"]["ranks_source"], "default: SLURM_NTASKS of this batch job", "ranks source")
+        expect(r["job"]["ranks_per_node_source"], f"default: {tasks_per_node} of this batch job",
+               "per node source")
+    # Nodes of 5, 5 and 4 tasks: 5 per node, the last node partly filled, as the plan shows.
+    env = dict(ENV, SLURM_NPROCS="14", SLURM_TASKS_PER_NODE="5(x2),4")
+    r = json.loads(run("validate", "--json", path, env=env)[1])
+    expect((r["job"]["ranks"], r["job"]["ranks_per_node"]), (14, 5), "block distribution")
+    expect(r["job"]["ranks_source"], "default: SLURM_NPROCS of this batch job", "SLURM_NPROCS")
+    expect(r["job"]["ranks_per_node_source"], "default: SLURM_TASKS_PER_NODE of this batch job",
+           "even")
+    # Uneven: a node before the last holds fewer; the largest count, and a word about it.
+    env = dict(ENV, SLURM_NTASKS="9", SLURM_TASKS_PER_NODE="4,5")
+    r = json.loads(run("validate", "--json", path, env=env)[1])
+    expect(r["job"]["ranks_per_node"], 5, "largest count")
+    assert "nodes with fewer tasks before its last" in r["job"]["ranks_per_node_source"], r["job"]
+    # The options and SIDECORE_RANKS_PER_NODE come first.
+    env = dict(ENV, SLURM_NTASKS="12", SLURM_NTASKS_PER_NODE="6", SIDECORE_RANKS_PER_NODE="4")
+    r = json.loads(run("validate", "--json", path, "--ranks", "8", env=env)[1])
+    expect((r["job"]["ranks"], r["job"]["ranks_per_node"]), (8, 4), "options first")
+    # A malformed count is said and left out.
+    env = dict(ENV, SLURM_NTASKS="twelve", SLURM_TASKS_PER_NODE="6(x2),x")
+    r = validate_json(path, "--ranks", "6", env=env)
+    expect((r["job"]["ranks"], r["job"]["ranks_source"]), (6, "--ranks"), "malformed ranks")
+    assert r["job"]["ranks_per_node_source"].startswith("default: every rank on this machine"), r["job"]
+    said = [w for w in r["warnings"] if w.startswith("batch job environment: ")]
+    assert len(said) == 1 and "SLURM_NTASKS='twelve' is not a task count" in said[0] and \
+        "SLURM_TASKS_PER_NODE='6(x2),x' is not a list of task counts" in said[0], r["warnings"]
 
 
 def case_thread():

@@ -415,12 +415,28 @@ int run_validate(const validate_arguments& args) {
     if (const std::string problems = script_problems(model, script_note); !problems.empty())
       throw config_error(problems);
 
+    // Inside a batch job, the job's own task counts (srun starts that many, that many per
+    // node), unless the options say otherwise.
+    const environment::batch_layout batch = environment::batch_job_layout();
+    std::string ranks_source = "--ranks";
+    int ranks = args.ranks;
+    if (ranks == 0 && batch.ranks > 0) {
+      ranks = batch.ranks;
+      ranks_source = "default: " + batch.ranks_from + " of this batch job";
+    }
     std::string per_node_source = "--ranks-per-node";
     int per_node = args.ranks_per_node;
-    if (per_node == 0 && args.ranks > 0 && model.arch.dedicated_nodes == 0 &&
-        environment::ranks_per_node() == 0) {
+    if (per_node == 0 && environment::ranks_per_node() == 0 && batch.ranks_per_node > 0) {
+      per_node = batch.ranks_per_node;
+      per_node_source = "default: " + batch.per_node_from + " of this batch job";
+      if (batch.uneven)
+        per_node_source +=
+            " (its largest count: this plan fills nodes in order, while the job has nodes with "
+            "fewer tasks before its last)";
+    } else if (per_node == 0 && ranks > 0 && model.arch.dedicated_nodes == 0 &&
+               environment::ranks_per_node() == 0) {
       // What `mpirun -np N` does on one machine: every rank on it.
-      per_node = args.ranks;
+      per_node = ranks;
       per_node_source =
           "default: every rank on this machine, as mpirun starts them here; give "
           "--ranks-per-node (or SIDECORE_RANKS_PER_NODE) for the nodes of a cluster";
@@ -429,8 +445,6 @@ int run_validate(const validate_arguments& args) {
       per_node = value;
       per_node_source = "default: " + source;
     }
-    std::string ranks_source = "--ranks";
-    int ranks = args.ranks;
     if (ranks == 0) {
       if (model.arch.dedicated_nodes > 0) {
         ranks = per_node * 2 * model.arch.dedicated_nodes;
@@ -444,6 +458,7 @@ int run_validate(const validate_arguments& args) {
     const deployment job = plan_deployment(model, ranks, per_node);
     const plan result = make_plan(model, job);
     context c{args, model, result, model.warnings, ranks_source, per_node_source};
+    if (!batch.problems.empty()) c.warnings.push_back("batch job environment: " + batch.problems);
     c.warnings.insert(c.warnings.end(), result.warnings.begin(), result.warnings.end());
     if (!script_note.empty()) c.warnings.push_back(script_note);
     if (model.paraview && !model.paraview->scripts.empty() && plugins::paraview_python().empty())
@@ -473,13 +488,15 @@ void add_validate(CLI::App& app, int& status) {
   command->add_option("config", args->file, "the configuration (XML)")->required();
   command
       ->add_option("--ranks", args->ranks,
-                   "MPI ranks of the whole job (default: one node; with K dedicated nodes, K "
-                   "nodes for the simulation and the K dedicated ones)")
+                   "MPI ranks of the whole job (default: inside a Slurm job, its task count; "
+                   "else one node; with K dedicated nodes, K nodes for the simulation and the K "
+                   "dedicated ones)")
       ->check(CLI::Range(1, 1 << 30));
   command
       ->add_option("--ranks-per-node", args->ranks_per_node,
-                   "ranks on each node (default: SIDECORE_RANKS_PER_NODE when set, else the "
-                   "cores of this machine)")
+                   "ranks on each node (default: SIDECORE_RANKS_PER_NODE when set; inside a "
+                   "Slurm job, its tasks per node; else every rank on one node with --ranks, "
+                   "the cores of this machine without)")
       ->check(CLI::Range(1, 1 << 30));
   command->add_flag("--json", args->json, "print the result as JSON on stdout");
   command->add_flag("--strict", args->strict,
