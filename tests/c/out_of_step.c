@@ -1,14 +1,14 @@
-/* Clients out of step: client 0 stops after `stop_at` iterations (0: right after damaris_start)
- * while the others write `iterations` iterations. Nothing may hang, whatever the mode, and every
- * block written must be stored (checked by run_c_test.py --check out_of_step); iterations client
- * 0 left out are marked incomplete.
- * With --sync the others call damaris_sync after every iteration: a client that stopped must not
- * hold their data back, so each sync returns DAMARIS_OK, and sooner than the buffer's timeout
+/* Clients out of step: one client (0, or the one --stopper names) stops after `stop_at`
+ * iterations (0: right after damaris_start) while the others write `iterations` iterations. Nothing
+ * may hang, whatever the mode, and every block written must be stored (checked by run_c_test.py
+ * --check out_of_step); iterations the stopping client left out are marked incomplete. With --sync
+ * the others call damaris_sync after every iteration: a client that stopped must not hold their
+ * data back, so each sync returns DAMARIS_OK, and sooner than the buffer's timeout
  * (--sync-bound seconds). With --thread-multiple MPI is initialized with MPI_THREAD_MULTIPLE (the
  * background I/O threads then store together, as mpi4py programs run them). With
  * --no-finalize no process calls damaris_stop or damaris_finalize: MPI_Finalize must finalize
  * Sidecore, storing every iteration.
- * Usage: out_of_step <xml> <iterations> [--stop-at N] [--sync] [--sync-bound S]
+ * Usage: out_of_step <xml> <iterations> [--stop-at N] [--stopper C] [--sync] [--sync-bound S]
  *                    [--thread-multiple] [--no-finalize] */
 #include <Damaris.h>
 #include <mpi.h>
@@ -21,11 +21,13 @@
 #include "values.h"
 
 int main(int argc, char** argv) {
-  int stop_at = 0, sync = 0, thread_multiple = 0, finalize = 1;
+  int stop_at = 0, stopper = 0, sync = 0, thread_multiple = 0, finalize = 1;
   double sync_bound = 2.0;
   for (int a = 3; a < argc; ++a) {
     if (strcmp(argv[a], "--stop-at") == 0 && a + 1 < argc)
       stop_at = atoi(argv[++a]);
+    else if (strcmp(argv[a], "--stopper") == 0 && a + 1 < argc)
+      stopper = atoi(argv[++a]);
     else if (strcmp(argv[a], "--sync") == 0)
       sync = 1;
     else if (strcmp(argv[a], "--sync-bound") == 0 && a + 1 < argc)
@@ -52,7 +54,7 @@ int main(int argc, char** argv) {
   check_begin();
   if (argc < 3) {
     fprintf(stderr,
-            "usage: out_of_step <xml> <iterations> [--stop-at N] [--sync] "
+            "usage: out_of_step <xml> <iterations> [--stop-at N] [--stopper C] [--sync] "
             "[--sync-bound S] [--thread-multiple] [--no-finalize]\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
@@ -65,11 +67,11 @@ int main(int argc, char** argv) {
     int source = -1;
     EXPECT_OK(damaris_client_comm_get(&comm));
     MPI_Comm_rank(comm, &source);
-    const int last = source == 0 ? stop_at : iterations;
+    const int last = source == stopper ? stop_at : iterations;
     double field[VALUES_NX * VALUES_NY];
     const int64_t position[2] = {0, (int64_t)source * VALUES_NX};
     double slowest = 0.0;
-    int syncing = sync && source != 0;
+    int syncing = sync && source != stopper;
     for (int it = 0; it < last; ++it) {
       values_field(field, it, source, 0);
       EXPECT_OK(damaris_set_position("field", position));
@@ -87,7 +89,7 @@ int main(int argc, char** argv) {
         syncing = 0;
       }
     }
-    if (sync && source != 0)
+    if (sync && source != stopper)
       printf("[rank %d] slowest damaris_sync: %.3f s\n", check_rank, slowest);
     if (finalize) EXPECT_STARTED(damaris_stop());
   }

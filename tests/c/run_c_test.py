@@ -266,12 +266,12 @@ def check_events(out, topo, iterations):
     print(f"{len(lines) - len(pid_of)} action runs checked over {len(pid_of)} processes")
 
 
-def check_out_of_step(out, topo, iterations, filemode, stop_at=0):
-    """Client 0 wrote its first stop_at iterations, then stopped; every client's blocks of
-    every iteration it wrote are stored, and the files say the iterations client 0 left out
-    are incomplete (and those every client wrote, complete)."""
+def check_out_of_step(out, topo, iterations, filemode, stop_at=0, stopper=0):
+    """Client `stopper` wrote its first stop_at iterations, then stopped; every client's blocks
+    of every iteration it wrote are stored, and the files say the iterations that client left
+    out are incomplete (and those every client wrote, complete)."""
     for it in range(iterations):
-        writers = range(topo.clients) if it < stop_at else range(1, topo.clients)
+        writers = [c for c in range(topo.clients) if it < stop_at or c != stopper]
         if filemode == "Collective":
             name = os.path.join(out, f"steps_It{it}.h5")
             if not os.path.exists(name):
@@ -283,8 +283,8 @@ def check_out_of_step(out, topo, iterations, filemode, stop_at=0):
                 part = got[:, src * NX:(src + 1) * NX]
                 expect_array(f"It{it} field of client {src}", part, field_values(it, src, 0))
             if it >= stop_at:
-                expect_array(f"It{it} field of client 0 (never written)", got[:, :NX],
-                             np.zeros((NY, NX)))
+                expect_array(f"It{it} field of client {stopper} (never written)",
+                             got[:, stopper * NX:(stopper + 1) * NX], np.zeros((NY, NX)))
         else:
             found = stored_blocks(out, "steps", it)
             for src in writers:
@@ -292,8 +292,9 @@ def check_out_of_step(out, topo, iterations, filemode, stop_at=0):
                 if path not in found:
                     fail(f"iteration {it}: {path} missing; have {sorted(found)}")
                 expect_array(f"It{it} {path}", read(found[path], path), field_values(it, src, 0))
-            if it >= stop_at and "field/P0" in found:
-                fail(f"iteration {it}: client 0 wrote nothing, yet field/P0 is stored")
+            if it >= stop_at and f"field/P{stopper}" in found:
+                fail(f"iteration {it}: client {stopper} wrote nothing, yet field/P{stopper} is "
+                     "stored")
             master = os.path.join(out, f"steps_It{it}.h5")
             if not os.path.exists(master):
                 continue  # no master file in this mode
@@ -301,8 +302,8 @@ def check_out_of_step(out, topo, iterations, filemode, stop_at=0):
                 complete = int(h5.attrs["complete"])
         want = 1 if it < stop_at else 0
         if complete != want:
-            fail(f"iteration {it}: complete={complete}, expected {want} (client 0 wrote "
-                 f"iterations 0 to {stop_at - 1})")
+            fail(f"iteration {it}: complete={complete}, expected {want} (client {stopper} "
+                 f"wrote iterations 0 to {stop_at - 1})")
     print(f"{iterations} iterations of {topo.clients - 1} clients stored beside a client that "
           f"stopped after {stop_at}")
 
@@ -393,10 +394,11 @@ def main():
         elif args.check == "events":
             check_events(out, topo, args.iterations)
         elif args.check.startswith("out_of_step:"):
-            # out_of_step:<file mode>[:<iterations client 0 wrote>]
+            # out_of_step:<file mode>[:<iterations the stopper wrote>[:<stopper, 0 if not>]]
             fields = args.check.split(":")
             check_out_of_step(out, topo, args.iterations, fields[1],
-                              int(fields[2]) if len(fields) > 2 else 0)
+                              int(fields[2]) if len(fields) > 2 else 0,
+                              int(fields[3]) if len(fields) > 3 else 0)
         elif args.check.startswith("one_error:"):
             check_one_error(output, args.np, args.check.split(":", 1)[1])
         elif args.check != "none":

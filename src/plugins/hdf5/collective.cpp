@@ -253,13 +253,16 @@ void hdf5_store::write_collective(const iteration_data& data) {
   // writer must issue the same number of collective H5Dwrite calls) and on the largest block
   // extents (the chunk of a compressed dataset).
   // Entries per variable: ndims extents, "has global", "block count", ndims block extents.
+  // The last entry: whether the iteration is incomplete for any writer (a client of one
+  // writer stopped early or dropped data), which the file's `complete` attribute says for all.
   std::vector<std::size_t>& offsets = plan.offsets;
   offsets.assign(variable_count + 1, 0);
   for (std::size_t i = 0; i < variable_count; ++i) {
     offsets[i + 1] = offsets[i] + 2 * selected[i]->layout->dimensions.size() + 2;
   }
   std::vector<std::int64_t>& agreed = plan.agreed;
-  agreed.assign(offsets.back(), 0);
+  agreed.assign(offsets.back() + 1, 0);
+  agreed.back() = data.incomplete ? 1 : 0;
   for (std::size_t i = 0; i < variable_count; ++i) {
     const variable_blocks& vb = *selected[i];
     const std::size_t ndims = vb.layout->dimensions.size();
@@ -288,6 +291,7 @@ void hdf5_store::write_collective(const iteration_data& data) {
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed.data(), static_cast<int>(agreed.size()), MPI_INT64_T,
                           MPI_MAX, m_context.comm),
             "MPI_Allreduce");
+  plan.incomplete = agreed.back() != 0;
   // Elements of each variable the blocks of all writers cover: fewer than the dataset holds
   // means gaps, which must read as zeros.
   std::vector<std::uint64_t>& covered = plan.covered;
@@ -471,7 +475,7 @@ hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file,
                                 "H5Fcreate", file_site));
     if (m_context.writer_index == 0) apply_permissions(temporary, m_options.permissions);
     write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
-    write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
+    write_int_attribute(file.get(), "/", "complete", plan.incomplete ? 0 : 1, path);
     write_run_marker(file.get(), m_run, false, path);
     write_mesh_description(file.get(), *m_context.model, path);
     lcpl = make_intermediate_group_lcpl(file_site);

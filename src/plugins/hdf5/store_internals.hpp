@@ -194,6 +194,7 @@ class hdf5_store final : public store {
     std::vector<std::int64_t> agreed;
     std::vector<std::size_t> offsets;
     std::vector<std::uint64_t> covered;  // elements the blocks of all writers cover
+    bool incomplete = false;             // the iteration is incomplete for some writer
     std::string path;                    // the file's final name
     std::string temporary;               // the name it is written under
   };
