@@ -39,6 +39,10 @@ struct iteration_data {
   // Some client dropped data of this iteration (policy="skip") or stopped before ending it:
   // what is here is all there is, and the output says so.
   bool incomplete = false;
+  // The client indices, in increasing order, of this writer's clients that left it out
+  // (dropped data, stopped before ending it, or never ended it). Empty while incomplete when
+  // the clients that left it out are another writer's.
+  std::vector<std::int32_t> clients_left_out;
   // The variables this store's variables name in select-file without being stored by it:
   // their blocks (of this iteration, when written in it) place the selecting variables'
   // elements. In model order; never written as variables of the store.

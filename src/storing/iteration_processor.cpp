@@ -52,12 +52,15 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
                                          int writer_count, MPI_Comm finish_comm)
     : m_model(model),
       m_sources(sources),
+      m_client_of_source(static_cast<std::size_t>(std::max(sources, 0))),
       m_release(std::move(release)),
       m_stopped_from(static_cast<std::size_t>(std::max(sources, 0)), INT_MAX),
       m_writers(writers) {
   int rank = 0, size = 1;
   MPI_Comm_rank(writers, &rank);
   MPI_Comm_size(writers, &size);
+  for (std::size_t s = 0; s < m_client_of_source.size(); ++s)
+    m_client_of_source[s] = static_cast<int>(s);
   const int writers_size = size;  // those the stores can call (writer_count may say more)
   if (writer_index >= 0) rank = writer_index;
   if (writer_count > 0) size = writer_count;
@@ -163,6 +166,25 @@ void iteration_processor::add_block(stored_block block) {
   pending.blocks.push_back(std::move(block));
 }
 
+void iteration_processor::name_clients(std::vector<int> clients) {
+  if (clients.size() == m_client_of_source.size()) m_client_of_source = std::move(clients);
+}
+
+std::vector<std::int32_t> iteration_processor::clients_left_out(
+    const pending_iteration& pending) const {
+  std::vector<std::int32_t> clients;
+  for (std::size_t s = 0; s < pending.left_out.size() && s < m_client_of_source.size(); ++s)
+    if (pending.left_out[s]) clients.push_back(m_client_of_source[s]);
+  std::sort(clients.begin(), clients.end());
+  return clients;
+}
+
+void iteration_processor::note_incomplete_elsewhere(int iteration) {
+  pending_iteration& pending = m_pending[iteration];
+  open_ends(iteration, pending);
+  pending.skipped = true;
+}
+
 void iteration_processor::end_iteration(int source, int iteration, bool skipped,
                                         std::uint64_t dropped_bytes) {
   m_live.bytes_skipped += dropped_bytes;
@@ -177,6 +199,7 @@ void iteration_processor::end_iteration(int source, int iteration, bool skipped,
   pending.ended[source] = 1;
   ++pending.ended_count;
   pending.skipped = pending.skipped || skipped;
+  if (skipped) pending.left_out[static_cast<std::size_t>(source)] = 1;
   const bool completed = complete_in_order();
   bool stored = false;
   if (!m_defer)
@@ -189,9 +212,11 @@ void iteration_processor::end_iteration(int source, int iteration, bool skipped,
 void iteration_processor::open_ends(int iteration, pending_iteration& pending) {
   if (!pending.ended.empty()) return;
   pending.ended.assign(static_cast<std::size_t>(m_sources), 0);
+  pending.left_out.assign(static_cast<std::size_t>(m_sources), 0);
   for (int s = 0; s < m_sources; ++s) {
     if (m_stopped_from[static_cast<std::size_t>(s)] > iteration) continue;
     pending.ended[static_cast<std::size_t>(s)] = 1;
+    pending.left_out[static_cast<std::size_t>(s)] = 1;
     ++pending.ended_count;
     pending.skipped = true;
   }
@@ -226,6 +251,7 @@ void iteration_processor::source_stopped(int source, int iteration) {
     }
     if (pending.ended[static_cast<std::size_t>(source)]) continue;
     pending.ended[static_cast<std::size_t>(source)] = 1;
+    pending.left_out[static_cast<std::size_t>(source)] = 1;
     ++pending.ended_count;
     pending.skipped = true;
   }
@@ -260,6 +286,10 @@ void iteration_processor::take_part_until_all_stopped() {
       pending = std::move(it->second);
       m_pending.erase(it);
     }
+    // Every source of this writer stopped: those that had not ended it left it out.
+    open_ends(step.iteration, pending);
+    for (std::size_t s = 0; s < pending.ended.size(); ++s)
+      if (!pending.ended[s]) pending.left_out[s] = 1;
     pending.skipped = true;
     pending.completed = std::chrono::steady_clock::now();
     m_agree = false;  // agreed already
@@ -362,6 +392,9 @@ void iteration_processor::finish() {
                    m_sources, " clients before they stopped; storing the ",
                    it->second.blocks.size(), " blocks received");
       it->second.skipped = true;
+      open_ends(it->first, it->second);
+      for (std::size_t s = 0; s < it->second.ended.size(); ++s)
+        if (!it->second.ended[s]) it->second.left_out[s] = 1;
     }
     it->second.completed = std::chrono::steady_clock::now();
     store_iteration(it->first, it->second);
@@ -458,6 +491,7 @@ plugins::iteration_data iteration_processor::select(
   plugins::iteration_data data;
   data.iteration = iteration;
   data.incomplete = pending.skipped;
+  data.clients_left_out = clients_left_out(pending);
   for (std::size_t v : variables) {
     const config::variable& var = m_model.variables[v];
     plugins::variable_blocks entry;
@@ -575,6 +609,7 @@ void iteration_processor::store_iteration(int iteration, pending_iteration& pend
     plugins::iteration_data data;
     data.iteration = iteration;
     data.incomplete = pending.skipped;
+    data.clients_left_out = clients_left_out(pending);
     data.variables.reserve(m_model.variables.size());
     for (std::size_t v = 0; v < m_model.variables.size(); ++v) {
       const config::variable& var = m_model.variables[v];

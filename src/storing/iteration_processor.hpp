@@ -104,11 +104,18 @@ class iteration_processor {
                       MPI_Comm finish_comm = MPI_COMM_NULL);
   ~iteration_processor();
 
+  // The client index of each source (identity when not named): what the stores are told of
+  // the clients that left an iteration out (plugins::iteration_data::clients_left_out).
+  void name_clients(std::vector<int> clients);
+
   void add_block(stored_block block);
   // A source ended an iteration. Complete iterations are stored, in order, before returning,
   // unless storing is deferred (then they wait for store_next()).
   // dropped_bytes: what the source dropped of it (policy="skip"), counted in the live values.
   void end_iteration(int source, int iteration, bool skipped, std::uint64_t dropped_bytes = 0);
+  // Writers that store in step: a client of another writer left `iteration` out, so it is
+  // stored as incomplete here too (before this writer's source ends it).
+  void note_incomplete_elsewhere(int iteration);
   // A source stopped (damaris_stop) before ending `iteration`: it ends nothing more in this
   // run, so that iteration and every later one complete without it, marked incomplete, as
   // soon as the other sources end them; complete iterations are stored as by end_iteration.
@@ -192,14 +199,18 @@ class iteration_processor {
  private:
   struct pending_iteration {
     std::vector<stored_block> blocks;
-    std::vector<char> ended;  // per source
+    std::vector<char> ended;     // per source
+    std::vector<char> left_out;  // per source: dropped data, stopped before ending it, or never
+                                 // ended it
     int ended_count = 0;
-    bool skipped = false;
+    bool skipped = false;  // some source left it out, here or (in step) at another writer
     std::chrono::steady_clock::time_point completed{};  // when the last source ended it
   };
   void store_iteration(int iteration, pending_iteration& pending);
   // Gives `pending` (of `iteration`) its per-source ends, the stopped sources' already there.
   void open_ends(int iteration, pending_iteration& pending);
+  // The client indices of the sources that left `pending` out, in increasing order.
+  std::vector<std::int32_t> clients_left_out(const pending_iteration& pending) const;
   // Moves the iterations that every source ended, in order, to m_ready; true if any.
   bool complete_in_order();
   // The writers' answer to "who still stores, and which iteration" (all maxima): whether
@@ -223,6 +234,7 @@ class iteration_processor {
 
   const config::model& m_model;
   int m_sources;
+  std::vector<int> m_client_of_source;
   release_function m_release;
   std::vector<std::unique_ptr<plugins::store>> m_stores;  // indexed like model.stores (may be null)
   std::vector<std::unique_ptr<plugins::action>> m_actions;  // indexed like model.action_plugins

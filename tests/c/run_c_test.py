@@ -300,6 +300,19 @@ def check_out_of_step(out, topo, iterations, filemode, stop_at=0, stopper=0):
                 continue  # no master file in this mode
             with h5py.File(master, "r") as h5:
                 complete = int(h5.attrs["complete"])
+        # The files name the client that left the iteration out (sidecore inspect says it).
+        files = glob.glob(os.path.join(out, f"steps_It{it}.h5")) + \
+            glob.glob(os.path.join(out, f"steps_It{it}_Pr*.h5"))
+        left, said_incomplete = set(), False
+        for name in files:
+            with h5py.File(name, "r") as h5:
+                left |= set(int(c) for c in h5.attrs.get("clients_left_out", []))
+                said_incomplete |= int(h5.attrs.get("complete", 1)) == 0
+        if it < stop_at and left:
+            fail(f"iteration {it}: every client ended it, yet the files name {sorted(left)}")
+        if it >= stop_at and said_incomplete and left != {stopper}:
+            fail(f"iteration {it}: the files name clients {sorted(left)} as having left it out, "
+                 f"not [{stopper}]")
         want = 1 if it < stop_at else 0
         if complete != want:
             fail(f"iteration {it}: complete={complete}, expected {want} (client {stopper} "

@@ -14,6 +14,7 @@ import sys
 import tempfile
 
 import h5py
+import numpy as np
 
 TOOL, WRITER, ROOT, CASE = sys.argv[1:5]
 sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -297,6 +298,17 @@ def case_collective():
         r = inspect_json(os.path.join(out, "beta"))["runs"][0]
         expect(r["incomplete_iterations"], [1], "after complete = 0")
         expect(r["per_iteration"][1]["incomplete_files"], [path], "the file that says so")
+        expect(r["per_iteration"][1]["clients_left_out"], [], "no client named")
+        # The clients the writers name as having left it out (the store writes them) are said.
+        with h5py.File(path, "r+") as f:
+            f.attrs.create("clients_left_out", np.array([2, 5], dtype=np.int32))
+        r = inspect_json(os.path.join(out, "beta"))["runs"][0]
+        expect(r["per_iteration"][1]["clients_left_out"], [2, 5], "clients named")
+        text = inspect(os.path.join(out, "beta")).stdout
+        wanted = (f"1: {path} says complete = 0; clients 2, 5 left it out (dropped data of it, "
+                  "stopped before ending it, or never ended it)")
+        if wanted not in text:
+            fail(f"{wanted!r} not in:\n{text}")
     print("PASS")
 
 

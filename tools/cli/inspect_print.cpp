@@ -117,6 +117,14 @@ std::string why_incomplete(const run_report& report, const iteration_report& ir)
             std::to_string(w) + ".h5)";
   for (const std::string& f : ir.incomplete_files)
     text += std::string(text.empty() ? "" : "; ") + f + " says complete = 0";
+  if (!ir.clients_left_out.empty()) {
+    std::string clients;
+    for (const std::int32_t c : ir.clients_left_out)
+      clients += (clients.empty() ? "" : ", ") + std::to_string(c);
+    text += std::string(text.empty() ? "" : "; ") +
+            (ir.clients_left_out.size() == 1 ? "client " : "clients ") + clients +
+            " left it out (dropped data of it, stopped before ending it, or never ended it)";
+  }
   for (const std::string& f : ir.unreadable_files)
     text += std::string(text.empty() ? "" : "; ") + f + " is unreadable (torn, or not HDF5)";
   if (text.empty() && !ir.complete) text = "no file of its run holds its data";
@@ -268,6 +276,7 @@ void print_json(json_writer& j, const run_report& report, bool blocks) {
     j.key("complete").value(ir.complete);
     j.key("missing_writer_files").array(ir.missing_writers);
     j.key("incomplete_files").array(ir.incomplete_files);
+    j.key("clients_left_out").array(ir.clients_left_out);
     j.key("unreadable_files").array(ir.unreadable_files);
     j.key("other_run_files").array(ir.other_run_files);
     print_ratio(j, ir.bytes_known, ir.raw_bytes, ir.stored_bytes);

@@ -44,11 +44,12 @@ struct run {
 struct iteration_report {
   std::int32_t iteration = 0;
   std::size_t files = 0;
-  std::vector<std::int32_t> missing_writers;  // writer files not there
-  std::vector<std::string> incomplete_files;  // files whose `complete` attribute is 0
-  std::vector<std::string> unreadable_files;  // under a final name, but HDF5 cannot open them
-  std::vector<std::string> other_run_files;   // left by another run under the same names
-  bool bytes_known = false;                   // every data file has raw/stored_bytes
+  std::vector<std::int32_t> missing_writers;   // writer files not there
+  std::vector<std::string> incomplete_files;   // files whose `complete` attribute is 0
+  std::vector<std::int32_t> clients_left_out;  // what those files say left it out
+  std::vector<std::string> unreadable_files;   // under a final name, but HDF5 cannot open them
+  std::vector<std::string> other_run_files;    // left by another run under the same names
+  bool bytes_known = false;                    // every data file has raw/stored_bytes
   std::uint64_t raw_bytes = 0, stored_bytes = 0;
   bool complete = true;
 };

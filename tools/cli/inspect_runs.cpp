@@ -29,6 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using plugins::hdf5::attribute_handle;
+using plugins::hdf5::dataspace_handle;
 using plugins::hdf5::file_handle;
 
 constexpr const char* name_pattern =
@@ -146,6 +147,7 @@ namespace {
 struct root_attributes {
   std::optional<std::int32_t> complete;
   std::optional<std::int64_t> raw_bytes, stored_bytes;
+  std::vector<std::int32_t> clients_left_out;  // of an incomplete iteration, when the file says
 };
 
 template <typename T>
@@ -155,6 +157,19 @@ std::optional<T> scalar_attribute(hid_t file, const char* name, hid_t memory_typ
   T value{};
   if (!attribute.valid() || H5Aread(attribute.get(), memory_type, &value) < 0) return std::nullopt;
   return value;
+}
+
+// A 1-D int32 attribute of the root, empty when absent or unreadable.
+std::vector<std::int32_t> int_array_attribute(hid_t file, const char* name) {
+  if (H5Aexists(file, name) <= 0) return {};
+  const attribute_handle attribute(H5Aopen(file, name, H5P_DEFAULT));
+  if (!attribute.valid()) return {};
+  const dataspace_handle space(H5Aget_space(attribute.get()));
+  const hssize_t count = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
+  if (count <= 0 || count > (1 << 24)) return {};
+  std::vector<std::int32_t> values(static_cast<std::size_t>(count));
+  if (H5Aread(attribute.get(), H5T_NATIVE_INT32, values.data()) < 0) return {};
+  return values;
 }
 
 file_handle open_file(const std::string& path) {
@@ -170,6 +185,7 @@ root_attributes read_root(const std::string& path) {
   a.complete = scalar_attribute<std::int32_t>(file.get(), "complete", H5T_NATIVE_INT32);
   a.raw_bytes = scalar_attribute<std::int64_t>(file.get(), "raw_bytes", H5T_NATIVE_INT64);
   a.stored_bytes = scalar_attribute<std::int64_t>(file.get(), "stored_bytes", H5T_NATIVE_INT64);
+  a.clients_left_out = int_array_attribute(file.get(), "clients_left_out");
   return a;
 }
 
@@ -286,6 +302,8 @@ run_report inspect_run(const run& r, std::optional<std::int32_t> wanted) {
     ir.bytes_known = !data_files.empty();
     for (const std::string& path : data_files) {
       const root_attributes a = read_root(path);
+      ir.clients_left_out.insert(ir.clients_left_out.end(), a.clients_left_out.begin(),
+                                 a.clients_left_out.end());
       if (a.raw_bytes && a.stored_bytes) {
         ir.raw_bytes += static_cast<std::uint64_t>(*a.raw_bytes);
         ir.stored_bytes += static_cast<std::uint64_t>(*a.stored_bytes);
@@ -293,6 +311,9 @@ run_report inspect_run(const run& r, std::optional<std::int32_t> wanted) {
         ir.bytes_known = false;
       }
     }
+    std::sort(ir.clients_left_out.begin(), ir.clients_left_out.end());
+    ir.clients_left_out.erase(std::unique(ir.clients_left_out.begin(), ir.clients_left_out.end()),
+                              ir.clients_left_out.end());
     ir.complete = ir.missing_writers.empty() && survey.complete();
     if (ir.bytes_known) {
       report.raw_bytes += ir.raw_bytes;

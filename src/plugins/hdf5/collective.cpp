@@ -292,6 +292,16 @@ void hdf5_store::write_collective(const iteration_data& data) {
                           MPI_MAX, m_context.comm),
             "MPI_Allreduce");
   plan.incomplete = agreed.back() != 0;
+  // Which clients left it out, from every writer (each knows its own clients).
+  if (plan.incomplete) {
+    const std::vector<std::int64_t> mine(data.clients_left_out.begin(),
+                                         data.clients_left_out.end());
+    std::vector<int> sizes, offsets_of_writers;
+    for (const std::int64_t client :
+         gather_everywhere(mine, m_context.comm, sizes, offsets_of_writers))
+      plan.clients_left_out.push_back(static_cast<std::int32_t>(client));
+    std::sort(plan.clients_left_out.begin(), plan.clients_left_out.end());
+  }
   // Elements of each variable the blocks of all writers cover: fewer than the dataset holds
   // means gaps, which must read as zeros.
   std::vector<std::uint64_t>& covered = plan.covered;
@@ -476,6 +486,7 @@ hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file,
     if (m_context.writer_index == 0) apply_permissions(temporary, m_options.permissions);
     write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
     write_int_attribute(file.get(), "/", "complete", plan.incomplete ? 0 : 1, path);
+    write_clients_left_out(file.get(), plan.clients_left_out, path);
     write_run_marker(file.get(), m_run, false, path);
     write_mesh_description(file.get(), *m_context.model, path);
     lcpl = make_intermediate_group_lcpl(file_site);

@@ -188,6 +188,7 @@ byte_counts hdf5_store::write_contents(file_handle& file, const iteration_data& 
   const call_site file_site{path, {}};
   write_int_attribute(file.get(), "/", "iteration", data.iteration, path);
   write_int_attribute(file.get(), "/", "complete", data.incomplete ? 0 : 1, path);
+  write_clients_left_out(file.get(), data.clients_left_out, path);
   write_run_marker(file.get(), m_run, true, path);
   write_mesh_description(file.get(), *m_context.model, path);
   const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);

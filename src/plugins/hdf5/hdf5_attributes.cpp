@@ -40,6 +40,13 @@ void write_int64_array_attribute(hid_t object, const std::string& object_path, c
                   file);
 }
 
+void write_clients_left_out(hid_t file_id, const std::vector<std::int32_t>& clients,
+                            const std::string& file) {
+  if (clients.empty()) return;
+  write_attribute(file_id, "/", "clients_left_out", H5T_NATIVE_INT32, {clients.size()},
+                  clients.data(), file);
+}
+
 void write_string_attribute(hid_t object, const std::string& object_path, const char* name,
                             const std::string& value, const std::string& file) {
   const std::string label = object_path + " (attribute \"" + name + "\")";

@@ -23,6 +23,10 @@ void write_double_attribute(hid_t object, const std::string& object_path, const 
                             double value, const std::string& file);
 void write_int64_array_attribute(hid_t object, const std::string& object_path, const char* name,
                                  const std::vector<std::int64_t>& values, const std::string& file);
+// An incomplete iteration's file: the root attribute "clients_left_out" (int32, the client
+// indices that dropped data of it, stopped before ending it or never ended it), when any.
+void write_clients_left_out(hid_t file_id, const std::vector<std::int32_t>& clients,
+                            const std::string& file);
 // Fixed-length, null-terminated ASCII: the form h5py and Damaris-era readers decode directly.
 void write_string_attribute(hid_t object, const std::string& object_path, const char* name,
                             const std::string& value, const std::string& file);

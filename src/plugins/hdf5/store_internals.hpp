@@ -193,10 +193,11 @@ class hdf5_store final : public store {
     // whether a block gives them, the block count of a writer, the block extents.
     std::vector<std::int64_t> agreed;
     std::vector<std::size_t> offsets;
-    std::vector<std::uint64_t> covered;  // elements the blocks of all writers cover
-    bool incomplete = false;             // the iteration is incomplete for some writer
-    std::string path;                    // the file's final name
-    std::string temporary;               // the name it is written under
+    std::vector<std::uint64_t> covered;          // elements the blocks of all writers cover
+    bool incomplete = false;                     // the iteration is incomplete for some writer
+    std::vector<std::int32_t> clients_left_out;  // every writer's, in increasing order
+    std::string path;                            // the file's final name
+    std::string temporary;                       // the name it is written under
   };
 
   // select-file (Collective mode only; FilePerCore files store blocks as written, as Damaris

@@ -15,13 +15,15 @@
 namespace sidecore::transports {
 
 background_writer::background_writer(const config::model& model, MPI_Comm writers,
-                                     MPI_Comm finish_comm, int writer_index, int writer_count)
+                                     MPI_Comm finish_comm, int writer_index, int writer_count,
+                                     int client)
     : m_model(model),
       m_writers(writers),
       m_processor(std::make_unique<storing::iteration_processor>(
           model, writers, 1, nullptr, writer_index, writer_count, finish_comm)),
       m_budget(model.arch.buffer_size),
       m_together(m_processor->stores_together()) {
+  m_processor->name_clients({client});
   m_processor->watch_phases({&m_phase});
   // On the I/O thread, without the lock held there.
   m_processor->watch_buffer([this] {
@@ -143,7 +145,8 @@ void background_writer::run() noexcept {
                               " elsewhere): with a store that writes collectively, every client "
                               "must end every iteration; iteration " +
                               std::to_string(t.iteration) + " is not stored");
-            skipped = agreed.any_incomplete;
+            if (agreed.any_incomplete && !skipped)
+              m_processor->note_incomplete_elsewhere(t.iteration);
           }
           m_processor->end_iteration(t.source, t.iteration, skipped, t.dropped_bytes);
           break;

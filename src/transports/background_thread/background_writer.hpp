@@ -27,8 +27,9 @@ class background_writer {
   // provides MPI_THREAD_MULTIPLE); finish_comm: all writers, for the stores' finish() on the
   // calling thread when writers is MPI_COMM_SELF (else MPI_COMM_NULL); writer_index/count:
   // this process among all writers.
+  // client: the index of the one client whose blocks it stores.
   background_writer(const config::model& model, MPI_Comm writers, MPI_Comm finish_comm,
-                    int writer_index, int writer_count);
+                    int writer_index, int writer_count, int client);
   ~background_writer();
   background_writer(const background_writer&) = delete;
   background_writer& operator=(const background_writer&) = delete;

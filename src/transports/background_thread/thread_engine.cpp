@@ -9,7 +9,7 @@ thread_engine::thread_engine(const config::model& model, MPI_Comm writers, MPI_C
                              int writer_index, int writer_count, int source)
     : m_model(model),
       m_source(source),
-      m_writer(model, writers, finish_comm, writer_index, writer_count) {}
+      m_writer(model, writers, finish_comm, writer_index, writer_count, source) {}
 
 reservation thread_engine::reserve(std::uint64_t bytes) {
   reservation r;

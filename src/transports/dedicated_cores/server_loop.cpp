@@ -36,6 +36,8 @@ server_loop::server_loop(const config::model& model, const topology::layout& top
       m_sources(channel.client_count()),
       m_ended(channel.client_count(), 0),
       m_rejected(channel.client_count(), 0) {
+  // Slot s of the channel is the group's client s.
+  m_processor.name_clients(topo.group_client_indices);
   m_processor.defer_storing(true);
   m_processor.watch_buffer([this] {
     // The server's own account of the blocks it holds there: no lock of the heap, which the

@@ -25,6 +25,8 @@ remote_server_loop::remote_server_loop(const config::model& model, const topolog
       m_events(model, topo.servers.get(), static_cast<int>(topo.served_client_ranks.size())),
       m_budget(model.arch.buffer_size) {
   m_clients.resize(topo.served_client_ranks.size());
+  // Clients are the first ranks of the job, in order: a client's index is its rank.
+  m_processor.name_clients(topo.served_client_ranks);
   m_processor.publish_to(&m_stats);
   m_processor.watch_buffer([this] {
     storing::buffer_use use;

@@ -16,6 +16,7 @@ inline_engine::inline_engine(const config::model& model, MPI_Comm writers, int s
       m_source(source),
       m_in_step(in_step),
       m_processor(model, writers, 1, nullptr) {
+  m_processor.name_clients({source});
   m_processor.publish_to(&m_stats);
 }
 
@@ -49,7 +50,7 @@ void inline_engine::end_iteration(int iteration, bool skipped, std::uint64_t dro
                       " elsewhere): with a store that writes collectively, every client must end "
                       "every iteration; iteration " +
                       std::to_string(iteration) + " is not stored");
-    skipped = agreed.any_incomplete;
+    if (agreed.any_incomplete && !skipped) m_processor.note_incomplete_elsewhere(iteration);
   }
   m_processor.end_iteration(0, iteration, skipped, dropped_bytes);
 }
