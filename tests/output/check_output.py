@@ -74,7 +74,12 @@ def check_global_file(path, it, clients, precision, first_iteration):
                 if np.any(error > np.abs(values) * 2.0 ** -10 + 1e-7):
                     fail(f"{path}:{name}: half precision error {error.max()} too large")
         if "local" in h5:
-            fail(f"{path}: variable without global dimensions must not be in the global file")
+            # Without global dimensions: only a master file's per-client view, one row per
+            # client ({client, iteration}, output_writer.c).
+            rows = np.array([[c, it] for c in range(clients)], dtype=np.int32)
+            check_equal(f"{path}:local (per client)", h5["local"][...], rows)
+            if h5["local"].attrs["indexed_by"] not in (b"client", "client"):
+                fail(f"{path}:local indexed_by {h5['local'].attrs['indexed_by']}")
         if int(h5.attrs["iteration"]) != it:
             fail(f"{path}: iteration attribute {h5.attrs['iteration']}, expected {it}")
         if h5["temperature"].attrs["layout"] != b"block3d" and h5["temperature"].attrs["layout"] != "block3d":

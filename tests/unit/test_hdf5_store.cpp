@@ -523,7 +523,10 @@ TEST_F(hdf5_store, file_per_core_master_file_shows_the_global_array) {
   EXPECT_EQ(read_int_attribute(master.get(), "complete"), 1);
   EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "t", H5T_NATIVE_INT32),
             (std::vector<std::int32_t>{1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12}));
-  EXPECT_LE(H5Lexists(master.get(), "local", H5P_DEFAULT), 0);
+  // Without global dimensions: one row per client (docs/hdf5_store.md).
+  EXPECT_EQ(dataset_dims(master.get(), "local"), (std::vector<hsize_t>{1, 2}));
+  EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "local", H5T_NATIVE_INT32),
+            (std::vector<std::int32_t>{1, 2}));
   dataset_handle dataset(H5Dopen2(master.get(), "t", H5P_DEFAULT));
   EXPECT_EQ(read_string_attribute(dataset.get(), "unit"), "K");
   EXPECT_EQ(read_int64_array_attribute(dataset.get(), "block_positions"),
@@ -572,6 +575,51 @@ TEST_F(hdf5_store, file_per_core_block_outside_the_global_dimensions_is_kept_and
   ASSERT_TRUE(master.valid());
   EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "t", H5T_NATIVE_INT32),
             (std::vector<std::int32_t>{1, 2, 3, 0, 0, 0, 4, 5, 6, 0, 0, 0}));
+}
+
+// Variables without global dimensions (per-client scalars, small per-client arrays) are one
+// dataset of the master file indexed by client; a client that wrote none reads as zeros, and
+// blocks of differing extents have no such dataset.
+TEST_F(hdf5_store, master_file_holds_per_client_variables_indexed_by_client) {
+  const std::size_t t = add_variable("t", config::element_type::int32, 2);
+  const std::size_t step = add_variable("step", config::element_type::int32, 1);
+  const std::size_t pair = add_variable("pair", config::element_type::float64, 1, "m");
+  const std::size_t ragged = add_variable("ragged", config::element_type::int32, 1);
+  const std::vector<std::int32_t> a = {1, 2, 3, 4, 5, 6}, b = {7, 8, 9, 10, 11, 12};
+  const std::vector<std::int32_t> step0 = {10}, step2 = {12};
+  const std::vector<double> pair0 = {1.5, 2.5}, pair2 = {3.5, 4.5};
+  const std::vector<std::int32_t> ragged0 = {5}, ragged2 = {6, 7};
+  // Clients 0 and 2 write; client 1 writes nothing this iteration.
+  const std::vector<block_view> t_blocks = {
+      make_block(0, 0, 4, a.data(), 24, {2, 3}, {0, 0}, {2, 6}),
+      make_block(2, 0, 4, b.data(), 24, {2, 3}, {0, 3}, {2, 6})};
+  const std::vector<block_view> step_blocks = {make_block(0, 0, 4, step0.data(), 4, {1}),
+                                               make_block(2, 0, 4, step2.data(), 4, {1})};
+  const std::vector<block_view> pair_blocks = {make_block(0, 0, 4, pair0.data(), 16, {2}),
+                                               make_block(2, 0, 4, pair2.data(), 16, {2})};
+  const std::vector<block_view> ragged_blocks = {make_block(0, 0, 4, ragged0.data(), 4, {1}),
+                                                 make_block(2, 0, 4, ragged2.data(), 8, {2})};
+  iteration_data data;
+  data.iteration = 4;
+  data.variables = {blocks_of(t, t_blocks), blocks_of(step, step_blocks),
+                    blocks_of(pair, pair_blocks), blocks_of(ragged, ragged_blocks)};
+  make_store()->write_iteration(data);
+
+  const file_handle master = open_file(path("sim_It4.h5"));
+  ASSERT_TRUE(master.valid());
+  EXPECT_EQ(dataset_dims(master.get(), "step"), (std::vector<hsize_t>{3}));
+  EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "step", H5T_NATIVE_INT32),
+            (std::vector<std::int32_t>{10, 0, 12}));
+  dataset_handle step_set(H5Dopen2(master.get(), "step", H5P_DEFAULT));
+  EXPECT_EQ(read_string_attribute(step_set.get(), "indexed_by"), "client");
+  EXPECT_EQ(dataset_dims(master.get(), "pair"), (std::vector<hsize_t>{3, 2}));
+  EXPECT_EQ(read_dataset<double>(master.get(), "pair", H5T_NATIVE_DOUBLE),
+            (std::vector<double>{1.5, 2.5, 0, 0, 3.5, 4.5}));
+  dataset_handle pair_set(H5Dopen2(master.get(), "pair", H5P_DEFAULT));
+  EXPECT_EQ(read_string_attribute(pair_set.get(), "unit"), "m");
+  EXPECT_LE(H5Lexists(master.get(), "ragged", H5P_DEFAULT), 0);
+  EXPECT_EQ(read_dataset<std::int32_t>(master.get(), "t", H5T_NATIVE_INT32),
+            (std::vector<std::int32_t>{1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12}));
 }
 
 TEST_F(hdf5_store, master_file_maps_names_holding_a_percent_sign) {

@@ -29,6 +29,30 @@ namespace {
 // global.
 constexpr std::size_t fixed_fields = 7;
 
+// A source file or dataset name as H5Pset_virtual takes it: HDF5 reads '%' in these names as
+// a format ("%b": a block number); "%%" is a '%'.
+std::string vds_literal(const std::string& text) {
+  std::string escaped;
+  escaped.reserve(text.size());
+  for (const char c : text) {
+    escaped += c;
+    if (c == '%') escaped += '%';
+  }
+  return escaped;
+}
+
+// The elements of each writer's "<variable>/packed" (BlockLayout Packed) the blocks reach.
+std::map<std::int32_t, hsize_t> packed_extents(const std::vector<block_record>& blocks) {
+  std::map<std::int32_t, hsize_t> packed_elements;
+  for (const block_record& block : blocks) {
+    if (block.packed_offset < 0) continue;
+    const hsize_t end = static_cast<hsize_t>(block.packed_offset) + element_total(block.dims);
+    hsize_t& total = packed_elements[block.writer];
+    total = std::max(total, end);
+  }
+  return packed_elements;
+}
+
 }  // namespace
 
 std::string block_dataset_name(const std::string& variable, std::int32_t source, std::int32_t block,
@@ -130,6 +154,11 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
 }
 
 namespace {
+void write_per_client_dataset(
+    const file_handle& file, const config::model& model, std::int32_t iteration,
+    const variable_record& record,
+    const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
+    const property_list_handle& lcpl, const std::string& path);
 void write_master_contents(
     file_handle& file, const config::model& model, std::int32_t iteration,
     const std::vector<variable_record>& records,
@@ -191,7 +220,10 @@ void write_master_contents(
   const property_list_handle lcpl = make_intermediate_group_lcpl(file_site);
 
   for (const variable_record& record : records) {
-    if (record.global_dims.empty()) continue;
+    if (record.global_dims.empty()) {
+      write_per_client_dataset(file, model, iteration, record, source_file, lcpl, path);
+      continue;
+    }
     const config::variable& var = model.variables[record.variable];
     const config::layout& layout = model.layouts[var.layout_index];
     const std::string& name = var.name;
@@ -204,16 +236,7 @@ void write_master_contents(
     std::vector<std::int64_t> positions, extents;
     std::vector<std::int32_t> origins;  // writer, source, block per mapped block
     // Packed blocks (BlockLayout Packed): each writer's "<variable>/packed" holds them all.
-    std::map<std::int32_t, hsize_t> packed_elements;
-    for (const block_record& block : record.blocks) {
-      if (block.packed_offset < 0) continue;
-      hsize_t end = static_cast<hsize_t>(block.packed_offset);
-      hsize_t elements = 1;
-      for (const std::int64_t e : block.dims) elements *= static_cast<hsize_t>(e);
-      end += elements;
-      hsize_t& total = packed_elements[block.writer];
-      total = std::max(total, end);
-    }
+    const std::map<std::int32_t, hsize_t> packed_elements = packed_extents(record.blocks);
     const std::string packed_name = packed_data_name(name);
     // Maps the box (start, count) of the global dataset onto a selection of a source dataset.
     const auto map = [&](const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
@@ -223,18 +246,8 @@ void write_master_contents(
       check_status(H5Sselect_hyperslab(virtual_space.get(), H5S_SELECT_SET, start.data(), nullptr,
                                        count.data(), nullptr),
                    "H5Sselect_hyperslab", site);
-      // HDF5 reads '%' in these names as a format ("%b": a block number); "%%" is a '%'.
-      const auto literal = [](const std::string& text) {
-        std::string escaped;
-        escaped.reserve(text.size());
-        for (const char c : text) {
-          escaped += c;
-          if (c == '%') escaped += '%';
-        }
-        return escaped;
-      };
-      check_status(H5Pset_virtual(dcpl.get(), virtual_space.get(), literal(source_name).c_str(),
-                                  literal(dataset_name).c_str(), source_space.get()),
+      check_status(H5Pset_virtual(dcpl.get(), virtual_space.get(), vds_literal(source_name).c_str(),
+                                  vds_literal(dataset_name).c_str(), source_space.get()),
                    "H5Pset_virtual", site);
     };
     struct packed_run {
@@ -245,7 +258,8 @@ void write_master_contents(
     std::optional<packed_run> run;
     const auto map_packed_run = [&] {
       if (!run) return;
-      const dataspace_handle source_space = make_simple_space({packed_elements[run->writer]}, site);
+      const dataspace_handle source_space =
+          make_simple_space({packed_elements.at(run->writer)}, site);
       const hsize_t elements = run->packed_end - run->packed_start;
       check_status(H5Sselect_hyperslab(source_space.get(), H5S_SELECT_SET, &run->packed_start,
                                        nullptr, &elements, nullptr),
@@ -347,6 +361,86 @@ void write_master_contents(
   }
   check_status(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "H5Fflush", file_site);
   check_status(file.close(), "H5Fclose", file_site);
+}
+
+// A variable without global dimensions (a per-client scalar, say) whose blocks all have the
+// same extents: one dataset indexed by client, [client] or, when a client writes several
+// blocks, [client, block], followed by the block's extents (none for a block of one element
+// of a 1-D layout, so that a per-client scalar is a vector). Clients that wrote no block read
+// as zeros. Blocks of differing extents have no such view: their datasets stay in the
+// writers' files alone.
+void write_per_client_dataset(
+    const file_handle& file, const config::model& model, std::int32_t iteration,
+    const variable_record& record,
+    const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
+    const property_list_handle& lcpl, const std::string& path) {
+  if (record.blocks.empty()) return;
+  const std::vector<std::int64_t>& extents = record.blocks.front().dims;
+  std::int32_t clients = 0, blocks = 0;
+  for (const block_record& b : record.blocks) {
+    if (b.dims != extents || b.source < 0 || b.block < 0) return;
+    clients = std::max(clients, b.source + 1);
+    blocks = std::max(blocks, b.block + 1);
+  }
+  const config::variable& var = model.variables[record.variable];
+  const config::layout& layout = model.layouts[var.layout_index];
+  const std::string& name = var.name;
+  const call_site site{path, name};
+  const bool scalar = extents.size() == 1 && extents[0] == 1;
+  std::vector<hsize_t> shape{static_cast<hsize_t>(clients)};
+  if (blocks > 1) shape.push_back(static_cast<hsize_t>(blocks));
+  const std::size_t leading = shape.size();
+  if (!scalar) shape.insert(shape.end(), extents.begin(), extents.end());
+  const dataspace_handle space = make_simple_space(shape, site);
+  property_list_handle dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", site));
+  const std::map<std::int32_t, hsize_t> packed_elements = packed_extents(record.blocks);
+  const std::uint64_t elements = element_total(extents);
+  std::map<std::int32_t, int> blocks_of_source;
+  for (const block_record& b : record.blocks) ++blocks_of_source[b.source];
+  for (const block_record& b : record.blocks) {
+    if (elements == 0) break;
+    std::vector<hsize_t> start(shape.size(), 0), count(shape.begin(), shape.end());
+    start[0] = static_cast<hsize_t>(b.source);
+    count[0] = 1;
+    if (blocks > 1) {
+      start[1] = static_cast<hsize_t>(b.block);
+      count[1] = 1;
+    }
+    dataspace_handle virtual_space(check_id(H5Scopy(space.get()), "H5Scopy", site));
+    check_status(H5Sselect_hyperslab(virtual_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                     count.data(), nullptr),
+                 "H5Sselect_hyperslab", site);
+    std::string dataset_name;
+    dataspace_handle source_space;
+    if (b.packed_offset >= 0) {
+      dataset_name = packed_data_name(name);
+      source_space = make_simple_space({packed_elements.at(b.writer)}, site);
+      const hsize_t offset = static_cast<hsize_t>(b.packed_offset), n = elements;
+      check_status(
+          H5Sselect_hyperslab(source_space.get(), H5S_SELECT_SET, &offset, nullptr, &n, nullptr),
+          "H5Sselect_hyperslab", site);
+    } else {
+      dataset_name = block_dataset_name(
+          name, b.source, b.block,
+          has_block_level(model.arch.domains, b.block, blocks_of_source[b.source] > 1));
+      source_space = make_simple_space(std::vector<hsize_t>(extents.begin(), extents.end()), site);
+    }
+    check_status(H5Pset_virtual(dcpl.get(), virtual_space.get(),
+                                vds_literal(source_file(record.stored_iteration, b.writer)).c_str(),
+                                vds_literal(dataset_name).c_str(), source_space.get()),
+                 "H5Pset_virtual", site);
+  }
+  const stored_hdf5_type type(record.type);
+  dataset_handle dataset(check_id(H5Dcreate2(file.get(), name.c_str(), type.get(), space.get(),
+                                             lcpl.get(), dcpl.get(), H5P_DEFAULT),
+                                  "H5Dcreate2", site));
+  write_int_attribute(dataset.get(), name, "iteration", iteration, path);
+  write_int_attribute(dataset.get(), name, "stored_iteration", record.stored_iteration, path);
+  write_string_attribute(dataset.get(), name, "layout", layout.name, path);
+  write_string_attribute(dataset.get(), name, "indexed_by",
+                         leading == 2 ? "client,block" : "client", path);
+  if (!var.unit.empty()) write_string_attribute(dataset.get(), name, "unit", var.unit, path);
+  check_status(dataset.close(), "H5Dclose", site);
 }
 
 }  // namespace
