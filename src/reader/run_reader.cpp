@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "config/model.hpp"
+#include "plugins/hdf5/hdf5_attributes.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "plugins/hdf5/packed_blocks.hpp"
 #include "reader/iteration_files.hpp"
@@ -27,6 +28,7 @@ using plugins::hdf5::dataset_handle;
 using plugins::hdf5::dataspace_handle;
 using plugins::hdf5::datatype_handle;
 using plugins::hdf5::file_handle;
+using plugins::hdf5::read_int_array_attribute;
 
 element element_of(hid_t type, const call_site& site) {
   const H5T_class_t kind = H5Tget_class(type);
@@ -79,26 +81,6 @@ std::vector<std::int64_t> extents_of(hid_t dataset, const call_site& site) {
   check_status(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr),
                "H5Sget_simple_extent_dims", site);
   return {dims.begin(), dims.end()};
-}
-
-bool has_attribute(hid_t object, const char* name, const call_site& site) {
-  const htri_t exists = H5Aexists(object, name);
-  if (exists < 0) check_status(-1, "H5Aexists", site);
-  return exists > 0;
-}
-
-// An attribute's values, converted to T (int32 or int64); empty when absent.
-template <typename T>
-std::vector<T> read_attribute(hid_t object, const char* name, const call_site& site) {
-  if (!has_attribute(object, name, site)) return {};
-  const attribute_handle attribute(check_id(H5Aopen(object, name, H5P_DEFAULT), "H5Aopen", site));
-  const dataspace_handle space(check_id(H5Aget_space(attribute.get()), "H5Aget_space", site));
-  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-  if (n < 0) check_status(-1, "H5Sget_simple_extent_npoints", site);
-  std::vector<T> values(static_cast<std::size_t>(n));
-  const hid_t type = sizeof(T) == 8 ? H5T_NATIVE_INT64 : H5T_NATIVE_INT32;
-  if (n > 0) check_status(H5Aread(attribute.get(), type, values.data()), "H5Aread", site);
-  return values;
 }
 
 std::uint64_t product(const std::vector<std::int64_t>& extents) {
@@ -286,7 +268,7 @@ void run_reader::add_earlier_variables(const std::string& prefix, const std::str
     const dataset_handle dataset(
         check_id(H5Dopen2(master.get(), name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
     const std::vector<std::int32_t> stored =
-        read_attribute<std::int32_t>(dataset.get(), "stored_iteration", site);
+        read_int_array_attribute<std::int32_t>(dataset.get(), "stored_iteration", site);
     if (!stored.empty() && stored[0] != m_iteration) earlier[stored[0]].insert(name);
   }
   for (const auto& [stored, names] : earlier) {
@@ -345,11 +327,11 @@ void run_reader::scan_file(std::size_t file, bool per_core, const std::set<std::
         check_id(H5Dopen2(handle, name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
     const datatype_handle type(check_id(H5Dget_type(dataset.get()), "H5Dget_type", site));
     const std::vector<std::int32_t> source =
-        read_attribute<std::int32_t>(dataset.get(), "source", site);
+        read_int_array_attribute<std::int32_t>(dataset.get(), "source", site);
     if (!source.empty()) {
       // One block in its own dataset: <variable>/P<source>[/B<block>].
       const std::vector<std::int32_t> id =
-          read_attribute<std::int32_t>(dataset.get(), "block", site);
+          read_int_array_attribute<std::int32_t>(dataset.get(), "block", site);
       const std::int32_t block = id.empty() ? 0 : id[0];
       std::string variable = name;
       const std::string with_block =
@@ -365,11 +347,11 @@ void run_reader::scan_file(std::size_t file, bool per_core, const std::set<std::
       info.source = source[0];
       info.block = block;
       info.extents = extents_of(dataset.get(), site);
-      info.position = read_attribute<std::int64_t>(dataset.get(), "position", site);
+      info.position = read_int_array_attribute<std::int64_t>(dataset.get(), "position", site);
       info.position.resize(info.extents.size(), 0);
-      const std::size_t v =
-          variable_slot(variable, element_of(type.get(), site),
-                        read_attribute<std::int64_t>(dataset.get(), "global_dimensions", site));
+      const std::size_t v = variable_slot(
+          variable, element_of(type.get(), site),
+          read_int_array_attribute<std::int64_t>(dataset.get(), "global_dimensions", site));
       m_variables[v].blocks.push_back(std::move(info));
       m_locations[v].push_back(
           {file, name, std::vector<std::int64_t>(m_variables[v].blocks.back().extents.size(), 0)});
@@ -381,11 +363,11 @@ void run_reader::scan_file(std::size_t file, bool per_core, const std::set<std::
     const std::size_t v = variable_slot(name, element_of(type.get(), site), global);
     m_files->global[name] = {file, name, std::vector<std::int64_t>(global.size(), 0)};
     const std::vector<std::int32_t> origins =
-        read_attribute<std::int32_t>(dataset.get(), "block_origins", site);
+        read_int_array_attribute<std::int32_t>(dataset.get(), "block_origins", site);
     const std::vector<std::int64_t> extents =
-        read_attribute<std::int64_t>(dataset.get(), "block_dimensions", site);
+        read_int_array_attribute<std::int64_t>(dataset.get(), "block_dimensions", site);
     const std::vector<std::int64_t> positions =
-        read_attribute<std::int64_t>(dataset.get(), "block_positions", site);
+        read_int_array_attribute<std::int64_t>(dataset.get(), "block_positions", site);
     const std::size_t n = global.size(), rows = origins.size() / 3;
     if (extents.size() != rows * n || positions.size() != rows * n) continue;
     for (std::size_t r = 0; r < rows; ++r) {
@@ -416,7 +398,7 @@ void run_reader::scan_packed(
       check_id(H5Dopen2(handle, data_name.c_str(), H5P_DEFAULT), "H5Dopen2", site));
   const datatype_handle type(check_id(H5Dget_type(data.get()), "H5Dget_type", site));
   const std::vector<std::int32_t> ndims_attribute =
-      read_attribute<std::int32_t>(data.get(), "ndims", site);
+      read_int_array_attribute<std::int32_t>(data.get(), "ndims", site);
   const std::int64_t packed_elements = extents_of(data.get(), site).at(0);
   const dataset_handle index(
       check_id(H5Dopen2(handle, index_name.c_str(), H5P_DEFAULT), "H5Dopen2", index_site));
@@ -434,7 +416,7 @@ void run_reader::scan_packed(
                  "H5Dread", index_site);
   const std::size_t v =
       variable_slot(variable, element_of(type.get(), site),
-                    read_attribute<std::int64_t>(data.get(), "global_dimensions", site));
+                    read_int_array_attribute<std::int64_t>(data.get(), "global_dimensions", site));
   for (std::size_t r = 0; r < static_cast<std::size_t>(shape[0]); ++r) {
     const std::int64_t* row = rows.data() + r * columns;
     block_info info;

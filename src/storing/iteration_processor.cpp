@@ -6,6 +6,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -59,8 +60,7 @@ iteration_processor::iteration_processor(const config::model& model, MPI_Comm wr
   int rank = 0, size = 1;
   MPI_Comm_rank(writers, &rank);
   MPI_Comm_size(writers, &size);
-  for (std::size_t s = 0; s < m_client_of_source.size(); ++s)
-    m_client_of_source[s] = static_cast<int>(s);
+  std::iota(m_client_of_source.begin(), m_client_of_source.end(), 0);
   const int writers_size = size;  // those the stores can call (writer_count may say more)
   if (writer_index >= 0) rank = writer_index;
   if (writer_count > 0) size = writer_count;
@@ -179,6 +179,12 @@ std::vector<std::int32_t> iteration_processor::clients_left_out(
   return clients;
 }
 
+void iteration_processor::leave_out_unended(int iteration, pending_iteration& pending) {
+  open_ends(iteration, pending);
+  for (std::size_t s = 0; s < pending.ended.size(); ++s)
+    if (!pending.ended[s]) pending.left_out[s] = 1;
+}
+
 void iteration_processor::note_incomplete_elsewhere(int iteration) {
   pending_iteration& pending = m_pending[iteration];
   open_ends(iteration, pending);
@@ -287,9 +293,7 @@ void iteration_processor::take_part_until_all_stopped() {
       m_pending.erase(it);
     }
     // Every source of this writer stopped: those that had not ended it left it out.
-    open_ends(step.iteration, pending);
-    for (std::size_t s = 0; s < pending.ended.size(); ++s)
-      if (!pending.ended[s]) pending.left_out[s] = 1;
+    leave_out_unended(step.iteration, pending);
     pending.skipped = true;
     pending.completed = std::chrono::steady_clock::now();
     m_agree = false;  // agreed already
@@ -392,9 +396,7 @@ void iteration_processor::finish() {
                    m_sources, " clients before they stopped; storing the ",
                    it->second.blocks.size(), " blocks received");
       it->second.skipped = true;
-      open_ends(it->first, it->second);
-      for (std::size_t s = 0; s < it->second.ended.size(); ++s)
-        if (!it->second.ended[s]) it->second.left_out[s] = 1;
+      leave_out_unended(it->first, it->second);
     }
     it->second.completed = std::chrono::steady_clock::now();
     store_iteration(it->first, it->second);

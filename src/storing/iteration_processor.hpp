@@ -209,6 +209,8 @@ class iteration_processor {
   void store_iteration(int iteration, pending_iteration& pending);
   // Gives `pending` (of `iteration`) its per-source ends, the stopped sources' already there.
   void open_ends(int iteration, pending_iteration& pending);
+  // Every source that has not ended `pending` (the run is over for it) left it out.
+  void leave_out_unended(int iteration, pending_iteration& pending);
   // The client indices of the sources that left `pending` out, in increasing order.
   std::vector<std::int32_t> clients_left_out(const pending_iteration& pending) const;
   // Moves the iterations that every source ended, in order, to m_ready; true if any.

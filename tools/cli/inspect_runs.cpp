@@ -21,6 +21,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "config/output_names.hpp"
+#include "plugins/hdf5/hdf5_attributes.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "reader/iteration_files.hpp"
 
@@ -29,7 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using plugins::hdf5::attribute_handle;
-using plugins::hdf5::dataspace_handle;
 using plugins::hdf5::file_handle;
 
 constexpr const char* name_pattern =
@@ -159,19 +159,6 @@ std::optional<T> scalar_attribute(hid_t file, const char* name, hid_t memory_typ
   return value;
 }
 
-// A 1-D int32 attribute of the root, empty when absent or unreadable.
-std::vector<std::int32_t> int_array_attribute(hid_t file, const char* name) {
-  if (H5Aexists(file, name) <= 0) return {};
-  const attribute_handle attribute(H5Aopen(file, name, H5P_DEFAULT));
-  if (!attribute.valid()) return {};
-  const dataspace_handle space(H5Aget_space(attribute.get()));
-  const hssize_t count = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
-  if (count <= 0 || count > (1 << 24)) return {};
-  std::vector<std::int32_t> values(static_cast<std::size_t>(count));
-  if (H5Aread(attribute.get(), H5T_NATIVE_INT32, values.data()) < 0) return {};
-  return values;
-}
-
 file_handle open_file(const std::string& path) {
   file_handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!file.valid())
@@ -185,7 +172,8 @@ root_attributes read_root(const std::string& path) {
   a.complete = scalar_attribute<std::int32_t>(file.get(), "complete", H5T_NATIVE_INT32);
   a.raw_bytes = scalar_attribute<std::int64_t>(file.get(), "raw_bytes", H5T_NATIVE_INT64);
   a.stored_bytes = scalar_attribute<std::int64_t>(file.get(), "stored_bytes", H5T_NATIVE_INT64);
-  a.clients_left_out = int_array_attribute(file.get(), "clients_left_out");
+  a.clients_left_out = plugins::hdf5::read_int_array_attribute<std::int32_t>(
+      file.get(), "clients_left_out", {path, {}});
   return a;
 }
 

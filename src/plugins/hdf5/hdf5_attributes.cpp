@@ -40,6 +40,23 @@ void write_int64_array_attribute(hid_t object, const std::string& object_path, c
                   file);
 }
 
+template <typename T>
+std::vector<T> read_int_array_attribute(hid_t object, const char* name, const call_site& site) {
+  const htri_t exists = H5Aexists(object, name);
+  if (exists < 0) check_status(-1, "H5Aexists", site);
+  if (exists == 0) return {};
+  const attribute_handle attribute(check_id(H5Aopen(object, name, H5P_DEFAULT), "H5Aopen", site));
+  const dataspace_handle space(check_id(H5Aget_space(attribute.get()), "H5Aget_space", site));
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) check_status(-1, "H5Sget_simple_extent_npoints", site);
+  std::vector<T> values(static_cast<std::size_t>(n));
+  const hid_t type = sizeof(T) == 8 ? H5T_NATIVE_INT64 : H5T_NATIVE_INT32;
+  if (n > 0) check_status(H5Aread(attribute.get(), type, values.data()), "H5Aread", site);
+  return values;
+}
+template std::vector<std::int32_t> read_int_array_attribute(hid_t, const char*, const call_site&);
+template std::vector<std::int64_t> read_int_array_attribute(hid_t, const char*, const call_site&);
+
 void write_clients_left_out(hid_t file_id, const std::vector<std::int32_t>& clients,
                             const std::string& file) {
   if (clients.empty()) return;

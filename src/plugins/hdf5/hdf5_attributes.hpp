@@ -27,6 +27,10 @@ void write_int64_array_attribute(hid_t object, const std::string& object_path, c
 // indices that dropped data of it, stopped before ending it or never ended it), when any.
 void write_clients_left_out(hid_t file_id, const std::vector<std::int32_t>& clients,
                             const std::string& file);
+// An integer attribute's values, converted by HDF5 to T (std::int32_t or std::int64_t); empty
+// when the attribute is absent. Throws storage_error naming `site` when it cannot be read.
+template <typename T>
+std::vector<T> read_int_array_attribute(hid_t object, const char* name, const call_site& site);
 // Fixed-length, null-terminated ASCII: the form h5py and Damaris-era readers decode directly.
 void write_string_attribute(hid_t object, const std::string& object_path, const char* name,
                             const std::string& value, const std::string& file);
