@@ -12,6 +12,7 @@ export SIDECORE_TEST_PYTHON="$venv/bin/python"
 # shellcheck source=lib/ompi_session.sh
 . "$root/scripts/lib/ompi_session.sh"
 keep_ompi_session_dir
+one_blas_thread
 cd "$build"
 # Most tests wait on process start-up more than they compute: three test slots per core
 # (a test declares the cores it takes with its PROCESSORS property; docs/testing.md).

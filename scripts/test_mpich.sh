@@ -57,6 +57,9 @@ if [ -z "$python" ]; then
 fi
 
 export SIDECORE_TEST_PYTHON="$python"
+# shellcheck source=lib/ompi_session.sh
+. "$root/scripts/lib/ompi_session.sh"
+one_blas_thread
 # The launcher is the build's (mpiexec.mpich), whatever the caller's environment says.
 unset SIDECORE_TEST_MPIEXEC
 cd "$build"

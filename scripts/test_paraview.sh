@@ -17,6 +17,7 @@ export SIDECORE_TEST_PYTHON="$build/venv/bin/python"
 # shellcheck source=lib/ompi_session.sh
 . "$root/scripts/lib/ompi_session.sh"
 keep_ompi_session_dir
+one_blas_thread
 cd "$build"
 count=$(ctest -N -L paraview | sed -n 's/^Total Tests: //p')
 if [ "${count:-0}" -eq 0 ]; then

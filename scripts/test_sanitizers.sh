@@ -47,6 +47,7 @@ jobs=${SIDECORE_TEST_JOBS:-$(($(nproc) * 2))}
 # shellcheck source=lib/ompi_session.sh
 . "$root/scripts/lib/ompi_session.sh"
 keep_ompi_session_dir
+one_blas_thread
 status=0
 for config in "${configs[@]}"; do
   start=$SECONDS

@@ -16,3 +16,12 @@ keep_ompi_session_dir() {
   mkdir -p "$ompi_session_keeper"
   trap 'rmdir "$ompi_session_keeper" 2>/dev/null || true' EXIT
 }
+
+# one_blas_thread   numpy's OpenBLAS starts a thread per core in every Python process of the
+#                   tests (drivers, h5py read-backs, the dedicated cores' scripts), and those
+#                   threads spin after each call: on a small machine running tests side by side
+#                   they took about 4% of the processor time for nothing. Unless the caller
+#                   chose otherwise, one thread each.
+one_blas_thread() {
+  export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
+}

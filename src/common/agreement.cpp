@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "common/mpi_handles.hpp"
+#include "common/waiting.hpp"
 
 namespace sidecore {
 
@@ -14,6 +15,29 @@ std::string broadcast(std::string text, int root, MPI_Comm comm) {
   if (length)
     check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, root, comm), "MPI_Bcast");
   return text;
+}
+
+void complete_quietly(MPI_Request& request) {
+  waiter wait(paces::collective_arrival);
+  for (;;) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return;
+    wait.nap();
+  }
+}
+
+void wait_for_everyone(MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(comm, &request), "MPI_Ibarrier");
+  complete_quietly(request);
+}
+
+void max_everywhere_quietly(int* values, int count, MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values, count, MPI_INT, MPI_MAX, comm, &request),
+            "MPI_Iallreduce");
+  complete_quietly(request);
 }
 
 void agree(MPI_Comm comm, int code, const std::string& message) {
@@ -43,6 +67,7 @@ void agree_on(MPI_Comm comm, const std::function<void()>& step) {
     code = DAMARIS_INIT_ERROR;
     message = e.what();
   }
+  wait_for_everyone(comm);
   agree(comm, code, message);
 }
 

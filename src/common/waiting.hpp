@@ -43,6 +43,11 @@ inline constexpr pace event_arrival{0, microseconds(50), microseconds(10000)};
 inline constexpr pace shared_counter{0, microseconds(20), microseconds(1000)};
 // A store waiting for every client to be in a compute phase (<schedule policy="phase">).
 inline constexpr pace client_phase{0, microseconds(20), microseconds(500)};
+// Every process of a communicator reaching a point that some reach much later than others
+// (damaris_initialize while dedicated cores open their stores, damaris_finalize while they
+// store the last iterations): a waiting process leaves its core to them instead of spinning in
+// MPI, at most 1 ms late.
+inline constexpr pace collective_arrival{64, microseconds(20), microseconds(1000)};
 // Threads leaving the process buffer pool's arena before it is unmapped (a few instructions).
 inline constexpr pace arena_users{1000, microseconds(10), microseconds(1000)};
 }  // namespace paces

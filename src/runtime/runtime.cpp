@@ -274,6 +274,13 @@ void runtime::finalize() {
   } catch (...) {
     // The counters are a courtesy; the barrier is not.
   }
+  // Clients arrive long before dedicated cores that still store their last iterations: they
+  // wait here without spinning, so that the collective calls below find everyone.
+  try {
+    wait_for_everyone(m_topo.world.get());
+  } catch (const std::exception& e) {
+    if (failure.empty()) failure = e.what();
+  }
   write_run_report();
   // Past this barrier processes leave the job normally: no longer a sign of failure. (A peer
   // that dies while the others wait here is MPI's to notice.)

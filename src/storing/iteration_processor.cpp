@@ -10,10 +10,10 @@
 #include <string>
 #include <utility>
 
+#include "common/agreement.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
-#include "common/mpi_handles.hpp"
 #include "common/run_clock.hpp"
 #include "common/units.hpp"
 #include "storing/actions.hpp"
@@ -271,7 +271,7 @@ void iteration_processor::source_stopped(int source, int iteration) {
 iteration_processor::writers_step iteration_processor::agree_with_writers(int iteration,
                                                                           bool stopped) {
   int values[3] = {stopped ? 0 : 1, stopped ? INT_MIN : iteration, stopped ? INT_MIN : -iteration};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_INT, MPI_MAX, m_writers), "MPI_Allreduce");
+  max_everywhere_quietly(values, 3, m_writers);
   writers_step step;
   step.all_stopped = values[0] == 0;
   if (!step.all_stopped && values[1] == -values[2]) step.iteration = values[1];

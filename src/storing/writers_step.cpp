@@ -4,7 +4,7 @@
 
 #include <climits>
 
-#include "common/mpi_handles.hpp"
+#include "common/agreement.hpp"
 #include "plugins/store.hpp"
 
 namespace sidecore::storing {
@@ -13,7 +13,7 @@ writers_step agree_on_step(MPI_Comm writers, int iteration, bool stopped, bool i
   // A stopped writer's iterations are INT_MIN, which neither bound can pick.
   int values[4] = {stopped ? 0 : 1, stopped ? INT_MIN : iteration, stopped ? INT_MIN : -iteration,
                    incomplete || stopped ? 1 : 0};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 4, MPI_INT, MPI_MAX, writers), "MPI_Allreduce");
+  max_everywhere_quietly(values, 4, writers);
   writers_step agreed;
   agreed.all_stopped = values[0] == 0;
   // Once all stopped, values[2] is INT_MIN, which cannot be negated.
