@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The in situ demo: a 3D heat diffusion on 3 simulation ranks; its dedicated core stores the
-# temperature in HDF5 and, every 10 iterations, draws the middle plane to PNG with a Python
-# script (examples/python/render_slice.py) while the simulation goes on.
+# The in situ demo: a 3D heat diffusion on 3 simulation ranks, written in Python with mpi4py
+# (examples/python/heat_insitu.py); its dedicated core stores the temperature in HDF5 and, every
+# 10 iterations, draws the middle plane to PNG with a Python script
+# (examples/python/render_slice.py) while the simulation goes on. A build directory and venv
+# made before (by this script, test.sh or python_env.sh) are reused: only what changed is built.
+# SIDECORE_DEMO_C=1 runs the same simulation written in C (examples/heat_insitu.c) instead.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SIDECORE_BUILD_DIR:-$root/build}
@@ -12,8 +15,13 @@ rm -rf "$out" && mkdir -p "$out"
 cd "$out"
 sed -e "s|@OUTPUT@|$out/|" -e "s|@SCRIPTS@|$root/examples/python/|" \
   "$root/examples/heat_insitu.xml" > heat.xml
-SIDECORE_IMAGES="$out/images" mpirun --oversubscribe -np 4 "$build/examples/sidecore_heat_insitu" \
-  heat.xml 60
+if [ "${SIDECORE_DEMO_C:-0}" = 1 ]; then
+  simulation=("$build/examples/sidecore_heat_insitu")
+else
+  simulation=("$build/venv/bin/python" "$root/examples/python/heat_insitu.py")
+fi
+SIDECORE_IMAGES="$out/images" PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" \
+  mpirun --oversubscribe -np 4 "${simulation[@]}" heat.xml 60
 echo
 echo "Images drawn by the dedicated core while the simulation ran:"
 ls -l "$out"/images/*.png

@@ -528,6 +528,45 @@ def test_insitu_images_example(tmp_path):
         f"temperature_{it:06d}.{ext}" for it in (0, 10, 20) for ext in ("npy", "png")]
 
 
+def test_insitu_python_simulation(tmp_path):
+    """The in situ demo's simulation written with mpi4py (examples/python/heat_insitu.py, what
+    scripts/demo_insitu.sh runs) stores, at every iteration and for every client, exactly the
+    temperature the C simulation (examples/heat_insitu.c) stores, and its dedicated core draws
+    the same planes."""
+    program = os.environ.get("HEAT_INSITU")
+    if not program:
+        import pytest
+        pytest.skip("the examples are not built")
+    with open(os.path.join(HERE, "..", "..", "examples", "heat_insitu.xml")) as f:
+        template = f.read()
+    iterations = 12
+    outputs = {}
+    for name, argv in (("python", [sys.executable, os.path.join(EXAMPLES, "heat_insitu.py")]),
+                       ("c", [program])):
+        out = tmp_path / name
+        out.mkdir()
+        xml = tmp_path / f"{name}.xml"
+        xml.write_text(template.replace("@OUTPUT@", f"{out}/").replace("@SCRIPTS@", EXAMPLES + "/"))
+        status, output = run_job(4, argv + [str(xml), str(iterations)],
+                                 mpi_env(SIDECORE_IMAGES=out / "images", SIDECORE_IMAGES_DATA=1),
+                                 240)
+        assert status == 0, output
+        outputs[name] = out
+    for it in range(iterations):
+        for c in range(3):
+            name = f"heat_It{it}_Pr0.h5"
+            with h5py.File(outputs["python"] / name, "r") as py, \
+                    h5py.File(outputs["c"] / name, "r") as c_file:
+                stored = py[f"temperature/P{c}"][()]
+                assert stored.shape == (32, 32, 24), stored.shape
+                expect_array(f"iteration {it}, client {c}", stored, c_file[f"temperature/P{c}"][()])
+    assert np.ptp(stored) > 1.0, "the field is uniform"
+    for it in (0, 10):
+        expect_array(f"plane of iteration {it}",
+                     load(f"{outputs['python']}/images/temperature_{it:06d}.npy"),
+                     load(f"{outputs['c']}/images/temperature_{it:06d}.npy"))
+
+
 def test_dask_without_a_scheduler_goes_on(tmp_path):
     """A scheduler file that does not exist, or names a scheduler nobody answers at, is a
     warning: the script runs without Dask (it.dask is empty) and nothing else changes."""
