@@ -20,7 +20,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 from mpi_job import (expect_array, expect_no_leaked_segments, exported, job_segments,  # noqa: E402
-                     mpi_env, run_job)
+                     mpi_env, mpiexec, run_job)
 
 W, H, D = 16, 12, 8  # image_writer.c
 ITERATIONS = 5
@@ -548,3 +548,40 @@ def test_without_a_display(tmp_path):
         assert f"rank {rank}: done" in output, f"rank {rank} did not finish"
     assert output.count("ParaView renders through X, and DISPLAY is not set") == 1, output
     assert not [f for f in os.listdir(out) if f.endswith((".png", ".vtm"))], os.listdir(out)
+
+
+def test_interrupted_job_says_it_once(tmp_path, display):
+    """A job whose writers run ParaView, ended by SIGTERM (a batch system's time limit, Ctrl-C):
+    Sidecore's notice says what the job was doing; ParaView's logger, which installs its own
+    handlers for SIGINT and SIGTERM when it starts, prints no stack trace of the writers."""
+    assert os.environ.get("HEAT_INSITU"), "the examples were not built (SIDECORE_BUILD_EXAMPLES)"
+    examples = os.path.join(HERE, "..", "..", "examples")
+    out = tmp_path / "out"
+    out.mkdir()
+    xml = tmp_path / "heat.xml"
+    with open(os.path.join(examples, "heat_paraview.xml")) as f:
+        xml.write_text(f.read().replace("@OUTPUT@", f"{out}/")
+                       .replace("@SCRIPTS@", os.path.join(examples, "paraview") + "/"))
+    # Far more iterations than it will run: the job is stopped once ParaView has drawn.
+    command = mpiexec(4) + exported("DISPLAY") + [os.environ["HEAT_INSITU"], str(xml), "1000000"]
+    job = subprocess.Popen(command, env=mpi_env(DISPLAY=display), cwd=str(out),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           start_new_session=True)
+    try:
+        deadline = time.time() + 240
+        while not (out / "slice_10.png").exists():
+            assert job.poll() is None, job.communicate()[0]
+            assert time.time() < deadline, "ParaView drew nothing in 240 s"
+            time.sleep(0.2)
+        job.send_signal(signal.SIGTERM)  # to the launcher, which passes it on to every rank
+        output, _ = job.communicate(timeout=120)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+    print(output)
+    assert job.returncode != 0, "the job was not interrupted"
+    assert output.count("the job is ending on SIGTERM") == 1, output
+    assert "Stored iterations are complete" in output, output
+    assert "Loguru caught a signal" not in output, output
+    assert "Stack trace" not in output, output

@@ -15,6 +15,7 @@ The runner gives the element's settings in sidecore_options.
 import ctypes
 import ctypes.util
 import os
+import signal
 import sys
 
 import sidecore_script
@@ -60,7 +61,33 @@ def _script_version(path):
     return 2 if "catalyst" in text else 1
 
 
+class _interrupt_actions_kept:
+    """Around ParaView's initialization: its logger (loguru) installs handlers for SIGINT and
+    SIGTERM that print a stack trace of every writer when the job is interrupted (Ctrl-C, a
+    batch system's time limit), burying Sidecore's one notice. The actions in place before
+    (Sidecore's, or the default) are put back; ParaView keeps its handlers for crashes."""
+
+    def __enter__(self):
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self._saved = {}
+        for number in (signal.SIGINT, signal.SIGTERM):
+            action = ctypes.create_string_buffer(512)  # larger than any struct sigaction
+            if self._libc.sigaction(int(number), None, action) == 0:
+                self._saved[int(number)] = action
+        return self
+
+    def __exit__(self, *failure):
+        for number, action in self._saved.items():
+            self._libc.sigaction(number, action, None)
+        return False
+
+
 def _start():
+    with _interrupt_actions_kept():
+        _start_paraview()
+
+
+def _start_paraview():
     env = sidecore_script.environment
     problems = [p for p in env.comm.allgather(_display_problem()) if p]
     if problems:
