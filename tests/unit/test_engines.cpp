@@ -6,11 +6,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/client.hpp"
@@ -19,6 +25,7 @@
 #include "protocol/notifications.hpp"
 #include "transports/background_thread/thread_engine.hpp"
 #include "transports/dedicated_cores/channel.hpp"
+#include "transports/dedicated_cores/heap_reserver.hpp"
 #include "transports/dedicated_cores/shm_engine.hpp"
 #include "transports/dedicated_nodes/mpi_engine.hpp"
 #include "transports/synchronous/inline_engine.hpp"
@@ -187,6 +194,62 @@ TEST_F(engines_test, a_block_allocated_but_not_committed_is_handed_over_when_the
   EXPECT_EQ(std::memcmp(channel.address(m.offset), values.data(), 16), 0);
   ASSERT_TRUE(channel.try_pop(0, m));
   EXPECT_EQ(m.kind, message_kind::stop);
+}
+
+// Bytes of this process's mapping that holds `address` now mapped (Rss of /proc/self/smaps).
+std::uint64_t resident_bytes_around(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto wanted = reinterpret_cast<std::uintptr_t>(address);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &begin, &end) == 2 &&
+        line.find(':') > line.find(' ')) {
+      inside = begin <= wanted && wanted < end;
+    } else if (inside && line.rfind("Rss:", 0) == 0) {
+      return std::stoull(line.substr(4)) * 1024;
+    }
+  }
+  return 0;
+}
+
+// A client maps the pages after its furthest block ahead of its next writes, on its mapper's
+// thread (blocks held by a busy core move the allocator into pages never touched), and only
+// those: the pages between its window and that block are left to the writes.
+TEST_F(engines_test, shm_engine_maps_the_buffer_ahead_of_its_blocks) {
+  const config::model model = model_in(m_directory);
+  transports::channel_sizes sizes;
+  sizes.heap_bytes = 64u << 20;
+  sizes.clients = 1;
+  sizes.ring_capacity = 64;
+  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-ahead";
+  transports::channel channel = transports::channel::create(name, sizes);
+  channel.unlink();
+  channel.reserve_heap(0);
+  const std::atomic<bool> never{false};
+  ASSERT_EQ(channel.reserve_heap_rest(never), "");
+  const std::uint64_t begin = channel.heap().begin_offset();
+  // Hold the start of the heap, as blocks a busy core has not released yet would.
+  const std::uint64_t held = 20u << 20;
+  ASSERT_EQ(channel.heap().try_allocate(held, begin).value_or(0), begin);
+  transports::window_mapper mapper(channel, begin, 0);  // no window: nothing mapped at start
+  client::client c(model, 0,
+                   std::make_unique<transports::shm_engine>(model, channel, 0, 0, -1, &mapper));
+  // After the engine touched the start of its stretch (its first write's pages).
+  const std::uint64_t before = resident_bytes_around(channel.address(begin));
+  ASSERT_NE(c.alloc("v", 0), nullptr);  // lands after the held bytes
+  const std::uint64_t ahead = 2 * transports::shm_engine::map_ahead_bytes;
+  std::uint64_t mapped = 0;
+  // The mapper runs at idle priority: on a busy machine it gets little of the processor.
+  for (int i = 0; i < 1200 && mapped < ahead; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    mapped = resident_bytes_around(channel.address(begin)) - before;
+  }
+  EXPECT_GE(mapped, ahead - (64u << 10)) << "the pages after the block were not mapped ahead";
+  // The held 20 MiB were never asked for: at most the block's own page besides.
+  EXPECT_LE(mapped, ahead + (64u << 10)) << "pages before the block were mapped too";
+  c.stop();
 }
 
 TEST_F(engines_test, shm_engine_under_skip_policy_drops_what_does_not_fit) {

@@ -1,5 +1,7 @@
 #include "transports/dedicated_cores/heap_reserver.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <string>
 
@@ -20,30 +22,78 @@ heap_reserver::~heap_reserver() {
 }
 
 window_mapper::window_mapper(channel& c, std::uint64_t offset, std::uint64_t bytes)
-    : m_thread(start_quiet_thread([this, &c, offset, bytes] {
-        // Steps of the core's reservation size: each is mapped as soon as it is ready.
-        constexpr std::uint64_t step = 8u << 20;
-        constexpr double poll_seconds = 0.005;  // how soon a stop is seen while waiting
-        for (std::uint64_t at = offset; at < offset + bytes;) {
-          if (m_stop.load(std::memory_order_relaxed)) return;
-          const std::uint64_t n = std::min(step, offset + bytes - at);
-          if (c.heap_reserved(at, n, poll_seconds)) {
-            // In pieces: populating holds the process's memory-map lock (for reading), which
-            // the application's own mmap and munmap (a large malloc) wait for.
-            constexpr std::uint64_t piece = 1u << 20;
-            for (std::uint64_t p = at; p < at + n && !m_stop.load(std::memory_order_relaxed);
-                 p += piece)
-              c.prefault(p, std::min(piece, at + n - p));
-            at += n;
-          } else if (c.heap_reservation_stopped()) {
-            return;  // the writes that need these pages report why
-          }
-        }
-      })) {}
+    : m_from(offset),
+      m_to(offset + bytes),
+      m_skip_to(offset),
+      m_thread(start_quiet_thread([this, &c] { run(c); })) {}
 
 window_mapper::~window_mapper() {
-  m_stop.store(true, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stop.store(true, std::memory_order_relaxed);
+  }
+  m_asked.notify_one();
   if (m_thread.joinable()) m_thread.join();
+}
+
+void window_mapper::map_ahead(std::uint64_t from, std::uint64_t to) {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (to <= m_to) return;
+    m_to = to;
+    m_skip_to = std::max(m_skip_to, from);
+  }
+  m_asked.notify_one();
+}
+
+void window_mapper::run(channel& c) {
+  // Steps of the core's reservation size: each is mapped as soon as it is ready.
+  constexpr std::uint64_t step = 8u << 20;
+  constexpr double poll_seconds = 0.005;  // how soon a stop is seen while waiting
+  const std::uint64_t heap_end = c.heap().end_offset();
+  bool idle_priority = false;
+  for (;;) {
+    std::uint64_t to = 0;
+    {
+      std::unique_lock<std::mutex> lock(m_mutex);
+      if (!idle_priority && m_from >= m_to) {
+        // The window is mapped, before the first writes if their compute phase was long
+        // enough. Mapping ahead of later writes must never take the processor from the
+        // simulation (it did, for a millisecond at a time, on a busy node): from now on this
+        // thread runs only when the processor would otherwise be idle. Where it never runs,
+        // the writes map their pages themselves, as without it (as where the system refuses
+        // the change, which leaves the thread as it was).
+        sched_param none{};
+        (void)::sched_setscheduler(0, SCHED_IDLE, &none);
+        idle_priority = true;
+      }
+      m_asked.wait(lock,
+                   [this] { return m_stop.load(std::memory_order_relaxed) || m_from < m_to; });
+      if (m_stop.load(std::memory_order_relaxed)) return;
+      to = std::min(m_to, heap_end);
+      m_from = std::max(m_from, m_skip_to);
+    }
+    if (m_from >= to) {  // asked past the heap's end: nothing more to map
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_to = m_from;
+      continue;
+    }
+    const std::uint64_t n = std::min(step, to - m_from);
+    if (c.heap_reserved(m_from, n, poll_seconds)) {
+      // In pieces: populating holds the process's memory-map lock (for reading), which the
+      // application's own mmap and munmap (a large malloc) wait for.
+      constexpr std::uint64_t piece = 1u << 20;
+      for (std::uint64_t p = m_from; p < m_from + n; p += piece) {
+        if (m_stop.load(std::memory_order_relaxed)) return;
+        c.prefault(p, std::min(piece, m_from + n - p));
+      }
+      m_from += n;
+    } else if (c.heap_reservation_stopped()) {
+      return;  // the writes that need these pages report why
+    } else if (m_stop.load(std::memory_order_relaxed)) {
+      return;
+    }
+  }
 }
 
 }  // namespace sidecore::transports

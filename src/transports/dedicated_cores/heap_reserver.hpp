@@ -5,7 +5,9 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <thread>
 
 #include "transports/dedicated_cores/channel.hpp"
@@ -29,7 +31,10 @@ class heap_reserver {
 
 // On a client: maps [offset, offset + bytes) of the segment (its window) into this process,
 // step by step as the core reserves it, so that the first iteration's writes take no page
-// fault. A write that gets there first maps the pages itself; nothing waits for this thread.
+// fault. Then it maps ahead of the writes on request (map_ahead_to): blocks held longer (a
+// slow store or pipeline on the core) move the allocator into pages the client has not
+// touched, and each write there would pay their page faults. A write that gets there first
+// maps the pages itself; nothing waits for this thread.
 class window_mapper {
  public:
   window_mapper(channel& c, std::uint64_t offset, std::uint64_t bytes);
@@ -38,7 +43,19 @@ class window_mapper {
   window_mapper(const window_mapper&) = delete;
   window_mapper& operator=(const window_mapper&) = delete;
 
+  // Asks for the pages of [from, to) (heap offsets) to be mapped, after what was asked before
+  // (pages before `from` not mapped yet are left to the writes); returns at once. Asking for
+  // no more than was asked before does nothing.
+  void map_ahead(std::uint64_t from, std::uint64_t to);
+
  private:
+  void run(channel& c);
+
+  std::mutex m_mutex;
+  std::condition_variable m_asked;
+  std::uint64_t m_from;     // the first page not mapped yet (the thread's)
+  std::uint64_t m_to;       // the end of what was asked (under m_mutex)
+  std::uint64_t m_skip_to;  // where the next pages to map begin at the earliest (under m_mutex)
   std::atomic<bool> m_stop{false};
   std::thread m_thread;
 };

@@ -133,8 +133,9 @@ cores_setup::cores_setup(const config::model& model, const topology::layout& top
   // 5. Map, in each process, the segment's header, allocator state and rings (written from
   // the first call on). The core maps the data pages as its stores read them (read faults map
   // neighbouring pages in batches): a core whose stores read nothing holds none of the
-  // buffer. Beyond its window, a client maps pages on first use: resident memory follows what
-  // the run uses, not the buffer's size.
+  // buffer. Beyond its window, a client maps pages a step ahead of its furthest block
+  // (window_mapper::map_ahead, at idle priority): resident memory follows what the run uses,
+  // not the buffer's size.
   m_channel->prefault(0, m_channel->heap().stretch_of(0, 1));
   if (m_topo.is_server) {
     m_heap_reserver = std::make_unique<heap_reserver>(*m_channel);
@@ -156,7 +157,7 @@ std::unique_ptr<engine> cores_setup::make_engine() {
   MPI_Group_free(&world);
   return std::make_unique<shm_engine>(m_model, *m_channel,
                                       static_cast<std::uint32_t>(m_topo.group_rank),
-                                      m_topo.client_index, core_in_world);
+                                      m_topo.client_index, core_in_world, m_window_mapper.get());
 }
 
 std::unique_ptr<server> cores_setup::make_server() {

@@ -16,7 +16,7 @@
 namespace sidecore::transports {
 
 shm_engine::shm_engine(const config::model& model, channel& channel, std::uint32_t slot, int source,
-                       int server_rank)
+                       int server_rank, window_mapper* mapper)
     : m_model(model),
       m_channel(channel),
       m_slot(slot),
@@ -25,7 +25,8 @@ shm_engine::shm_engine(const config::model& model, channel& channel, std::uint32
       // This client's own stretch of the shared buffer: its blocks go there first.
       m_stretch(channel.heap().stretch_of(slot, channel.client_count())),
       m_keep_free(std::min(ring_slots_for_batches, channel.ring_capacity() / 8)),
-      m_overflow(channel, m_stretch, model.arch.wait_timeout_seconds) {
+      m_overflow(channel, m_stretch, model.arch.wait_timeout_seconds),
+      m_mapper(mapper) {
   // Touch the start of the stretch now, so that the first write finds it mapped, cached and in
   // the TLB.
   const std::uint64_t share = m_channel.heap().capacity() / std::max(1u, m_channel.client_count());
@@ -102,6 +103,7 @@ reservation shm_engine::reserve(std::uint64_t bytes) {
                            " bytes in the shared buffer: " + m_channel.heap_reservation_error());
   }
   r.address = m_channel.address(r.offset);
+  map_ahead_of(r.offset + bytes);
   return r;
 }
 

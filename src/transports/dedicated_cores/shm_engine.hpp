@@ -3,6 +3,7 @@
 #pragma once
 
 #include "transports/dedicated_cores/channel.hpp"
+#include "transports/dedicated_cores/heap_reserver.hpp"
 #include "transports/dedicated_cores/overflow.hpp"
 #include "transports/engine.hpp"
 
@@ -15,9 +16,14 @@ class shm_engine final : public engine {
   static constexpr int max_iterations_ahead = 4;
 
   // slot: this client's ring in the channel; source: its index among all clients;
-  // server_rank: the dedicated core's rank in the job (to tell when it has died; -1: unknown).
+  // server_rank: the dedicated core's rank in the job (to tell when it has died; -1: unknown);
+  // mapper: maps this process's pages of the buffer ahead of the blocks (none: first writes to
+  // a page take its fault).
   shm_engine(const config::model& model, channel& channel, std::uint32_t slot, int source,
-             int server_rank = -1);
+             int server_rank = -1, window_mapper* mapper = nullptr);
+
+  // How far beyond the end of the furthest block pages are mapped ahead of the writes.
+  static constexpr std::uint64_t map_ahead_bytes = 8u << 20;
 
   std::uint64_t capacity() const noexcept override;
   const char* buffer_name() const noexcept override { return "a dedicated core's shared buffer"; }
@@ -50,6 +56,13 @@ class shm_engine final : public engine {
   // Throws error(code), the code the wait would have ended with.
   void check_server_alive(const char* waiting_for, int code);
   void note_server_stalled();
+  // Keeps the pages after a block that ends at `end` mapped ahead of the next writes.
+  void map_ahead_of(std::uint64_t end) {
+    if (m_mapper && end + map_ahead_bytes > m_mapped_to) {
+      m_mapped_to = end + 2 * map_ahead_bytes;
+      m_mapper->map_ahead(end, m_mapped_to);
+    }
+  }
   // Ends the job (job_failure::end_job) when the dedicated core has died: nothing this client
   // hands over would be stored, and every later call would wait for it. `thorough` also reads
   // /proc (after a wait timed out); otherwise one system call (every end of iteration).
@@ -67,6 +80,8 @@ class shm_engine final : public engine {
   std::uint32_t m_failures_seen = 0;  // store failures of the server already reported here
   bool m_server_stalled = false;      // a wait for the server timed out...
   std::uint64_t m_stalled_at = 0;     // ...when its heartbeat was this
+  window_mapper* m_mapper;            // the setup's, which outlives the engine; may be null
+  std::uint64_t m_mapped_to = 0;      // how far the mapper was asked to map
 };
 
 }  // namespace sidecore::transports
