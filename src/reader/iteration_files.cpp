@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "config/output_names.hpp"
+#include "plugins/hdf5/hdf5_attributes.hpp"
 #include "plugins/hdf5/hdf5_handle.hpp"
 #include "plugins/hdf5/run_marker.hpp"
 
@@ -38,6 +39,7 @@ struct found_file {
   bool readable = false;
   std::optional<std::int64_t> run;
   std::optional<std::int32_t> writers, complete;
+  std::vector<std::int32_t> clients_left_out;
   fs::file_time_type modified{};
 };
 
@@ -57,6 +59,14 @@ found_file look_at(std::int32_t writer, const std::string& path) {
   f.writers =
       root_attribute<std::int32_t>(file.get(), plugins::hdf5::writers_attribute, H5T_NATIVE_INT32);
   f.complete = root_attribute<std::int32_t>(file.get(), "complete", H5T_NATIVE_INT32);
+  if (f.complete && *f.complete == 0) {
+    try {
+      f.clients_left_out = plugins::hdf5::read_int_array_attribute<std::int32_t>(
+          file.get(), "clients_left_out", {path, {}});
+    } catch (const storage_error&) {
+      // Who left it out is a courtesy of the message: the file is incomplete all the same.
+    }
+  }
   return f;
 }
 
@@ -136,7 +146,11 @@ iteration_files survey_iteration(const std::string& prefix, std::int32_t iterati
       result.other_run.push_back(f.path);
       continue;
     }
-    if (f.complete && *f.complete == 0) result.incomplete.push_back(f.path);
+    if (f.complete && *f.complete == 0) {
+      result.incomplete.push_back(f.path);
+      result.clients_left_out.insert(result.clients_left_out.end(), f.clients_left_out.begin(),
+                                     f.clients_left_out.end());
+    }
     if (f.writers) writers = std::max(writers, *f.writers);
     if (f.writer < 0) {
       shared = &f;
@@ -145,6 +159,10 @@ iteration_files survey_iteration(const std::string& prefix, std::int32_t iterati
       result.writer_files.emplace_back(f.writer, f.path);
     }
   }
+  std::sort(result.clients_left_out.begin(), result.clients_left_out.end());
+  result.clients_left_out.erase(
+      std::unique(result.clients_left_out.begin(), result.clients_left_out.end()),
+      result.clients_left_out.end());
   if (later_run_torn) result.run_id.reset();
   result.per_core = !present.empty() || (shared != nullptr && shared->writers) ||
                     (shared == nullptr && any_writer_name);
@@ -162,6 +180,14 @@ iteration_files survey_iteration(const std::string& prefix, std::int32_t iterati
   return result;
 }
 
+std::string describe_clients_left_out(const std::vector<std::int32_t>& clients) {
+  if (clients.empty()) return "";
+  std::string listed;
+  for (const std::int32_t c : clients) listed += (listed.empty() ? "" : ", ") + std::to_string(c);
+  return (clients.size() == 1 ? "client " : "clients ") + listed +
+         " left it out (dropped data of it, stopped before ending it, or never ended it)";
+}
+
 bool iteration_files::complete() const {
   if (!missing_writers.empty() || !incomplete.empty()) return false;
   return per_core ? !writer_files.empty() : !shared.empty();
@@ -177,7 +203,10 @@ std::string iteration_files::problems() const {
                     " of " + std::to_string(writers) + " missing");
   }
   if (!unreadable.empty()) parts.push_back("unreadable (torn, or not HDF5): " + joined(unreadable));
-  if (!incomplete.empty()) parts.push_back("complete = 0 in " + joined(incomplete));
+  if (!incomplete.empty()) {
+    const std::string who = describe_clients_left_out(clients_left_out);
+    parts.push_back("complete = 0 in " + joined(incomplete) + (who.empty() ? "" : ": " + who));
+  }
   if (!other_run.empty()) parts.push_back("left by another run, not read: " + joined(other_run));
   if (!per_core && shared.empty() && unreadable.empty() && parts.empty())
     parts.push_back("no file of this run holds its data");

@@ -32,10 +32,11 @@ struct iteration_files {
   std::int32_t writers = 0;  // per_core: the writer files the run wrote for the iteration
   std::vector<std::pair<std::int32_t, std::string>> writer_files;  // present, readable, by writer
   std::string shared;  // the run's master (per_core) or collective file, readable; "" if none
-  std::vector<std::int32_t> missing_writers;  // per_core: no readable file of this run
-  std::vector<std::string> unreadable;        // under a final name, but HDF5 cannot open it
-  std::vector<std::string> other_run;         // another run's files under this iteration's names
-  std::vector<std::string> incomplete;        // this run's files that say complete = 0
+  std::vector<std::int32_t> missing_writers;   // per_core: no readable file of this run
+  std::vector<std::string> unreadable;         // under a final name, but HDF5 cannot open it
+  std::vector<std::string> other_run;          // another run's files under this iteration's names
+  std::vector<std::string> incomplete;         // this run's files that say complete = 0
+  std::vector<std::int32_t> clients_left_out;  // the clients those files name, in order
 
   // Every file the data needs is there, whole, and says it holds all its clients' data. A
   // torn master file alone leaves the data complete (it is read from the writers' files).
@@ -45,6 +46,10 @@ struct iteration_files {
   // The files holding this iteration's data that are missing or unreadable, for messages.
   std::string missing_data_files(const std::string& prefix) const;
 };
+
+// "client 3 left it out (...)" or "clients 2, 5 left it out (...)": what the files' attribute
+// clients_left_out says, for messages ("" when it names none).
+std::string describe_clients_left_out(const std::vector<std::int32_t>& clients);
 
 // Surveys the files of one iteration under prefix; opens each file once.
 iteration_files survey_iteration(const std::string& prefix, std::int32_t iteration);

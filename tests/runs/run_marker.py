@@ -203,8 +203,14 @@ def runs(library, writer, cli, template):
         expect_read(api, prefix, 0, 5e5, 2, "writer file put back")
         print("FIFOs under data file names: never opened, their iterations not complete")
 
-        # A writer file lost: incomplete, and no zeros passed off as its data.
+        # A writer file lost: incomplete, and no zeros passed off as its data. The remaining
+        # file also says a client left the iteration out (as the stores write it): the error
+        # names that client too.
         os.remove(prefix + "_It2_Pr1.h5")
+        import h5py
+        with h5py.File(prefix + "_It2_Pr0.h5", "r+") as f:
+            f.attrs.modify("complete", 0)
+            f.attrs.create("clients_left_out", np.array([1], dtype=np.int32))
         handle, error = api.open(prefix, 2)
         if handle is None:
             fail(f"iteration 2 with a lost writer file cannot be opened at all: {error}")
@@ -216,6 +222,8 @@ def runs(library, writer, cli, template):
                 fail("read_region over a lost writer file's data returned DAMARIS_OK")
             if "runs_It2_Pr1.h5" not in error[1]:
                 fail(f"the error does not name the lost file: {error}")
+            if "client 1 left it out" not in error[1]:
+                fail(f"the error does not name the client that left the iteration out: {error}")
             print(f"lost writer file: read_region refused ({error[0]}): {error[1]}")
             got, error = api.region(handle, (0, 0), (N, N))
             if got is None or not np.array_equal(got, expected(5e5, 2, 2)[:, :N]):

@@ -19,6 +19,7 @@
 
 #include "common/text.hpp"
 #include "common/units.hpp"
+#include "reader/iteration_files.hpp"
 
 namespace sidecore::cli::inspect {
 namespace {
@@ -117,14 +118,9 @@ std::string why_incomplete(const run_report& report, const iteration_report& ir)
             std::to_string(w) + ".h5)";
   for (const std::string& f : ir.incomplete_files)
     text += std::string(text.empty() ? "" : "; ") + f + " says complete = 0";
-  if (!ir.clients_left_out.empty()) {
-    std::string clients;
-    for (const std::int32_t c : ir.clients_left_out)
-      clients += (clients.empty() ? "" : ", ") + std::to_string(c);
+  if (!ir.clients_left_out.empty())
     text += std::string(text.empty() ? "" : "; ") +
-            (ir.clients_left_out.size() == 1 ? "client " : "clients ") + clients +
-            " left it out (dropped data of it, stopped before ending it, or never ended it)";
-  }
+            reader::describe_clients_left_out(ir.clients_left_out);
   for (const std::string& f : ir.unreadable_files)
     text += std::string(text.empty() ? "" : "; ") + f + " is unreadable (torn, or not HDF5)";
   if (text.empty() && !ir.complete) text = "no file of its run holds its data";
