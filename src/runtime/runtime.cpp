@@ -146,9 +146,9 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
   if (m_client) interrupt_notice::note_iteration(m_client->iteration());
   watch_peers();
   if (m_topo.world_rank == 0)
-    log::info("initialized from ", m_model.file, ": ", m_topo.client_count, " clients, ",
-              m_topo.has_servers ? m_topo.server_count : m_topo.client_count, " writers (",
-              mode_name(), "), ", m_topo.node_count, " node(s)");
+    log::info("initialized from ", m_model.file, ": ", counted(m_topo.client_count, "client"), ", ",
+              counted(m_topo.has_servers ? m_topo.server_count : m_topo.client_count, "writer"),
+              " (", mode_name(), "), ", counted(m_topo.node_count, "node"));
 }
 
 runtime::~runtime() {
@@ -293,9 +293,9 @@ void runtime::report() {
   if (m_server) {
     const storing::processor_counters& c = m_server->counters();
     // The blocks of every variable, also those no store keeps (store="#"): what went through.
-    log::info("server ", m_topo.server_index, ": ", c.iterations_stored, " iterations, ",
-              c.blocks_stored, " blocks, ", c.bytes_stored, " bytes processed, ",
-              c.seconds_in_stores, " s in stores; buffer high water ",
+    log::info("server ", m_topo.server_index, ": ", counted(c.iterations_stored, "iteration"), ", ",
+              counted(c.blocks_stored, "block"), ", ", counted(c.bytes_stored, "byte"),
+              " processed, ", c.seconds_in_stores, " s in stores; buffer high water ",
               m_server->buffer_high_water(), " bytes");
     m_server->report_more(m_topo.server_index);
     if (c.store_failures)

@@ -10,6 +10,7 @@
 
 #include "common/log.hpp"
 #include "common/mpi_handles.hpp"
+#include "common/text.hpp"
 #include "common/waiting.hpp"
 #include "storing/actions.hpp"
 
@@ -76,8 +77,8 @@ void event_dispatcher::forget_old_groups(std::int32_t event, std::int32_t newest
     if (!first->second.fired && m_warned.insert(event).second) {
       log::warning("event '", m_model.events[event].name, "' (scope group) at iteration ",
                    first->first.second, " was signalled by ", first->second.sources.size(),
-                   " of the ", m_clients,
-                   " clients of this server and never ran; forgotten now that clients signal "
+                   " of the ", counted(m_clients, "client"),
+                   " of this server and never ran; forgotten now that clients signal "
                    "iteration ",
                    newest, " (said once per event)");
     }

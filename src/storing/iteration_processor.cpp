@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/run_clock.hpp"
+#include "common/text.hpp"
 #include "common/units.hpp"
 #include "storing/actions.hpp"
 #include "storing/active_buffer.hpp"
@@ -393,8 +394,8 @@ void iteration_processor::finish() {
     auto it = m_pending.begin();
     if (it->second.ended_count < m_sources) {
       log::warning("iteration ", it->first, " was ended by ", it->second.ended_count, " of ",
-                   m_sources, " clients before they stopped; storing the ",
-                   it->second.blocks.size(), " blocks received");
+                   counted(m_sources, "client"), " before they stopped; storing the ",
+                   counted(static_cast<long long>(it->second.blocks.size()), "block"), " received");
       it->second.skipped = true;
       leave_out_unended(it->first, it->second);
     }

@@ -131,8 +131,8 @@ layout build(MPI_Comm comm, int dedicated_cores, int dedicated_nodes) {
                             : std::string("no client")) +
                        "; each dedicated core needs at least one client of its node, so every "
                        "node needs at least " +
-                       std::to_string(2 * dedicated_cores) +
-                       " ranks (set SIDECORE_RANKS_PER_NODE, start more ranks per node, or lower "
+                       counted(2 * dedicated_cores, "rank") +
+                       " (set SIDECORE_RANKS_PER_NODE, start more ranks per node, or lower "
                        "cores=)");
 
   t.has_servers = dedicated_cores > 0;

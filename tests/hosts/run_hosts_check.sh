@@ -138,7 +138,10 @@ run_sidecore() {  # <case> <mode: cores|nodes> <cores> <nodes> <ranks per host> 
     "$work/$case.xml" 3 >"$case.out" 2>&1 || fail "Sidecore job ($case): $(cat "$case.out")"
   echo "run_hosts_check: Sidecore job ($case, $file_mode, $ranks ranks, 3 iterations) took" \
     "$(seconds_since "$t0") s"
-  grep -q "$clients clients, $servers writers (dedicated $mode), $hosts node(s)" "$case.out" ||
+  local writers_text="$servers writers" nodes_text="$hosts nodes"
+  [ "$servers" -eq 1 ] && writers_text="1 writer"
+  [ "$hosts" -eq 1 ] && nodes_text="1 node"
+  grep -q "$clients clients, $writers_text (dedicated $mode), $nodes_text" "$case.out" ||
     fail "Sidecore ($case) did not report $clients clients, $servers writers, $hosts nodes:" \
       "$(cat "$case.out")"
   "$python" "$here/check_hosts_output.py" --out "$out" --mode "$mode" --hosts "$hosts" \

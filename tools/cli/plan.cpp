@@ -298,9 +298,8 @@ deployment plan_deployment(const config::model& model, int ranks, int ranks_per_
   const auto node_size = [&](int node) {
     return node < d.nodes - 1 ? ranks_per_node : ranks - (d.nodes - 1) * ranks_per_node;
   };
-  const std::string job_text = std::to_string(ranks) + " ranks at " +
-                               std::to_string(ranks_per_node) + " per node make " +
-                               std::to_string(d.nodes) + " node(s)";
+  const std::string job_text = counted(ranks, "rank") + " at " + std::to_string(ranks_per_node) +
+                               " per node make " + counted(d.nodes, "node");
   const config::architecture& a = model.arch;
   if (a.dedicated_nodes > 0) {
     d.mode = deployment_mode::dedicated_nodes;
@@ -337,7 +336,7 @@ deployment plan_deployment(const config::model& model, int ranks, int ranks_per_
                : std::string("no client")) +
           "; each dedicated core needs at least one client of its node, so every "
           "node needs at least " +
-          std::to_string(2 * cores) + " ranks");
+          counted(2 * cores, "rank"));
     d.servers = d.nodes * cores;
     d.clients = ranks - d.servers;
     d.writers = d.servers;

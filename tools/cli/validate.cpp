@@ -225,10 +225,10 @@ void print_text(const context& c) {
       capacity += " (the node's " + std::to_string(p.buffer.size) + " / " +
                   std::to_string(m.arch.dedicated_cores) +
                   (m.arch.dedicated_cores == 1 ? " core)" : " cores)");
-      from = " (its " + std::to_string(job.most_clients_per_writer) +
-             " clients' blocks, in 64-byte lines)";
+      from = " (the blocks of its " + counted(job.most_clients_per_writer, "client") +
+             ", in 64-byte lines)";
     } else if (u.holder == "each server process") {
-      from = " (its " + std::to_string(job.most_clients_per_writer) + " clients' blocks)";
+      from = " (the blocks of its " + counted(job.most_clients_per_writer, "client") + ")";
     }
     line("  " + u.holder + ": " + capacity);
     if (u.bytes_per_iteration == 0)
