@@ -286,6 +286,20 @@ def compare_hot_spots(picture, oracle):
         assert abs(x - want_x) < 0.03 and abs(y - want_y) < 0.03, (picture, spots, want_spots)
 
 
+def heat_demo_configuration(tmp_path):
+    """scripts/demo_paraview.sh's configuration (examples/heat_paraview.xml) writing to
+    tmp_path/out: (xml path, output directory)."""
+    assert os.environ.get("HEAT_INSITU"), "the examples were not built (SIDECORE_BUILD_EXAMPLES)"
+    examples = os.path.join(HERE, "..", "..", "examples")
+    out = tmp_path / "out"
+    out.mkdir()
+    xml = tmp_path / "heat.xml"
+    with open(os.path.join(examples, "heat_paraview.xml")) as f:
+        xml.write_text(f.read().replace("@OUTPUT@", f"{out}/")
+                       .replace("@SCRIPTS@", os.path.join(examples, "paraview") + "/"))
+    return xml, out
+
+
 def test_heat_demo(tmp_path, display):
     """scripts/demo_paraview.sh's run: the heat diffusion of examples/heat_insitu.c with
     examples/heat_paraview.xml. The slice ParaView extracted at steps 0, 10 and 20 holds,
@@ -298,14 +312,7 @@ def test_heat_demo(tmp_path, display):
         from vtkmodules.vtkFiltersCore import vtkCellCenters
     except ImportError:  # older VTK
         from vtkmodules.vtkFiltersGeneral import vtkCellCenters
-    assert os.environ.get("HEAT_INSITU"), "the examples were not built (SIDECORE_BUILD_EXAMPLES)"
-    examples = os.path.join(HERE, "..", "..", "examples")
-    out = tmp_path / "out"
-    out.mkdir()
-    xml = tmp_path / "heat.xml"
-    with open(os.path.join(examples, "heat_paraview.xml")) as f:
-        xml.write_text(f.read().replace("@OUTPUT@", f"{out}/")
-                       .replace("@SCRIPTS@", os.path.join(examples, "paraview") + "/"))
+    xml, out = heat_demo_configuration(tmp_path)
     status, output = run_job(4, exported("DISPLAY") + [os.environ["HEAT_INSITU"], str(xml), "21"],
                              mpi_env(DISPLAY=display), 300, cwd=str(out))
     assert status == 0, f"sidecore_heat_insitu exited with {status}"
@@ -554,14 +561,7 @@ def test_interrupted_job_says_it_once(tmp_path, display):
     """A job whose writers run ParaView, ended by SIGTERM (a batch system's time limit, Ctrl-C):
     Sidecore's notice says what the job was doing; ParaView's logger, which installs its own
     handlers for SIGINT and SIGTERM when it starts, prints no stack trace of the writers."""
-    assert os.environ.get("HEAT_INSITU"), "the examples were not built (SIDECORE_BUILD_EXAMPLES)"
-    examples = os.path.join(HERE, "..", "..", "examples")
-    out = tmp_path / "out"
-    out.mkdir()
-    xml = tmp_path / "heat.xml"
-    with open(os.path.join(examples, "heat_paraview.xml")) as f:
-        xml.write_text(f.read().replace("@OUTPUT@", f"{out}/")
-                       .replace("@SCRIPTS@", os.path.join(examples, "paraview") + "/"))
+    xml, out = heat_demo_configuration(tmp_path)
     # Far more iterations than it will run: the job is stopped once ParaView has drawn.
     command = mpiexec(4) + exported("DISPLAY") + [os.environ["HEAT_INSITU"], str(xml), "1000000"]
     job = subprocess.Popen(command, env=mpi_env(DISPLAY=display), cwd=str(out),
