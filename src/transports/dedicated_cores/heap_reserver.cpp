@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "common/log.hpp"
@@ -36,14 +37,22 @@ window_mapper::~window_mapper() {
   if (m_thread.joinable()) m_thread.join();
 }
 
+namespace {
+
+// Raises `value` to at least `wanted`; true when it did.
+bool raise_to(std::atomic<std::uint64_t>& value, std::uint64_t wanted) noexcept {
+  std::uint64_t now = value.load(std::memory_order_relaxed);
+  while (now < wanted)
+    if (value.compare_exchange_weak(now, wanted, std::memory_order_acq_rel)) return true;
+  return false;
+}
+
+}  // namespace
+
 void window_mapper::map_ahead(std::uint64_t from, std::uint64_t to) {
-  {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    if (to <= m_to) return;
-    m_to = to;
-    m_skip_to = std::max(m_skip_to, from);
-  }
-  m_asked.notify_one();
+  if (to <= m_to.load(std::memory_order_acquire)) return;
+  raise_to(m_skip_to, from);  // before the end: the thread never maps the gap before `from`
+  if (raise_to(m_to, to)) m_asked.notify_one();
 }
 
 void window_mapper::run(channel& c) {
@@ -56,7 +65,7 @@ void window_mapper::run(channel& c) {
     std::uint64_t to = 0;
     {
       std::unique_lock<std::mutex> lock(m_mutex);
-      if (!idle_priority && m_from >= m_to) {
+      if (!idle_priority && m_from >= m_to.load(std::memory_order_acquire)) {
         // The window is mapped, before the first writes if their compute phase was long
         // enough. Mapping ahead of later writes must never take the processor from the
         // simulation (it did, for a millisecond at a time, on a busy node): from now on this
@@ -67,17 +76,17 @@ void window_mapper::run(channel& c) {
         (void)::sched_setscheduler(0, SCHED_IDLE, &none);
         idle_priority = true;
       }
-      m_asked.wait(lock,
-                   [this] { return m_stop.load(std::memory_order_relaxed) || m_from < m_to; });
+      // map_ahead notifies without the lock: a request made just before this wait may find
+      // nobody waiting, and is then seen within a tenth of a second.
+      m_asked.wait_for(lock, std::chrono::milliseconds(100), [this, heap_end] {
+        return m_stop.load(std::memory_order_relaxed) ||
+               m_from < std::min(m_to.load(std::memory_order_acquire), heap_end);
+      });
       if (m_stop.load(std::memory_order_relaxed)) return;
-      to = std::min(m_to, heap_end);
-      m_from = std::max(m_from, m_skip_to);
+      to = std::min(m_to.load(std::memory_order_acquire), heap_end);
+      m_from = std::max(m_from, m_skip_to.load(std::memory_order_acquire));
     }
-    if (m_from >= to) {  // asked past the heap's end: nothing more to map
-      std::lock_guard<std::mutex> lock(m_mutex);
-      m_to = m_from;
-      continue;
-    }
+    if (m_from >= to) continue;  // nothing new asked (the wait timed out), or the heap's end
     const std::uint64_t n = std::min(step, to - m_from);
     if (c.heap_reserved(m_from, n, poll_seconds)) {
       // In pieces: populating holds the process's memory-map lock (for reading), which the

@@ -45,17 +45,18 @@ class window_mapper {
 
   // Asks for the pages of [from, to) (heap offsets) to be mapped, after what was asked before
   // (pages before `from` not mapped yet are left to the writes); returns at once. Asking for
-  // no more than was asked before does nothing.
+  // no more than was asked before does nothing. Never waits for the thread, which runs at idle
+  // priority (a lock it held could keep the simulation waiting while it is not scheduled).
   void map_ahead(std::uint64_t from, std::uint64_t to);
 
  private:
   void run(channel& c);
 
-  std::mutex m_mutex;
+  std::mutex m_mutex;  // the thread's sleep and the destructor's stop only
   std::condition_variable m_asked;
-  std::uint64_t m_from;     // the first page not mapped yet (the thread's)
-  std::uint64_t m_to;       // the end of what was asked (under m_mutex)
-  std::uint64_t m_skip_to;  // where the next pages to map begin at the earliest (under m_mutex)
+  std::uint64_t m_from;                  // the first page not mapped yet (the thread's)
+  std::atomic<std::uint64_t> m_to;       // the end of what was asked
+  std::atomic<std::uint64_t> m_skip_to;  // where the next pages to map begin at the earliest
   std::atomic<bool> m_stop{false};
   std::thread m_thread;
 };
