@@ -18,49 +18,31 @@ import argparse
 import glob
 import json
 import os
-import random
 import re
-import select
 import shlex
 import shutil
 import signal
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from xvfb import start_xvfb  # noqa: E402
+
 STEPS = 100  # diffusion steps per iteration: a few milliseconds of computation
 SETUPS = [("HDF5 store only", None), ("+ ParaView every 10 iterations", 10),
           ("+ ParaView every iteration", 1)]
 
 
 def xvfb():
-    """Xvfb on a free display number from 100 up: never :0 to :9, which the MPI processes'
-    hwloc probes for GPUs (an X server ending there meanwhile ends such a process)."""
-    for number in random.sample(range(100, 1000), 40):
-        ready, announce = os.pipe()
-        server = subprocess.Popen(["Xvfb", f":{number}", "-displayfd", str(announce), "-noreset",
-                                   "-nolisten", "tcp", "-screen", "0", "1024x768x24"],
-                                  pass_fds=(announce,), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, start_new_session=True)
-        os.close(announce)
-        said = b""
-        deadline = time.time() + 30
-        while not said.endswith(b"\n") and server.poll() is None and time.time() < deadline:
-            if select.select([ready], [], [], 0.5)[0]:
-                chunk = os.read(ready, 16)
-                if not chunk:
-                    break
-                said += chunk
-        os.close(ready)
-        if said.endswith(b"\n"):
-            return server, f":{int(said)}"
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
-    raise SystemExit("run_cost.py: Xvfb did not start on any of 40 display numbers")
+    try:
+        return start_xvfb()
+    except RuntimeError as e:
+        raise SystemExit(f"run_cost.py: {e}") from None
 
 
 def configuration(work, every, buffer):

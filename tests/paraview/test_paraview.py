@@ -7,8 +7,6 @@ client wrote (read back with VTK); the pictures are 320 x 240 and show the colou
 both scripts write at every second time step, and the legacy one also at iteration 3, forced
 by end-iteration (Catalyst 2 extractors follow their own triggers)."""
 import os
-import random
-import select
 import shutil
 import signal
 import subprocess
@@ -20,6 +18,8 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "lib"))
+from xvfb import start_xvfb  # noqa: E402
 from mpi_job import (expect_array, expect_no_leaked_segments, exported, job_segments,  # noqa: E402
                      mpi_env, mpiexec, run_job)
 
@@ -28,39 +28,9 @@ ITERATIONS = 5
 END_ITERATION = 3
 
 
-def start_xvfb(xvfb):
-    """Xvfb on a free display number from 100 up, without server resets (a reset while a rank
-    connects loses that rank's connection): (process, ":N"). Never :0 to :9: every MPI
-    process's hwloc probes those displays for GPUs (its "gl" component), and one that connects
-    while another test's Xvfb there is ending dies at once (Xlib's fatal IO error)."""
-    for number in random.sample(range(100, 1000), 40):
-        # -displayfd: Xvfb writes the number when it is ready; a number in use makes it exit.
-        ready, announce = os.pipe()
-        server = subprocess.Popen([xvfb, f":{number}", "-displayfd", str(announce), "-noreset",
-                                   "-nolisten", "tcp", "-screen", "0", "1024x768x24"],
-                                  pass_fds=(announce,), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, start_new_session=True)
-        os.close(announce)
-        said = b""
-        deadline = time.time() + 30
-        while not said.endswith(b"\n") and server.poll() is None and time.time() < deadline:
-            if select.select([ready], [], [], 0.5)[0]:
-                chunk = os.read(ready, 16)
-                if not chunk:
-                    break
-                said += chunk
-        os.close(ready)
-        if said.endswith(b"\n"):
-            return server, f":{int(said)}"
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
-    raise AssertionError("Xvfb did not start on any of 40 display numbers")
-
-
 @pytest.fixture(scope="module")
 def display():
-    """An X server for the job (start_xvfb)."""
+    """An X server for the job (scripts/lib/xvfb.py)."""
     xvfb = shutil.which("Xvfb")
     assert xvfb, "Xvfb is not installed (Debian: xvfb): ParaView renders through X"
     server, name = start_xvfb(xvfb)
