@@ -17,6 +17,9 @@ std::string broadcast(std::string text, int root, MPI_Comm comm) {
   return text;
 }
 
+namespace {
+
+// Completes request (a non-blocking collective call) with naps between MPI_Test calls.
 void complete_quietly(MPI_Request& request) {
   waiter wait(paces::collective_arrival);
   for (;;) {
@@ -26,6 +29,8 @@ void complete_quietly(MPI_Request& request) {
     wait.nap();
   }
 }
+
+}  // namespace
 
 void wait_for_everyone(MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;

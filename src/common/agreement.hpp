@@ -20,9 +20,6 @@ std::string broadcast(std::string text, int root, MPI_Comm comm);
 // collective call's latency is added (up to a nap per round of the barrier).
 void wait_for_everyone(MPI_Comm comm);
 
-// Completes request (a non-blocking collective call) with the same naps.
-void complete_quietly(MPI_Request& request);
-
 // MPI_Allreduce in place of count ints with MPI_MAX over comm, completed quietly: for writers
 // agreeing on an iteration while one of them still stores or runs a script.
 void max_everywhere_quietly(int* values, int count, MPI_Comm comm);

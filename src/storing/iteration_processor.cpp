@@ -10,7 +10,6 @@
 #include <string>
 #include <utility>
 
-#include "common/agreement.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -19,6 +18,7 @@
 #include "common/units.hpp"
 #include "storing/actions.hpp"
 #include "storing/active_buffer.hpp"
+#include "storing/writers_step.hpp"
 
 namespace sidecore::storing {
 namespace {
@@ -269,22 +269,13 @@ void iteration_processor::source_stopped(int source, int iteration) {
   if (completed && !stored) refresh_live();
 }
 
-iteration_processor::writers_step iteration_processor::agree_with_writers(int iteration,
-                                                                          bool stopped) {
-  int values[3] = {stopped ? 0 : 1, stopped ? INT_MIN : iteration, stopped ? INT_MIN : -iteration};
-  max_everywhere_quietly(values, 3, m_writers);
-  writers_step step;
-  step.all_stopped = values[0] == 0;
-  if (!step.all_stopped && values[1] == -values[2]) step.iteration = values[1];
-  return step;
-}
-
 void iteration_processor::take_part_until_all_stopped() {
   if (!m_agree) return;
   for (;;) {
-    const writers_step step = agree_with_writers(0, true);
+    const writers_step step = agree_on_step(m_writers, 0, true, true);
     if (step.all_stopped) break;
-    if (step.iteration < m_next_iteration) continue;  // disagreeing writers store nothing
+    if (!step.in_step || step.iteration < m_next_iteration)
+      continue;  // disagreeing writers store nothing
     // The others store step.iteration: so does this writer, with what it has of it (blocks
     // a client committed before it stopped), marked incomplete.
     pending_iteration pending;
@@ -550,8 +541,8 @@ void iteration_processor::run_event(const config::event& event, int source,
 
 void iteration_processor::store_iteration(int iteration, pending_iteration& pending) {
   if (m_agree) {
-    const writers_step step = agree_with_writers(iteration, false);
-    if (step.iteration != iteration)
+    const writers_step step = agree_on_step(m_writers, iteration, false, false);
+    if (!step.in_step || step.iteration != iteration)
       log::error("the writers store different iterations together (", iteration,
                  " here): their collective calls may not match");
   }

@@ -215,13 +215,6 @@ class iteration_processor {
   std::vector<std::int32_t> clients_left_out(const pending_iteration& pending) const;
   // Moves the iterations that every source ended, in order, to m_ready; true if any.
   bool complete_in_order();
-  // The writers' answer to "who still stores, and which iteration" (all maxima): whether
-  // every writer stopped, and the iteration the running ones store (-1 when they disagree).
-  struct writers_step {
-    bool all_stopped = false;
-    int iteration = -1;
-  };
-  writers_step agree_with_writers(int iteration, bool stopped);
   void log_live() const;
   // The blocks of the given variables (model indices, in model order) in an iteration.
   plugins::iteration_data select(int iteration, const pending_iteration& pending,

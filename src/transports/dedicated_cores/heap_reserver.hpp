@@ -31,7 +31,7 @@ class heap_reserver {
 
 // On a client: maps [offset, offset + bytes) of the segment (its window) into this process,
 // step by step as the core reserves it, so that the first iteration's writes take no page
-// fault. Then it maps ahead of the writes on request (map_ahead_to): blocks held longer (a
+// fault. Then it maps ahead of the writes on request (map_ahead): blocks held longer (a
 // slow store or pipeline on the core) move the allocator into pages the client has not
 // touched, and each write there would pay their page faults. A write that gets there first
 // maps the pages itself; nothing waits for this thread.
