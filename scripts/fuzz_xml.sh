@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the configuration parser's libFuzzer target (clang, -fsanitize=fuzzer,address,undefined)
 # and fuzzes it for a bounded time, starting from the committed corpus tests/fuzz/corpus.
-# Usage: scripts/fuzz_xml.sh [seconds]   (default 120; SIDECORE_FUZZ_BUILD_DIR, default build-fuzz)
+# Usage: scripts/fuzz_xml.sh [seconds]   (default 60; SIDECORE_FUZZ_BUILD_DIR, default build-fuzz)
 # Exits non-zero when an input crashes, leaks, times out or exceeds the memory limit; the input
 # is saved as <build>/artifacts/<kind>-<hash> and is replayed with
 #   <build>/sidecore_fuzz_xml <build>/artifacts/<kind>-<hash>
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-seconds=${1:-120}
+seconds=${1:-60}
 build=${SIDECORE_FUZZ_BUILD_DIR:-$root/build-fuzz}
 
 # libFuzzer ships with clang's runtime libraries (libclang-rt-<version>-dev on Debian 12).
