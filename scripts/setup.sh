@@ -15,7 +15,8 @@ install_packages "sidecore setup" "${build_packages[@]}"
 # Running as root under OpenMPI needs these (harmless otherwise).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-# compile_commands.json serves clang-tidy (scripts/check_tidy.sh) and editors.
+# compile_commands.json serves clang-tidy (scripts/check_tidy.sh) and editors; ccache
+# (<build>/ccache) serves rebuilds and the wheel build of the pip test (cmake/compiler_cache.cmake).
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "$@" >/dev/null
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DSIDECORE_COMPILER_CACHE=ON "$@" >/dev/null
 cmake --build "$build" --parallel "$(nproc)"

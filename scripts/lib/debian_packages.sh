@@ -6,9 +6,9 @@
 #                               saying so, when there is no apt-get to install them with.
 # build_packages (an array)     what building and testing Sidecore needs (scripts/setup.sh).
 
-build_packages=(build-essential cmake ninja-build pkg-config gfortran libopenmpi-dev openmpi-bin
-                libhdf5-openmpi-dev hdf5-tools libpugixml-dev libcli11-dev libgtest-dev python3-venv
-                python3-dev)
+build_packages=(build-essential ccache cmake ninja-build pkg-config gfortran libopenmpi-dev
+                openmpi-bin libhdf5-openmpi-dev hdf5-tools libpugixml-dev libcli11-dev libgtest-dev
+                python3-venv python3-dev)
 
 missing_packages() {
   local p

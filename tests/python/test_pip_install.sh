@@ -6,19 +6,45 @@
 # synchronous and dedicated-core jobs of test_client.py (their files read back with h5py), and
 # an mpi4py simulation whose dedicated core runs Python scripts with the installed runner, and
 # damaris4py imported outside the scripts (a plain process and a Dask worker).
-# Usage: test_pip_install.sh [python]   (python3 by default; needs network access to PyPI)
+# Usage: test_pip_install.sh [python [--objects-of BUILD]]   (python3 by default; needs PyPI)
+# --objects-of BUILD: when BUILD compiles through ccache (SIDECORE_COMPILER_CACHE=ON,
+# cmake/compiler_cache.cmake), the wheel is built beside it (BUILD-pip-wheel, removed after) with
+# its compilers, build type and compiler cache, so that the library's objects are not compiled a
+# second time; the wheel is still made, installed and run as `pip install .` makes it.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 python=${1:-python3}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+wheel_build=
+trap 'rm -rf "$work" ${wheel_build:+"$wheel_build"}' EXIT
+
+reuse=()
+objects_of=${3:-}
+if [ "${2:-}" = --objects-of ] && [ -f "$objects_of/CMakeCache.txt" ]; then
+  cached() { sed -n "s/^$1:[A-Z]*=//p" "$objects_of/CMakeCache.txt"; }
+  if [ "$(cached SIDECORE_COMPILER_CACHE)" = ON ]; then
+    # At the build tree's depth: the cache hashes paths relative to the compiling directory.
+    wheel_build="$objects_of-pip-wheel"
+    objects=$(cached SIDECORE_COMPILER_CACHE_DIR)
+    reuse=(-C "build-dir=$wheel_build" -C "cmake.build-type=$(cached CMAKE_BUILD_TYPE)"
+      -C "cmake.define.CMAKE_C_COMPILER=$(cached CMAKE_C_COMPILER)"
+      -C "cmake.define.CMAKE_CXX_COMPILER=$(cached CMAKE_CXX_COMPILER)"
+      -C cmake.define.SIDECORE_COMPILER_CACHE=ON
+      -C "cmake.define.SIDECORE_COMPILER_CACHE_DIR=$objects")
+    CCACHE_DIR=$objects ccache --zero-stats > /dev/null
+  fi
+fi
 
 "$python" -m venv "$work/venv"
 venv_python="$work/venv/bin/python"
 pip=("$venv_python" -m pip --disable-pip-version-check -q)
 "${pip[@]}" install --upgrade pip
-"${pip[@]}" wheel --no-deps -w "$work/wheels" "$root"
+"${pip[@]}" wheel --no-deps -w "$work/wheels" "${reuse[@]}" "$root"
+if ((${#reuse[@]})); then
+  echo "objects of $objects_of reused by the wheel's build (ccache):"
+  CCACHE_DIR=$objects ccache --show-stats | grep -E "^ *(Hits|Misses):"
+fi
 wheel=$(ls "$work"/wheels/sidecore-*.whl)
 echo "built $(basename "$wheel")"
 "${pip[@]}" install "$wheel" pytest h5py "dask[array]" distributed
