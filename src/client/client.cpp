@@ -116,9 +116,11 @@ void client::note_dropped(std::uint64_t bytes) {
   m_dropped_this_iteration += bytes;
 }
 
-transports::reservation client::reserve(std::size_t variable, std::uint64_t bytes) {
+transports::reservation client::reserve(std::size_t variable, std::uint64_t bytes,
+                                        bool copied_at_once) {
   if (m_iteration_skipped) return {};
-  transports::reservation r = m_engine->reserve(bytes);
+  transports::reservation r =
+      copied_at_once ? m_engine->reserve_to_copy(bytes) : m_engine->reserve(bytes);
   if (!r) mark_skipped(variable);
   return r;
 }
@@ -275,7 +277,7 @@ void client::write(std::string_view name, int block, const void* data) {
   check_not_handed_over(v, block, settings);
   const evaluated_layout& shape = block_shape(v, settings);
   check_placement(v, block, shape, settings.position);
-  transports::reservation target = reserve(v, shape.bytes);
+  transports::reservation target = reserve(v, shape.bytes, true);
   settings.handed_over = m_iteration;
   if (!target) {
     note_dropped(shape.bytes);

@@ -16,6 +16,9 @@ inline constexpr int max_signal_name = 64;
 // schedules by phase (dedicated nodes; dedicated cores read it from the shared segment).
 // batch: notifications kept in the shared heap while the ring was full (dedicated cores):
 // offset names the first chunk of their chain, bytes counts them.
+// packed_blocks: small blocks of one iteration sent as one message (dedicated nodes), each its
+// block notification followed by its data, padded to packed_alignment; bytes is the packed
+// size, flags the number of blocks.
 enum class message_kind : std::uint32_t {
   block = 1,
   end_iteration,
@@ -23,8 +26,14 @@ enum class message_kind : std::uint32_t {
   stop,
   sync,
   phase,
-  batch
+  batch,
+  packed_blocks
 };
+
+inline constexpr std::uint64_t packed_alignment = 16;
+// Where the next block notification of a packed group begins, after one at `at` whose data
+// has `bytes` bytes.
+constexpr std::uint64_t next_packed_entry(std::uint64_t at, std::uint64_t bytes) noexcept;
 
 // flags of an end_iteration message
 inline constexpr std::uint32_t iteration_skipped = 1u;
@@ -50,5 +59,10 @@ struct message {
 // layout_version): pin it, so that a change is a deliberate one.
 static_assert(sizeof(message) == 304, "the message layout changed: bump the channel layout");
 static_assert(std::is_trivially_copyable_v<message>, "messages are copied as bytes");
+
+constexpr std::uint64_t next_packed_entry(std::uint64_t at, std::uint64_t bytes) noexcept {
+  const std::uint64_t end = at + sizeof(message) + bytes;
+  return (end + packed_alignment - 1) / packed_alignment * packed_alignment;
+}
 
 }  // namespace sidecore::protocol

@@ -121,6 +121,8 @@ std::string kind_name(message_kind kind) {
       return "phase";
     case message_kind::batch:
       return "batch";
+    case message_kind::packed_blocks:
+      return "packed blocks";
   }
   return "kind " + std::to_string(static_cast<std::uint32_t>(kind));
 }
@@ -131,6 +133,19 @@ std::string message_problem(const message& m, const message_limits& limits) {
     case message_kind::end_iteration:
     case message_kind::signal:
     case message_kind::stop:
+      break;
+    case message_kind::packed_blocks:
+      // Each block inside is checked as a block where the group is unpacked
+      // (transports/dedicated_nodes/remote_server_loop.cpp).
+      if (limits.packed_limit == 0)
+        return "kind is packed blocks, which this transport never sends (valid: block, end of "
+               "iteration, signal, stop)";
+      if (m.flags == 0 || m.bytes < next_packed_entry(0, 0) * m.flags ||
+          m.bytes > limits.packed_limit)
+        return std::to_string(m.flags) + " packed block(s) in " + std::to_string(m.bytes) +
+               " bytes (valid: at least 1 block, " + std::to_string(next_packed_entry(0, 0)) +
+               " bytes or more per block, at most " + std::to_string(limits.packed_limit) +
+               " bytes in all)";
       break;
     case message_kind::sync:
       if (limits.sync_allowed) break;
@@ -161,7 +176,7 @@ std::string message_problem(const message& m, const message_limits& limits) {
       return {};
     default:
       return "kind is " + std::to_string(static_cast<std::uint32_t>(m.kind)) +
-             ", not a notification (valid: 1..7)";
+             ", not a notification (valid: 1..8)";
   }
   if (m.source != limits.source)
     return "source is " + std::to_string(m.source) + " in the queue of client " +
@@ -169,8 +184,11 @@ std::string message_problem(const message& m, const message_limits& limits) {
   // Iterations: never negative; blocks and ends not for an iteration this client ended
   // already; none far past the last one it ended.
   const std::int64_t it = m.iteration;
-  const std::int64_t lowest =
-      m.kind == message_kind::block || m.kind == message_kind::end_iteration ? limits.ended : 0;
+  const std::int64_t lowest = m.kind == message_kind::block ||
+                                      m.kind == message_kind::packed_blocks ||
+                                      m.kind == message_kind::end_iteration
+                                  ? limits.ended
+                                  : 0;
   const std::int64_t highest = limits.ended + max_iterations_unended;
   if (m.kind != message_kind::sync && (it < lowest || it > highest))
     return "iteration " + std::to_string(it) +

@@ -38,6 +38,9 @@ struct message_limits {
   std::uint64_t heap_begin = 0;
   std::uint64_t heap_end = 0;
   bool sync_allowed = false;  // whether a sync request is a notification of this transport
+  // Whether blocks may come packed (message_kind::packed_blocks), at most this many bytes at
+  // once; 0: they never do.
+  std::uint64_t packed_limit = 0;
 };
 
 // "" when the notification can be used; otherwise what is wrong: the field, the value found

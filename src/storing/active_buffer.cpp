@@ -51,7 +51,7 @@ std::uint64_t active_buffer::to_memory(std::vector<stored_block*>& blocks) {
     std::byte* copy = buffer.get();
     std::memcpy(copy, b->view.data, bytes);
     *in_memory += bytes;
-    b->spilled = std::shared_ptr<const void>(
+    b->keep_alive = std::shared_ptr<const void>(
         buffer.release(), [give_back = buffer.get_deleter(), in_memory, bytes](const void* p) {
           give_back(static_cast<std::byte*>(const_cast<void*>(p)));
           *in_memory -= bytes;
@@ -108,7 +108,7 @@ std::uint64_t active_buffer::to_spill_file(int iteration, std::vector<stored_blo
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     stored_block* b = blocks[i];
     b->view.data = static_cast<const std::byte*>(map) + offsets[i];
-    b->spilled = mapping;
+    b->keep_alive = mapping;
     ranges.push_back(b->shared);
     freed += b->shared.bytes;
     b->shared = {0, 0};

@@ -33,7 +33,9 @@ struct stored_block {
   std::int32_t variable = 0;
   memory::heap_extent shared{0, 0};  // bytes == 0 when the memory is owned
   block_buffer owned;
-  std::shared_ptr<const void> spilled;  // keeps a spill file mapping alive
+  // Keeps alive the memory the view points into when it is shared: a spill file's mapping,
+  // a packed group of blocks (dedicated nodes).
+  std::shared_ptr<const void> keep_alive;
 };
 
 // The block a notification describes, its bytes at data (the memory stays the caller's to

@@ -38,6 +38,9 @@ class engine {
   // Memory for a block of `bytes`; waits under policy="wait", returns an empty reservation
   // under policy="skip" when the buffer is full.
   virtual reservation reserve(std::uint64_t bytes) = 0;
+  // As reserve, for a block the caller fills at once and commits next, with no other call in
+  // between (damaris_write): engines may pack such blocks together.
+  virtual reservation reserve_to_copy(std::uint64_t bytes) { return reserve(bytes); }
   // Hands a block over: m describes it (its offset, for shared memory); owned is its memory
   // when the engine gave process memory.
   virtual void commit(const protocol::message& m, block_buffer owned) = 0;

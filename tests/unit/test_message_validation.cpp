@@ -253,6 +253,35 @@ TEST(message_validation, ends_of_iteration_stops_and_signals_are_checked) {
                   {"source", [](message& m) { m.source = -7; }, "source is -7"}});
 }
 
+TEST(message_validation, packed_blocks_come_only_where_the_transport_packs_them) {
+  message packed{};
+  packed.kind = message_kind::packed_blocks;
+  packed.iteration = 3;
+  packed.source = 7;
+  packed.flags = 2;
+  packed.bytes = protocol::next_packed_entry(protocol::next_packed_entry(0, 240), 8);
+  protocol::message_limits l = limits();
+  l.packed_limit = 4096;
+  expect_refused(packed,
+                 {
+                     {"no block", [](message& m) { m.flags = 0; }, "0 packed block(s)"},
+                     {"less than a notification per block",
+                      [](message& m) { m.bytes = sizeof(message); }, "bytes or more per block"},
+                     {"past the limit", [](message& m) { m.bytes = 4097; }, "at most 4096 bytes"},
+                     {"iteration ended", [](message& m) { m.iteration = 2; }, "iteration 2"},
+                     {"source", [](message& m) { m.source = 6; }, "source is 6"},
+                 },
+                 l);
+  // Where the transport never packs (shared memory), the kind itself is refused.
+  EXPECT_NE(protocol::message_problem(packed, limits()).find("never sends"), std::string::npos);
+  // Entries begin aligned, after the notification and the data of the one before.
+  EXPECT_EQ(protocol::next_packed_entry(0, 0) % protocol::packed_alignment, 0u);
+  EXPECT_EQ(protocol::next_packed_entry(0, 1),
+            (sizeof(message) + 1 + protocol::packed_alignment - 1) / protocol::packed_alignment *
+                protocol::packed_alignment);
+  EXPECT_EQ(protocol::next_packed_entry(32, 16), 32 + sizeof(message) + 16);
+}
+
 TEST(message_validation, no_corruption_of_a_valid_block_gets_through_as_an_invalid_one) {
   // Bytes of a valid block changed at random: whatever is accepted must still be a block of
   // this client, inside the heap, consistent with its layout.

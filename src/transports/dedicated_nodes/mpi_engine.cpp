@@ -37,7 +37,24 @@ reservation mpi_engine::reserve(std::uint64_t bytes) {
   return r;
 }
 
+reservation mpi_engine::reserve_to_copy(std::uint64_t bytes) {
+  if (!m_sender.packs(bytes)) return reserve(bytes);
+  reservation r;
+  const bool blocked = m_phases_wanted && m_phase != protocol::client_phase::unmarked &&
+                       !m_sender.has_packed_room(bytes);
+  if (blocked) send_phase(protocol::client_phase::blocked);
+  r.address = m_sender.reserve_packed(bytes);
+  if (blocked) send_phase(m_phase);
+  m_packing = r.address != nullptr;
+  return r;
+}
+
 void mpi_engine::commit(const protocol::message& m, block_buffer owned) {
+  if (m_packing) {
+    m_packing = false;
+    m_sender.commit_packed(m);
+    return;
+  }
   m_sender.send(m, std::move(owned));
 }
 

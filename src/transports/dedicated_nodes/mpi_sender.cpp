@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstring>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -23,6 +25,12 @@ mpi_sender::mpi_sender(MPI_Comm link, int server_rank, const config::architectur
       m_budget(arch.buffer_size),
       m_policy(arch.policy),
       m_timeout(arch.wait_timeout_seconds) {
+  // Packed blocks take a quarter of the budget at most, and leave room for two blocks each.
+  constexpr std::uint64_t largest_packed_block = 16 * 1024;
+  m_packed_capacity = std::min(most_packed_bytes, m_budget / 4);
+  const std::uint64_t entry = protocol::next_packed_entry(0, 0);
+  if (m_packed_capacity >= 4 * entry)
+    m_packed_block_limit = std::min(largest_packed_block, m_packed_capacity / 2 - entry);
   check_mpi(MPI_Irecv(&m_report, sizeof m_report, MPI_BYTE, m_server, failure_tag, m_link,
                       &m_report_request),
             "MPI_Irecv");
@@ -81,13 +89,14 @@ mpi_sender::~mpi_sender() {
              " message(s) with ", readable_bytes(bytes),
              " of blocks were not delivered (stopped, stuck in a store, or dead?); their memory "
              "is kept until the process exits (MPI may still read it)");
-  // Sends still in flight read their buffers until they complete: let them go, keep the memory.
+  // Sends still in flight read their buffers until they complete: let them go, keep the memory
+  // (the headers too: the deque's elements are not freed).
   for (pending& p : m_pending) {
     for (MPI_Request& r : p.requests)
       if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
-    static_cast<void>(p.header.release());
     static_cast<void>(p.data.release());
   }
+  static_cast<void>(new std::deque<pending>(std::move(m_pending)));
 }
 
 template <typename Ready>
@@ -154,20 +163,72 @@ block_buffer mpi_sender::reserve(std::uint64_t bytes) {
 }
 
 void mpi_sender::send(const protocol::message& m, block_buffer data) {
-  pending p;
-  p.header = std::make_unique<protocol::message>(m);
-  check_mpi(MPI_Isend(p.header.get(), sizeof(protocol::message), MPI_BYTE, m_server, announce_tag,
+  send_packed();
+  const std::uint64_t bytes = data ? m.bytes : 0;
+  post(m, std::move(data), bytes, bytes);
+  progress();
+}
+
+void mpi_sender::post(const protocol::message& m, block_buffer data, std::uint64_t length,
+                      std::uint64_t budgeted) {
+  pending& p = m_pending.emplace_back();
+  p.header = m;
+  p.bytes = budgeted;
+  check_mpi(MPI_Isend(&p.header, sizeof(protocol::message), MPI_BYTE, m_server, announce_tag,
                       m_link, &p.requests[0]),
             "MPI_Isend");
   if (data) {
-    p.bytes = m.bytes;
     p.data = std::move(data);
-    check_mpi(MPI_Isend(p.data.get(), static_cast<int>(m.bytes), MPI_BYTE, m_server, data_tag,
+    check_mpi(MPI_Isend(p.data.get(), static_cast<int>(length), MPI_BYTE, m_server, data_tag,
                         m_link, &p.requests[1]),
               "MPI_Isend");
   }
-  m_pending.push_back(std::move(p));
-  progress();
+}
+
+bool mpi_sender::has_packed_room(std::uint64_t bytes) {
+  if (m_packed && m_packed_used + protocol::next_packed_entry(0, bytes) <= m_packed_capacity)
+    return true;
+  return has_room(m_packed_capacity);
+}
+
+void* mpi_sender::reserve_packed(std::uint64_t bytes) {
+  const std::uint64_t entry = protocol::next_packed_entry(0, bytes);
+  if (m_packed && m_packed_used + entry > m_packed_capacity) send_packed();
+  if (!m_packed) {
+    m_packed = reserve(m_packed_capacity);
+    if (!m_packed) return nullptr;  // policy="skip", buffer full
+    m_packed_used = 0;
+    m_packed_blocks = 0;
+  }
+  m_packed_reserved = m_packed_used;
+  m_packed_open = true;
+  return m_packed.get() + m_packed_used + sizeof(protocol::message);
+}
+
+void mpi_sender::commit_packed(const protocol::message& m) {
+  if (!m_packed_open) throw error(DAMARIS_CHANNEL_ERROR, "a packed block was never reserved");
+  m_packed_open = false;
+  std::memcpy(m_packed.get() + m_packed_reserved, &m, sizeof m);
+  m_packed_used = protocol::next_packed_entry(m_packed_reserved, m.bytes);
+  if (m_packed_blocks++ == 0) {
+    m_packed_iteration = m.iteration;
+    m_packed_source = m.source;
+  }
+}
+
+void mpi_sender::send_packed() {
+  if (!m_packed || m_packed_blocks == 0) return;
+  if (m_packed_open)
+    throw std::logic_error("mpi_sender: packed blocks sent while one of them is being written");
+  protocol::message m{};
+  m.kind = protocol::message_kind::packed_blocks;
+  m.iteration = m_packed_iteration;
+  m.source = m_packed_source;
+  m.flags = m_packed_blocks;
+  m.bytes = m_packed_used;
+  m_packed_blocks = 0;
+  m_packed_used = 0;
+  post(m, std::move(m_packed), m.bytes, m_packed_capacity);
 }
 
 void mpi_sender::wait_stored(std::int32_t iterations, std::int32_t source) {

@@ -2,6 +2,10 @@
 // them. A block is announced with a small message; its data is sent with a non-blocking send
 // that completes when the server, having room, posts the matching receive (server-directed
 // transfer). The client only blocks when its own buffer is full.
+// Small blocks written whole (damaris_write) are packed: each its notification followed by its
+// data in one buffer, sent as one block of kind packed_blocks when the buffer is full or
+// before any other message (the server sees everything in the order it was written), so that
+// a block costs a copy instead of two messages.
 #pragma once
 
 #include <mpi.h>
@@ -21,6 +25,8 @@ inline constexpr int announce_tag = 7401;
 inline constexpr int data_tag = 7402;
 inline constexpr int sync_tag = 7403;
 inline constexpr int failure_tag = 7404;
+// The most bytes of packed blocks sent at once (a quarter of the buffer when that is less).
+inline constexpr std::uint64_t most_packed_bytes = 256 * 1024;
 
 // What a dedicated node tells its clients when its stores fail (as the shared segment does for
 // dedicated cores): the failures so far and the first one's protocol::message, sent when the count
@@ -49,6 +55,16 @@ class mpi_sender {
   }
   // Sends a protocol::message, with its data for a block (data must come from reserve()).
   void send(const protocol::message& m, block_buffer data);
+
+  // Whether a block of `bytes` written whole travels packed (reserve_packed).
+  bool packs(std::uint64_t bytes) const noexcept { return bytes <= m_packed_block_limit; }
+  // Room for such a block in the packed buffer, to be filled at once and handed over by
+  // commit_packed before any other call; nullptr under policy="skip" when the buffer is full.
+  void* reserve_packed(std::uint64_t bytes);
+  // Hands over the block reserve_packed made room for (m.bytes its size).
+  void commit_packed(const protocol::message& m);
+  // Whether reserve_packed would return without waiting for the server.
+  bool has_packed_room(std::uint64_t bytes);
   // Frees the memory of completed sends.
   void progress();
   // Waits until the server has stored `iterations` iterations (damaris_sync); source: this
@@ -72,12 +88,19 @@ class mpi_sender {
   static constexpr double stalled_grace_seconds = 0.05;
 
  private:
+  // std::deque keeps its elements in place: the header is sent from here.
   struct pending {
-    std::unique_ptr<protocol::message> header;
+    protocol::message header;
     block_buffer data;
-    std::uint64_t bytes = 0;
+    std::uint64_t bytes = 0;  // of the budget, returned at completion
     MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   };
+  // Posts the header and, if data, `length` bytes of it; `budgeted` returns to the budget once
+  // both sends complete.
+  void post(const protocol::message& m, block_buffer data, std::uint64_t length,
+            std::uint64_t budgeted);
+  // Sends the packed blocks, if any (before any other message).
+  void send_packed();
   // Progresses sends (and what `ready` tests) until ready() holds: true. False when the server
   // takes nothing for the timeout (the grace once stalled), after which it counts as stalled.
   template <typename Ready>
@@ -97,6 +120,17 @@ class mpi_sender {
   failure_report m_report;
   MPI_Request m_report_request = MPI_REQUEST_NULL;
   std::uint32_t m_failures_seen = 0;
+
+  // Packed blocks (sizes from the buffer's budget: a quarter of it at most, 256 KiB at most).
+  std::uint64_t m_packed_capacity = 0;
+  std::uint64_t m_packed_block_limit = 0;  // larger blocks travel alone; 0: none packed
+  block_buffer m_packed;                   // holds m_packed_capacity of the budget
+  std::uint64_t m_packed_used = 0;
+  std::uint32_t m_packed_blocks = 0;
+  std::int32_t m_packed_iteration = 0;
+  std::int32_t m_packed_source = 0;
+  std::uint64_t m_packed_reserved = 0;  // where the reserved block's notification goes
+  bool m_packed_open = false;           // a reserve_packed awaits its commit_packed
 };
 
 }  // namespace sidecore::transports

@@ -3,6 +3,9 @@
 // falls behind (its sends stay pending and its buffer fills up).
 #include "transports/dedicated_nodes/remote_server_loop.hpp"
 
+#include <cstring>
+#include <memory>
+
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/mpi_handles.hpp"
@@ -14,6 +17,11 @@ namespace sidecore::transports {
 namespace {
 // Marks, in a queued announcement, a malformed block whose data is to be received and dropped.
 constexpr std::uint32_t discard_data = 1u << 31;
+
+// Whether data follows the announcement (a block, or blocks packed together).
+bool carries_data(const protocol::message& m) {
+  return m.kind == protocol::message_kind::block || m.kind == protocol::message_kind::packed_blocks;
+}
 }  // namespace
 
 remote_server_loop::remote_server_loop(const config::model& model, const topology::layout& topo,
@@ -81,6 +89,7 @@ std::string remote_server_loop::problem_of(std::uint32_t slot, const protocol::m
   limits.ended = c.ended;
   limits.closed = m_processor.open_iteration();
   limits.sync_allowed = true;
+  limits.packed_limit = most_packed_bytes;
   return protocol::message_problem(m, limits);
 }
 
@@ -207,7 +216,7 @@ bool remote_server_loop::receive_announcements() {
       reject(it->second, m, problem);
       // The client sends a block's data after announcing it: received, in turn, and dropped,
       // so that its send completes and its buffer empties.
-      if (m.kind == protocol::message_kind::block) {
+      if (carries_data(m)) {
         m.flags |= discard_data;
         m_clients[it->second].queue.push_back(m);
       }
@@ -237,15 +246,19 @@ bool remote_server_loop::advance(std::uint32_t slot) {
       check_mpi(MPI_Test(&c.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
       if (!done) return any;
       const protocol::message& m = c.queue.front();
-      storing::stored_block b = storing::stored_block_from(m, c.buffer.get());
-      b.owned = std::move(c.buffer);
-      m_processor.add_block(std::move(b));
+      if (m.kind == protocol::message_kind::packed_blocks) {
+        unpack(slot, m, std::move(c.buffer));
+      } else {
+        storing::stored_block b = storing::stored_block_from(m, c.buffer.get());
+        b.owned = std::move(c.buffer);
+        m_processor.add_block(std::move(b));
+      }
       c.queue.pop_front();
       any = true;
     }
     if (c.queue.empty()) return any;
     const protocol::message& m = c.queue.front();
-    if (m.kind != protocol::message_kind::block) {
+    if (!carries_data(m)) {
       handle_control(slot, m);
       c.queue.pop_front();
       any = true;
@@ -278,6 +291,45 @@ bool remote_server_loop::advance(std::uint32_t slot) {
               "MPI_Irecv");
     any = true;
   }
+}
+
+void remote_server_loop::unpack(std::uint32_t slot, const protocol::message& m,
+                                block_buffer group) {
+  const std::byte* base = group.get();
+  // Every block keeps the group's memory alive; it is freed with the last of them.
+  const std::shared_ptr<const void> keep(std::shared_ptr<std::byte[]>(std::move(group)));
+  std::uint64_t at = 0, data_bytes = 0;
+  for (std::uint32_t k = 0; k < m.flags; ++k) {
+    protocol::message block;
+    std::string problem;
+    const protocol::message* named = &m;  // what a rejection names: the group, or its block
+    if (at + sizeof block > m.bytes) {
+      problem = "packed block " + std::to_string(k + 1) + " of " + std::to_string(m.flags) +
+                " begins past the group's " + std::to_string(m.bytes) + " bytes";
+    } else {
+      std::memcpy(&block, base + at, sizeof block);
+      if (block.kind != protocol::message_kind::block)
+        problem = "a packed " + protocol::kind_name(block.kind) + " (valid: blocks only)";
+      else if (block.bytes > m.bytes - at - sizeof block)
+        problem = "packed block " + std::to_string(k + 1) + " of " + std::to_string(m.flags) +
+                  " has " + std::to_string(block.bytes) + " bytes, past the group's end";
+      else if (problem = problem_of(slot, block); !problem.empty())
+        named = &block;
+    }
+    if (!problem.empty()) {
+      // The rest of the group cannot be trusted: it is dropped with its iteration.
+      reject(slot, *named, problem);
+      break;
+    }
+    storing::stored_block b = storing::stored_block_from(block, base + at + sizeof block);
+    b.keep_alive = keep;
+    m_processor.add_block(std::move(b));
+    data_bytes += block.bytes;
+    at = protocol::next_packed_entry(at, block.bytes);
+  }
+  // The buffer counts the blocks' data until they are stored (account_stored): the group's
+  // notifications, padding and anything dropped are given back now.
+  m_in_use -= std::min(m_in_use, m.bytes - data_bytes);
 }
 
 void remote_server_loop::handle_control(std::uint32_t slot, const protocol::message& m) {

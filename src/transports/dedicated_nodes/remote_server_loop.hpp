@@ -57,6 +57,9 @@ class remote_server_loop : public server {
   void reject(std::uint32_t slot, const protocol::message& m, const std::string& problem);
   bool receive_announcements();
   bool advance(std::uint32_t slot);
+  // Hands the blocks of a packed group (received into `group`) to the processor, each checked
+  // as a block; the first malformed one ends the group (its size cannot be trusted).
+  void unpack(std::uint32_t slot, const protocol::message& m, block_buffer group);
   void handle_control(std::uint32_t slot, const protocol::message& m);
   void account_stored(std::uint64_t stored_before);
   void answer_syncs();
