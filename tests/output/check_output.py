@@ -119,7 +119,7 @@ def check_per_core(out, it, writers, clients, first_iteration):
     return ratio
 
 
-def check_xdmf(path, iterations, clients, precision):
+def check_xdmf(path, iterations, clients, precision, with_local):
     from vtkmodules.util.numpy_support import vtk_to_numpy
     from vtkmodules.vtkCommonDataModel import vtkCompositeDataSet
     from vtkmodules.vtkCommonExecutionModel import vtkStreamingDemandDrivenPipeline
@@ -159,6 +159,16 @@ def check_xdmf(path, iterations, clients, precision):
         if not ids:
             fail(f"{path}: no grid with ids at iteration {it} ({list(grids)})")
         check_equal(f"XDMF it {it} ids", vtk_to_numpy(ids[0]).astype(np.int32), want["ids"])
+        # A variable without global dimensions, as the master file has it: one row per client.
+        local = [g.GetPointData().GetArray("local") for g in regular
+                 if g.GetPointData().GetArray("local")]
+        if with_local != bool(local):
+            fail(f"{path}: 'local' {'missing from' if with_local else 'unexpected in'} the grids "
+                 f"at iteration {it} ({list(grids)})")
+        if local:
+            rows = np.array([[c, it] for c in range(clients)], dtype=np.int32)
+            check_equal(f"XDMF it {it} local", vtk_to_numpy(local[0]).astype(np.int32)
+                        .reshape(rows.shape), rows)
 
 
 def main():
@@ -230,7 +240,7 @@ def main():
         if not os.path.exists(xmf):
             fail(f"missing {xmf}; have {sorted(os.listdir(out))}")
         if not args.no_xdmf_check:
-            check_xdmf(xmf, stored, clients, precision)
+            check_xdmf(xmf, stored, clients, precision, args.filemode == "FilePerCore")
 
         # The output directory can be moved: master files and XDMF use relative names.
         moved = os.path.join(work, "moved")
@@ -241,7 +251,8 @@ def main():
             check_global_file(os.path.join(moved, f"out_It{stored[-1]}.h5"), stored[-1], clients,
                               precision, first)
             if not args.no_xdmf_check:
-                check_xdmf(os.path.join(moved, "out.xmf"), stored, clients, precision)
+                check_xdmf(os.path.join(moved, "out.xmf"), stored, clients, precision,
+                           args.filemode == "FilePerCore")
         finally:
             os.chdir(cwd)
     finally:

@@ -292,13 +292,16 @@ void hdf5_store::publish_file_per_core(std::int32_t iteration, std::vector<varia
   xdmf_step step;
   step.iteration = iteration;
   for (const variable_record& r : records) {
-    if (r.global_dims.empty()) continue;
+    // A variable without global dimensions appears as the master file has it: indexed by
+    // client, on a grid of its own extents.
+    std::vector<std::int64_t> dims = r.global_dims.empty() ? per_client_extents(r) : r.global_dims;
+    if (dims.empty()) continue;
     xdmf_dataset d;
     d.variable = r.variable;
     d.file = global_name(iteration);
     d.path = model.variables[r.variable].name;
     d.type = r.type;
-    d.dims = r.global_dims;
+    d.dims = std::move(dims);
     step.datasets.push_back(std::move(d));
   }
   add_xdmf_step(std::move(step));

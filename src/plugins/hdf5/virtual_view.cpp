@@ -364,33 +364,25 @@ void write_master_contents(
 }
 
 // A variable without global dimensions (a per-client scalar, say) whose blocks all have the
-// same extents: one dataset indexed by client, [client] or, when a client writes several
-// blocks, [client, block], followed by the block's extents (none for a block of one element
-// of a 1-D layout, so that a per-client scalar is a vector). Clients that wrote no block read
-// as zeros. Blocks of differing extents have no such view: their datasets stay in the
+// same extents: one dataset indexed by client (per_client_extents). Clients that wrote no block
+// read as zeros. Blocks of differing extents have no such view: their datasets stay in the
 // writers' files alone.
 void write_per_client_dataset(
     const file_handle& file, const config::model& model, std::int32_t iteration,
     const variable_record& record,
     const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
     const property_list_handle& lcpl, const std::string& path) {
-  if (record.blocks.empty()) return;
+  const std::vector<std::int64_t> view = per_client_extents(record);
+  if (view.empty()) return;
   const std::vector<std::int64_t>& extents = record.blocks.front().dims;
-  std::int32_t clients = 0, blocks = 0;
-  for (const block_record& b : record.blocks) {
-    if (b.dims != extents || b.source < 0 || b.block < 0) return;
-    clients = std::max(clients, b.source + 1);
-    blocks = std::max(blocks, b.block + 1);
-  }
+  std::int32_t blocks = 0;
+  for (const block_record& b : record.blocks) blocks = std::max(blocks, b.block + 1);
   const config::variable& var = model.variables[record.variable];
   const config::layout& layout = model.layouts[var.layout_index];
   const std::string& name = var.name;
   const call_site site{path, name};
-  const bool scalar = extents.size() == 1 && extents[0] == 1;
-  std::vector<hsize_t> shape{static_cast<hsize_t>(clients)};
-  if (blocks > 1) shape.push_back(static_cast<hsize_t>(blocks));
-  const std::size_t leading = shape.size();
-  if (!scalar) shape.insert(shape.end(), extents.begin(), extents.end());
+  const std::vector<hsize_t> shape(view.begin(), view.end());
+  const std::size_t leading = blocks > 1 ? 2 : 1;
   const dataspace_handle space = make_simple_space(shape, site);
   property_list_handle dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", site));
   const std::map<std::int32_t, hsize_t> packed_elements = packed_extents(record.blocks);
@@ -444,5 +436,21 @@ void write_per_client_dataset(
 }
 
 }  // namespace
+
+std::vector<std::int64_t> per_client_extents(const variable_record& record) {
+  if (record.blocks.empty()) return {};
+  const std::vector<std::int64_t>& extents = record.blocks.front().dims;
+  std::int32_t clients = 0, blocks = 0;
+  for (const block_record& b : record.blocks) {
+    if (b.dims != extents || b.source < 0 || b.block < 0) return {};
+    clients = std::max(clients, b.source + 1);
+    blocks = std::max(blocks, b.block + 1);
+  }
+  std::vector<std::int64_t> shape{clients};
+  if (blocks > 1) shape.push_back(blocks);
+  const bool scalar = extents.size() == 1 && extents[0] == 1;
+  if (!scalar) shape.insert(shape.end(), extents.begin(), extents.end());
+  return shape;
+}
 
 }  // namespace sidecore::plugins::hdf5

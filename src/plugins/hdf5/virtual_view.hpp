@@ -56,13 +56,21 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
 
 // Writes the master file at path (replacing it), marked with the run's id and writer count;
 // written under a temporary name and renamed, so that a writer killed meanwhile leaves no torn
-// master file. Records without global dimensions are
-// skipped. source_file(iteration, writer) names the file-per-core file of a block, relative
-// to the master's directory. Returns false when no record had global dimensions (no file).
+// master file. A record without global dimensions becomes a dataset indexed by client when
+// per_client_extents gives it extents. source_file(iteration, writer) names the file-per-core
+// file of a block, relative to the master's directory. Returns false when no record had global
+// dimensions (no file).
 bool write_master(const std::string& path, const config::model& model, std::int32_t iteration,
                   const std::vector<variable_record>& records,
                   const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
                   bool complete, const run_marker& run, unsigned permissions = 0);
+
+// The extents of the master file's dataset of a record without global dimensions (a
+// per-client scalar, say), whose blocks all have the same extents: [client] or, when a client
+// writes several blocks, [client, block], followed by the block's extents (none for a block of
+// one element of a 1-D layout, so that a per-client scalar is a vector). Empty when its blocks
+// have no such view (none, or of differing extents).
+std::vector<std::int64_t> per_client_extents(const variable_record& record);
 
 // The dataset of a block in a file-per-core file, named as Damaris names it:
 // "<variable>/P<source>/B<block>" with a block level, "<variable>/P<source>" without.
