@@ -38,14 +38,12 @@ reservation mpi_engine::reserve(std::uint64_t bytes) {
 }
 
 reservation mpi_engine::reserve_to_copy(std::uint64_t bytes) {
-  if (!m_sender.packs(bytes)) return reserve(bytes);
+  // Packing never waits: without room for a group at once, the block travels alone, and the
+  // buffer's policy applies to its own bytes as for any block.
+  if (!m_sender.packs(bytes) || !m_sender.has_packed_room(bytes)) return reserve(bytes);
   reservation r;
-  const bool blocked = m_phases_wanted && m_phase != protocol::client_phase::unmarked &&
-                       !m_sender.has_packed_room(bytes);
-  if (blocked) send_phase(protocol::client_phase::blocked);
   r.address = m_sender.reserve_packed(bytes);
-  if (blocked) send_phase(m_phase);
-  m_packing = r.address != nullptr;
+  m_packing = true;
   return r;
 }
 

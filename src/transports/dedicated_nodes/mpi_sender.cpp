@@ -195,8 +195,8 @@ void* mpi_sender::reserve_packed(std::uint64_t bytes) {
   const std::uint64_t entry = protocol::next_packed_entry(0, bytes);
   if (m_packed && m_packed_used + entry > m_packed_capacity) send_packed();
   if (!m_packed) {
-    m_packed = reserve(m_packed_capacity);
-    if (!m_packed) return nullptr;  // policy="skip", buffer full
+    m_packed = reserve(m_packed_capacity);  // has_packed_room: no wait
+    if (!m_packed) throw std::logic_error("mpi_sender: packed blocks reserved without room");
     m_packed_used = 0;
     m_packed_blocks = 0;
   }

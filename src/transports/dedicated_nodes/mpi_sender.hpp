@@ -59,11 +59,11 @@ class mpi_sender {
   // Whether a block of `bytes` written whole travels packed (reserve_packed).
   bool packs(std::uint64_t bytes) const noexcept { return bytes <= m_packed_block_limit; }
   // Room for such a block in the packed buffer, to be filled at once and handed over by
-  // commit_packed before any other call; nullptr under policy="skip" when the buffer is full.
+  // commit_packed before any other call. Only when has_packed_room(bytes): it never waits.
   void* reserve_packed(std::uint64_t bytes);
   // Hands over the block reserve_packed made room for (m.bytes its size).
   void commit_packed(const protocol::message& m);
-  // Whether reserve_packed would return without waiting for the server.
+  // Whether the packed buffer has room for a block of `bytes`, or a new one fits the budget.
   bool has_packed_room(std::uint64_t bytes);
   // Frees the memory of completed sends.
   void progress();
