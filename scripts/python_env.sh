@@ -21,9 +21,25 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 pip=("$venv/bin/pip" install --quiet --disable-pip-version-check)
-"$venv/bin/python" -c "import h5py, numpy, vtk, nanobind, pytest, dask.array, distributed, matplotlib" \
-  2>/dev/null || "${pip[@]}" h5py numpy vtk nanobind pytest "dask[array]" distributed matplotlib
-"$venv/bin/python" -c "import mpi4py" 2>/dev/null || "${pip[@]}" --no-binary mpi4py mpi4py
+# What configuring the Python module needs comes first; the rest installs while the library
+# compiles (unpacking wheels overlaps the compiler's work).
+"$venv/bin/python" -c "import numpy, nanobind" 2>/dev/null || "${pip[@]}" numpy nanobind
+rest_log="$build/venv-packages.log"
+(
+  "$venv/bin/python" -c "import h5py, vtk, pytest, dask.array, distributed, matplotlib" \
+    2>/dev/null || "${pip[@]}" h5py vtk pytest "dask[array]" distributed matplotlib
+  "$venv/bin/python" -c "import mpi4py" 2>/dev/null || "${pip[@]}" --no-binary mpi4py mpi4py
+) > "$rest_log" 2>&1 &
+rest=$!
 # Configured with the Python module from the start: turning it on later changes
 # sidecore/version.h (HAVE_PYTHON_ENABLED), which every source includes.
-"$root/scripts/setup.sh" "$build" -DSIDECORE_BUILD_PYTHON=ON -DPython_EXECUTABLE="$venv/bin/python" "$@"
+status=0
+"$root/scripts/setup.sh" "$build" -DSIDECORE_BUILD_PYTHON=ON -DPython_EXECUTABLE="$venv/bin/python" \
+  "$@" || status=$?
+if ! wait "$rest"; then
+  cat "$rest_log" >&2
+  echo "python_env.sh: installing the venv's packages into $venv failed (above)" >&2
+  exit 1
+fi
+rm -f "$rest_log"
+exit "$status"
