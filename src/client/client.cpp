@@ -370,9 +370,12 @@ void client::end_iteration() {
   for (auto& [key, a] : m_allocations) {
     if (a.block.iteration > m_iteration || a.committed) continue;
     const std::string& variable = m_model.variables[a.block.variable].name;
-    log::warning("block ", a.block.block, " of '", variable, "' was allocated at iteration ",
-                 a.block.iteration,
-                 " but never committed; committing it at the end of the iteration");
+    // A program that leaves the commits to the end of the iteration does so every iteration.
+    if (log::first_time("uncommitted block of " + variable))
+      log::warning("block ", a.block.block, " of '", variable, "' was allocated at iteration ",
+                   a.block.iteration,
+                   " but never committed; committing it at the end of the iteration (said "
+                   "once per variable: later ones are committed alike)");
     commit(variable, a.block.block, a.block.iteration);
   }
   for (auto it = m_allocations.begin(); it != m_allocations.end();)

@@ -72,8 +72,10 @@ std::uint64_t active_buffer::to_spill_file(int iteration, std::vector<stored_blo
                      std::to_string(iteration) + "-XXXXXX";
   int fd = ::mkstemp(path.data());
   if (fd < 0) {
-    log::warning("cannot create a spill file in '", m_spill_directory, "': ", std::strerror(errno),
-                 "; the iteration stays in the shared buffer");
+    // A full or unwritable directory stays so: said once per cause.
+    log::warning_once("cannot create a spill file in '", m_spill_directory,
+                      "': ", std::strerror(errno),
+                      "; iterations that cannot be spilled stay in the shared buffer");
     return 0;
   }
   ::unlink(path.c_str());
@@ -97,8 +99,8 @@ std::uint64_t active_buffer::to_spill_file(int iteration, std::vector<stored_blo
   int err = errno;
   ::close(fd);
   if (map == MAP_FAILED) {
-    log::warning("spilling iteration ", iteration, " to '", m_spill_directory, "' failed (",
-                 std::strerror(err), "); it stays in the shared buffer");
+    log::warning_once("spilling to '", m_spill_directory, "' failed (", std::strerror(err),
+                      "); iterations that cannot be spilled stay in the shared buffer");
     return 0;
   }
   std::shared_ptr<const void> mapping(

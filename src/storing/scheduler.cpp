@@ -24,7 +24,11 @@
 #include "common/waiting.hpp"
 
 namespace sidecore::storing {
+
 namespace {
+// A deadline that passes once tends to pass at every iteration: said the first time in this
+// process; the schedule's summary at the end counts them.
+constexpr const char* said_once = " (said once; the schedule summary at the end counts them)";
 
 double seconds_since_epoch(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
@@ -219,9 +223,11 @@ void scheduler::throttle(std::uint64_t bytes) {
   while (m_allowance < wanted) {
     const auto now = clock::now();
     if (now >= deadline) {
-      log::warning("iteration ", m_iteration, ": storing ", readable_bytes(bytes),
-                   " now, after waiting ", deadline_seconds(), " s for the <schedule bandwidth> (",
-                   m_settings.bandwidth, " bytes/s) to allow it");
+      if (log::first_time("schedule: bandwidth deadline"))
+        log::warning("iteration ", m_iteration, ": storing ", readable_bytes(bytes),
+                     " now, after waiting ", deadline_seconds(),
+                     " s for the <schedule bandwidth> (", m_settings.bandwidth,
+                     " bytes/s) to allow it", said_once);
       break;
     }
     const auto need = std::chrono::duration<double>((wanted - m_allowance) / rate);
@@ -416,9 +422,12 @@ void scheduler::wait_for_phase(std::uint64_t bytes) {
   waiter pause(paces::client_phase, deadline_seconds());
   while (!look()) {
     if (!pause.nap()) {
-      log::warning("iteration ", m_iteration, ": storing now, after waiting ", deadline_seconds(),
-                   " s for every client to be in a compute phase (<schedule policy=\"phase\">: "
-                   "do the clients call sidecore_compute_begin and sidecore_compute_end?)");
+      if (m_counters.phases_forced == 0)
+        log::warning("iteration ", m_iteration, ": storing now, after waiting ", deadline_seconds(),
+                     " s for every client to be in a compute phase (<schedule "
+                     "policy=\"phase\">: do the clients call sidecore_compute_begin and "
+                     "sidecore_compute_end?)",
+                     said_once);
       ++m_counters.phases_forced;
       why = 9;
       break;
@@ -451,9 +460,12 @@ bool scheduler::take_turn(std::int64_t limit) {
     if (taken < limit) return true;
     m_turns->fetch_add(0, -1);
     if (!pause.nap()) {
-      log::warning("iteration ", m_iteration, ": storing now without a turn, after waiting ",
-                   deadline_seconds(), " s while ", taken, " of ", limit,
-                   " turn(s) of the <schedule> were taken (a writer that holds one may be stuck)");
+      if (log::first_time("schedule: turn deadline"))
+        log::warning("iteration ", m_iteration, ": storing now without a turn, after waiting ",
+                     deadline_seconds(), " s while ", taken, " of ", limit,
+                     " turn(s) of the <schedule> were taken (a writer that holds one may be "
+                     "stuck)",
+                     said_once);
       return false;
     }
   }
@@ -490,11 +502,13 @@ void scheduler::wait_for_order(int iteration) {
   waiter pause(paces::shared_counter, deadline_seconds());
   while (!allowed()) {
     if (!pause.nap()) {
-      log::warning("iteration ", iteration,
-                   ": storing now, out of <schedule policy=\"ordered\"> "
-                   "order, after waiting ",
-                   deadline_seconds(),
-                   " s for the writers before (one may be stuck or have stopped early)");
+      if (m_counters.order_forced == 0)
+        log::warning("iteration ", iteration,
+                     ": storing now, out of <schedule policy=\"ordered\"> "
+                     "order, after waiting ",
+                     deadline_seconds(),
+                     " s for the writers before (one may be stuck or have stopped early)",
+                     said_once);
       ++m_counters.order_forced;
       break;
     }

@@ -11,6 +11,7 @@
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 
 #include "client/client.hpp"
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "config/model.hpp"
 #include "protocol/notifications.hpp"
 #include "transports/background_thread/thread_engine.hpp"
@@ -194,6 +196,48 @@ TEST_F(engines_test, a_block_allocated_but_not_committed_is_handed_over_when_the
   EXPECT_EQ(std::memcmp(channel.address(m.offset), values.data(), 16), 0);
   ASSERT_TRUE(channel.try_pop(0, m));
   EXPECT_EQ(m.kind, message_kind::stop);
+}
+
+// Blocks allocated and left to damaris_end_iteration to commit, iteration after iteration: each
+// is handed over, and the warning about it is said once per variable, not once per iteration.
+TEST_F(engines_test, blocks_left_uncommitted_every_iteration_are_handed_over_and_said_once) {
+  if (std::getenv("SIDECORE_LOG_LEVEL")) GTEST_SKIP() << "SIDECORE_LOG_LEVEL is set";
+  const config::model model = model_in(m_directory);
+  transports::channel_sizes sizes;
+  sizes.heap_bytes = 1 << 16;
+  sizes.clients = 1;
+  sizes.ring_capacity = 64;
+  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-uncommitted-often";
+  transports::channel channel = transports::channel::create(name, sizes);
+  channel.unlink();
+  const std::string log_path =
+      ::testing::TempDir() + "sidecore_uncommitted_" + std::to_string(::getpid()) + ".log";
+  std::remove(log_path.c_str());
+  struct restore_log {
+    ~restore_log() { log::configure(log::level::warning, ""); }
+  } restore;
+  log::configure(log::level::warning, log_path);
+  client::client c(model, 0, std::make_unique<transports::shm_engine>(model, channel, 0, 0));
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    auto* data = static_cast<std::int32_t*>(c.alloc("v", 0));
+    ASSERT_NE(data, nullptr);
+    std::memcpy(data, values.data(), 16);
+    c.end_iteration();
+    message m{};
+    ASSERT_TRUE(channel.try_pop(0, m)) << "iteration " << iteration << ": no block announced";
+    EXPECT_EQ(m.kind, message_kind::block);
+    EXPECT_EQ(m.iteration, iteration);
+    EXPECT_EQ(std::memcmp(channel.address(m.offset), values.data(), 16), 0);
+    ASSERT_TRUE(channel.try_pop(0, m));
+    EXPECT_EQ(m.kind, message_kind::end_iteration);
+  }
+  log::configure(log::level::warning, "");
+  std::ifstream in(log_path);
+  int said = 0;
+  for (std::string line; std::getline(in, line);)
+    said += line.find("never committed") != std::string::npos;
+  EXPECT_EQ(said, 1);
+  std::remove(log_path.c_str());
 }
 
 // Bytes of this process's mapping that holds `address` now mapped (Rss of /proc/self/smaps).
