@@ -79,6 +79,20 @@ class engines_test : public testing_support::output_directory_test {
 
 const std::vector<std::int32_t> values = {7, -8, 9, 1 << 30};
 
+// A test's own channel: heap_bytes of shared buffer, one ring of ring_capacity notifications
+// per client, its name already unlinked (it goes with the process).
+transports::channel unlinked_channel(const std::string& suffix, std::uint64_t heap_bytes,
+                                     std::uint32_t clients, std::uint32_t ring_capacity) {
+  transports::channel_sizes sizes;
+  sizes.heap_bytes = heap_bytes;
+  sizes.clients = clients;
+  sizes.ring_capacity = ring_capacity;
+  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-" + suffix;
+  transports::channel channel = transports::channel::create(name, sizes);
+  channel.unlink();
+  return channel;
+}
+
 TEST_F(engines_test, inline_engine_stores_the_iteration_when_it_ends) {
   const config::model model = model_in(m_directory);
   transports::inline_engine engine(model, MPI_COMM_WORLD, 0, true);
@@ -128,13 +142,7 @@ TEST_F(engines_test, thread_engine_stores_on_its_thread_and_sync_waits_for_it) {
 
 TEST_F(engines_test, shm_engine_puts_blocks_in_the_buffer_and_notifications_in_its_ring) {
   const config::model model = model_in(m_directory);
-  transports::channel_sizes sizes;
-  sizes.heap_bytes = 1 << 16;
-  sizes.clients = 2;
-  sizes.ring_capacity = 64;
-  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-engines";
-  transports::channel channel = transports::channel::create(name, sizes);
-  channel.unlink();
+  transports::channel channel = unlinked_channel("engines", 1 << 16, 2, 64);
   transports::shm_engine engine(model, channel, 1, 5);
   EXPECT_EQ(engine.capacity(), channel.heap().capacity());
 
@@ -176,13 +184,7 @@ TEST_F(engines_test, shm_engine_puts_blocks_in_the_buffer_and_notifications_in_i
 // stores the unfinished iteration as incomplete) instead of keeping its shared memory for good.
 TEST_F(engines_test, a_block_allocated_but_not_committed_is_handed_over_when_the_client_stops) {
   const config::model model = model_in(m_directory);
-  transports::channel_sizes sizes;
-  sizes.heap_bytes = 1 << 16;
-  sizes.clients = 1;
-  sizes.ring_capacity = 64;
-  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-uncommitted";
-  transports::channel channel = transports::channel::create(name, sizes);
-  channel.unlink();
+  transports::channel channel = unlinked_channel("uncommitted", 1 << 16, 1, 64);
   client::client c(model, 0, std::make_unique<transports::shm_engine>(model, channel, 0, 0));
   auto* data = static_cast<std::int32_t*>(c.alloc("v", 0));
   ASSERT_NE(data, nullptr);
@@ -203,13 +205,7 @@ TEST_F(engines_test, a_block_allocated_but_not_committed_is_handed_over_when_the
 TEST_F(engines_test, blocks_left_uncommitted_every_iteration_are_handed_over_and_said_once) {
   if (std::getenv("SIDECORE_LOG_LEVEL")) GTEST_SKIP() << "SIDECORE_LOG_LEVEL is set";
   const config::model model = model_in(m_directory);
-  transports::channel_sizes sizes;
-  sizes.heap_bytes = 1 << 16;
-  sizes.clients = 1;
-  sizes.ring_capacity = 64;
-  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-uncommitted-often";
-  transports::channel channel = transports::channel::create(name, sizes);
-  channel.unlink();
+  transports::channel channel = unlinked_channel("uncommitted-often", 1 << 16, 1, 64);
   const std::string log_path =
       ::testing::TempDir() + "sidecore_uncommitted_" + std::to_string(::getpid()) + ".log";
   std::remove(log_path.c_str());
@@ -263,13 +259,7 @@ std::uint64_t resident_bytes_around(const void* address) {
 // those: the pages between its window and that block are left to the writes.
 TEST_F(engines_test, shm_engine_maps_the_buffer_ahead_of_its_blocks) {
   const config::model model = model_in(m_directory);
-  transports::channel_sizes sizes;
-  sizes.heap_bytes = 64u << 20;
-  sizes.clients = 1;
-  sizes.ring_capacity = 64;
-  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-ahead";
-  transports::channel channel = transports::channel::create(name, sizes);
-  channel.unlink();
+  transports::channel channel = unlinked_channel("ahead", 64u << 20, 1, 64);
   channel.reserve_heap(0);
   const std::atomic<bool> never{false};
   ASSERT_EQ(channel.reserve_heap_rest(never), "");
@@ -298,13 +288,7 @@ TEST_F(engines_test, shm_engine_maps_the_buffer_ahead_of_its_blocks) {
 
 TEST_F(engines_test, shm_engine_under_skip_policy_drops_what_does_not_fit) {
   const config::model model = model_in(m_directory, "skip");
-  transports::channel_sizes sizes;
-  sizes.heap_bytes = 1 << 12;
-  sizes.clients = 1;
-  sizes.ring_capacity = 16;
-  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-skip";
-  transports::channel channel = transports::channel::create(name, sizes);
-  channel.unlink();
+  transports::channel channel = unlinked_channel("skip", 1 << 12, 1, 16);
   transports::shm_engine engine(model, channel, 0, 0);
   transports::reservation first = engine.reserve(engine.capacity());
   EXPECT_TRUE(first);
@@ -316,13 +300,7 @@ TEST_F(engines_test, shm_engine_under_skip_policy_drops_what_does_not_fit) {
 // never hear of it.
 TEST_F(engines_test, shm_engine_gives_back_a_block_it_could_not_announce) {
   const config::model model = model_in(m_directory, "wait", 1 << 20, "0.2");
-  transports::channel_sizes sizes;
-  sizes.heap_bytes = 1 << 12;
-  sizes.clients = 1;
-  sizes.ring_capacity = 1;
-  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-leak";
-  transports::channel channel = transports::channel::create(name, sizes);
-  channel.unlink();
+  transports::channel channel = unlinked_channel("leak", 1 << 12, 1, 1);
   transports::shm_engine engine(model, channel, 0, 0);
   transports::reservation first = engine.reserve(16);
   engine.commit(block_of(0, 0, first.offset), {});  // fills the ring (nobody pops)
@@ -339,13 +317,8 @@ TEST_F(engines_test, shm_engine_gives_back_a_block_it_could_not_announce) {
 TEST_F(engines_test, shm_engine_keeps_notifications_in_the_heap_while_the_ring_is_full) {
   // A timeout of 0.2 s: a client that waited for the ring would fail.
   const config::model model = model_in(m_directory, "wait", 1 << 20, "0.2");
-  transports::channel_sizes sizes;
-  sizes.heap_bytes = 1 << 20;
-  sizes.clients = 1;
-  sizes.ring_capacity = 16;  // keeps 2 slots for batches
-  const std::string name = "/sidecore-test-" + std::to_string(::getpid()) + "-overflow";
-  transports::channel channel = transports::channel::create(name, sizes);
-  channel.unlink();
+  transports::channel channel =
+      unlinked_channel("overflow", 1 << 20, 1, 16);  // keeps 2 slots for batches
   transports::shm_engine engine(model, channel, 0, 3);
   constexpr int blocks = 1000;
   std::vector<std::uint64_t> offsets;
