@@ -97,8 +97,16 @@ def main():
                     for key, value in run(builds[name], setup, np, template, work).items():
                         samples.setdefault((name, setup) + key, []).append(value)
             print(f"round {r + 1}/{a.rounds} done", file=sys.stderr)
-        counted = {name: instructions(builds[name], work) for name in ("base", "new")} \
-            if a.instructions else {}
+        counted = {}
+        if a.instructions:
+            # Instruction counts do not vary from run to run: one build given twice (as the
+            # test suite does) is counted once.
+            by_build = {}
+            for name in ("base", "new"):
+                build = os.path.realpath(builds[name])
+                if build not in by_build:
+                    by_build[build] = instructions(builds[name], work)
+                counted[name] = by_build[build]
     load = os.getloadavg()[0]
     lines = [f"{a.rounds} rounds, order rotating; 1-minute load average at the end {load:.2f}.",
              "Cells: median over rounds of each run's median (min - max over rounds).", "",
