@@ -43,17 +43,14 @@ reservation mpi_engine::reserve_to_copy(std::uint64_t bytes) {
   if (!m_sender.packs(bytes) || !m_sender.has_packed_room(bytes)) return reserve(bytes);
   reservation r;
   r.address = m_sender.reserve_packed(bytes);
-  m_packing = true;
   return r;
 }
 
 void mpi_engine::commit(const protocol::message& m, block_buffer owned) {
-  if (m_packing) {
-    m_packing = false;
+  if (m_sender.packed_block_open())
     m_sender.commit_packed(m);
-    return;
-  }
-  m_sender.send(m, std::move(owned));
+  else
+    m_sender.send(m, std::move(owned));
 }
 
 void mpi_engine::signal(const config::event& event, std::size_t index, int iteration) {

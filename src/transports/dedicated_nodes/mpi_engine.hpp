@@ -42,7 +42,6 @@ class mpi_engine final : public engine {
   // The server pulls blocks and stores by this client's phases: marks are sent.
   bool m_phases_wanted;
   std::uint32_t m_phase = protocol::client_phase::unmarked;  // the last marked
-  bool m_packing = false;  // the next commit is of a block reserve_to_copy packed
 };
 
 }  // namespace sidecore::transports

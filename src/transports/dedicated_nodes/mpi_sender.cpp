@@ -206,7 +206,6 @@ void* mpi_sender::reserve_packed(std::uint64_t bytes) {
 }
 
 void mpi_sender::commit_packed(const protocol::message& m) {
-  if (!m_packed_open) throw error(DAMARIS_CHANNEL_ERROR, "a packed block was never reserved");
   m_packed_open = false;
   std::memcpy(m_packed.get() + m_packed_reserved, &m, sizeof m);
   m_packed_used = protocol::next_packed_entry(m_packed_reserved, m.bytes);

@@ -61,7 +61,9 @@ class mpi_sender {
   // Room for such a block in the packed buffer, to be filled at once and handed over by
   // commit_packed before any other call. Only when has_packed_room(bytes): it never waits.
   void* reserve_packed(std::uint64_t bytes);
-  // Hands over the block reserve_packed made room for (m.bytes its size).
+  // Whether a block reserve_packed made room for awaits its commit_packed.
+  bool packed_block_open() const noexcept { return m_packed_open; }
+  // Hands over that block (m.bytes its size).
   void commit_packed(const protocol::message& m);
   // Whether the packed buffer has room for a block of `bytes`, or a new one fits the budget.
   bool has_packed_room(std::uint64_t bytes);
