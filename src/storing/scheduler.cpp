@@ -26,9 +26,9 @@
 namespace sidecore::storing {
 
 namespace {
-// A deadline that passes once tends to pass at every iteration: said the first time in this
-// process; the schedule's summary at the end counts them.
-constexpr const char* said_once = " (said once; the schedule summary at the end counts them)";
+// A deadline that passes once tends to pass at every iteration: each kind is said the first
+// time in this process (log::first_time); the schedule's summary at the end sums the waits.
+constexpr const char* said_once = " (said once; the schedule summary at the end sums the waits)";
 
 double seconds_since_epoch(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
@@ -422,7 +422,7 @@ void scheduler::wait_for_phase(std::uint64_t bytes) {
   waiter pause(paces::client_phase, deadline_seconds());
   while (!look()) {
     if (!pause.nap()) {
-      if (m_counters.phases_forced == 0)
+      if (log::first_time("schedule: phase deadline"))
         log::warning("iteration ", m_iteration, ": storing now, after waiting ", deadline_seconds(),
                      " s for every client to be in a compute phase (<schedule "
                      "policy=\"phase\">: do the clients call sidecore_compute_begin and "
@@ -502,7 +502,7 @@ void scheduler::wait_for_order(int iteration) {
   waiter pause(paces::shared_counter, deadline_seconds());
   while (!allowed()) {
     if (!pause.nap()) {
-      if (m_counters.order_forced == 0)
+      if (log::first_time("schedule: order deadline"))
         log::warning("iteration ", iteration,
                      ": storing now, out of <schedule policy=\"ordered\"> "
                      "order, after waiting ",
