@@ -25,6 +25,7 @@ one log-log plot per dimension (scale_<dimension>.png).
 Usage: run_scale.py --build DIR [--quick] [--reps N] [--only DIM,...] [--out DIR]
                     [--workdir DIR] [--python PY]
        run_scale.py --check DIR     (what the ctest bench.scale checks of a quick run)
+       run_scale.py --replot DIR    (the plots again from DIR/scale.json)
 --out defaults to bench/results/scale; --quick (a few seconds: two small points per
 dimension, one repetition) requires --out, so that it never replaces the committed results.
 Environment: MPIRUN (mpirun), MPIRUN_FLAGS (--oversubscribe). Needs numpy and h5py; matplotlib
@@ -80,8 +81,11 @@ METRICS = [
     ("views_ms", "writer 0: master file + XDMF per iteration (ms)", "total"),
     ("master_bytes", "master file (bytes)", "total"),
     ("xdmf_bytes", "XDMF file (bytes)", "total"),
+    ("report_bytes", "run report (bytes)", "total"),
     ("h5py_open_ms", "open with h5py (ms)", "total"),
+    ("h5py_read_ms", "read v0 whole with h5py (ms)", "total"),
     ("api_open_ms", "open with the read API (ms)", "total"),
+    ("api_read_ms", "read v0 whole with the read API (ms)", "total"),
     ("inspect_ms", "sidecore inspect (ms)", "total"),
     ("startup_ms", "start-up: initialize + start (ms, slowest client)", "total"),
     ("finalize_ms", "stop + finalize (ms, client 0)", "total"),
@@ -188,6 +192,7 @@ def run_point(args, point, views, work):
         "finalize_ms": 1e3 * line["finalize_s"],
         "sync_ms": 1e3 * line["sync_s"],
     }
+    r["report_bytes"] = os.path.getsize(report)
     with open(report) as f:
         rep = json.load(f)
     writers = rep["writers"]
@@ -394,8 +399,9 @@ def plot(out, table):
     groups = [
         ("per-item cost (µs)", ["client_block_us", "writer_block_us"]),
         ("per iteration (ms, µs)", ["writer0_store_ms", "views_ms", "end_iteration_us"]),
-        ("files (bytes)", ["master_bytes", "xdmf_bytes"]),
-        ("opening and inspecting (ms)", ["h5py_open_ms", "api_open_ms", "inspect_ms"]),
+        ("files (bytes)", ["master_bytes", "xdmf_bytes", "report_bytes"]),
+        ("reading (ms)", ["h5py_open_ms", "h5py_read_ms", "api_open_ms", "api_read_ms",
+                          "inspect_ms"]),
         ("start-up and finalize (ms)", ["startup_ms", "finalize_ms"]),
     ]
     labels = {k: label for k, label, _ in METRICS}
@@ -412,7 +418,8 @@ def plot(out, table):
                     continue
                 xs = [p[0] for p in pts]
                 med = [p[1]["median"] for p in pts]
-                lo = [max(p[1]["median"] - max(p[1]["min"], 1e-12), 0) for p in pts]
+                # A paired difference can be negative (noise): its bar stops a decade down.
+                lo = [p[1]["median"] - max(p[1]["min"], p[1]["median"] / 10) for p in pts]
                 hi = [p[1]["max"] - p[1]["median"] for p in pts]
                 ax.errorbar(xs, med, yerr=[lo, hi], marker="o", capsize=3, label=labels[key])
             ax.set_xscale("log")
@@ -468,9 +475,14 @@ def main():
     ap.add_argument("--workdir")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--check", metavar="DIR")
+    ap.add_argument("--replot", metavar="DIR", help="redraw the plots from DIR/scale.json")
     args = ap.parse_args()
     if args.check:
         check_output(args.check)
+        return
+    if args.replot:
+        with open(os.path.join(args.replot, "scale.json")) as f:
+            plot(args.replot, json.load(f)["table"])
         return
     if not args.build:
         ap.error("--build is required")
@@ -485,7 +497,7 @@ def main():
     plan, base = (QUICK, QUICK_BASE) if args.quick else (FULL, BASE)
     if args.only:
         plan = {d: plan[d] for d in args.only.split(",")}
-    reps = args.reps or (1 if args.quick else 3)
+    reps = args.reps or (1 if args.quick else 5)
     sweeps = list(points_of(plan, base))
     unique = list({key_of(p): p for _, _, p in sweeps}.values())
     work = args.workdir or tempfile.mkdtemp(prefix="sidecore-scale-")
