@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
 #include "common/job_failure.hpp"
@@ -75,20 +76,30 @@ void stop_the_current_watch() {
   if (peer_watch* watch = g_current.load()) watch->stop();
 }
 
-std::vector<peer_watch::identity> gather_identities(MPI_Comm comm, peer_watch::role mine) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  const peer_watch::identity self = peer_watch::identity_of(::getpid(), mine);
-  std::vector<peer_watch::identity> peers(static_cast<std::size_t>(size));
-  check_mpi(MPI_Allgather(&self, sizeof self, MPI_BYTE, peers.data(), sizeof self, MPI_BYTE, comm),
-            "MPI_Allgather");
-  return peers;
-}
+// What every process needs of the others: the identities of its machine's ranks (gathered
+// over the ranks that share its memory, so that no process holds a table of the whole job) and
+// rank 0's, which names the job (one broadcast over comm).
+struct gathered {
+  std::vector<peer_watch::peer> machine;
+  peer_watch::identity first;
+};
 
-int rank_in(MPI_Comm comm) {
+gathered gather_identities(MPI_Comm comm, peer_watch::role mine) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  return rank;
+  const peer_watch::peer self{rank, 0, peer_watch::identity_of(::getpid(), mine)};
+  MPI_Comm shared = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared),
+            "MPI_Comm_split_type");
+  const communicator machine(shared);
+  gathered g;
+  g.machine.resize(static_cast<std::size_t>(machine.size()));
+  check_mpi(MPI_Allgather(&self, sizeof self, MPI_BYTE, g.machine.data(), sizeof self, MPI_BYTE,
+                          machine.get()),
+            "MPI_Allgather");
+  g.first = self.who;
+  check_mpi(MPI_Bcast(&g.first, sizeof g.first, MPI_BYTE, 0, comm), "MPI_Bcast");
+  return g;
 }
 
 }  // namespace
@@ -103,27 +114,43 @@ peer_watch::identity peer_watch::identity_of(std::int64_t pid, role its_role) {
   return who;
 }
 
-peer_watch::peer_watch(MPI_Comm comm, role mine, double period_seconds)
-    : peer_watch(gather_identities(comm, mine), rank_in(comm), period_seconds) {}
+peer_watch::peer_watch(MPI_Comm comm, role mine, double period_seconds) : m_period(period_seconds) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  gathered g = gather_identities(comm, mine);
+  set_up(std::move(g.machine), rank, g.first);
+}
 
-peer_watch::peer_watch(std::vector<identity> peers, int rank, double period_seconds)
-    : m_peers(std::move(peers)), m_rank(rank), m_period(period_seconds) {
-  const int size = static_cast<int>(m_peers.size());
-  const identity& self = m_peers.at(static_cast<std::size_t>(rank));
+peer_watch::peer_watch(const std::vector<identity>& peers, int rank, double period_seconds)
+    : m_period(period_seconds) {
+  std::vector<peer> all;
+  for (std::size_t r = 0; r < peers.size(); ++r) all.push_back({static_cast<int>(r), 0, peers[r]});
+  set_up(std::move(all), rank, peers.at(0));
+}
+
+void peer_watch::set_up(std::vector<peer> candidates, int rank, const identity& first) {
+  m_rank = rank;
   // Rank 0's identity names the job (unique on its machine, the same for every process).
   char key[64];
-  std::snprintf(
-      key, sizeof key, "%016llx-%lld-%llu", static_cast<unsigned long long>(m_peers[0].host),
-      static_cast<long long>(m_peers[0].pid), static_cast<unsigned long long>(m_peers[0].started));
+  std::snprintf(key, sizeof key, "%016llx-%lld-%llu", static_cast<unsigned long long>(first.host),
+                static_cast<long long>(first.pid), static_cast<unsigned long long>(first.started));
   job_failure::set_job_key(key);
+  auto self = std::find_if(candidates.begin(), candidates.end(),
+                           [rank](const peer& p) { return p.rank == rank; });
+  if (self == candidates.end()) throw std::invalid_argument("peer_watch: no identity of this rank");
+  const std::uint64_t host = self->who.host;
+  // Only the ranks whose processes this one can see: those of its machine.
+  for (const peer& p : candidates)
+    if (p.who.host == host) m_machine.push_back(p);
+  std::sort(m_machine.begin(), m_machine.end(),
+            [](const peer& a, const peer& b) { return a.rank < b.rank; });
   // Each process watches the next rank of its machine (round the machine): every rank is
   // watched by exactly one other, so one death is noticed once, at little cost.
-  for (int step = 1; step < size; ++step) {
-    const int r = (m_rank + step) % size;
-    if (m_peers[r].host == self.host) {
-      m_watched = r;
-      break;
-    }
+  if (m_machine.size() > 1) {
+    const auto at = std::find_if(m_machine.begin(), m_machine.end(),
+                                 [rank](const peer& p) { return p.rank == rank; });
+    const auto next = std::next(at) == m_machine.end() ? m_machine.begin() : std::next(at);
+    m_watched = next->rank;
   }
   // A program that calls MPI_Finalize without damaris_finalize must not keep watching.
   static const bool hooked = call_at_mpi_finalize(stop_the_current_watch);
@@ -164,10 +191,16 @@ void peer_watch::run() {
   }
 }
 
+const peer_watch::identity* peer_watch::on_this_machine(int rank) const noexcept {
+  const auto at = std::lower_bound(m_machine.begin(), m_machine.end(), rank,
+                                   [](const peer& p, int r) { return p.rank < r; });
+  return at != m_machine.end() && at->rank == rank ? &at->who : nullptr;
+}
+
 peer_watch::state peer_watch::state_of(int rank) const noexcept {
-  if (rank < 0 || static_cast<std::size_t>(rank) >= m_peers.size()) return state::elsewhere;
-  const identity& p = m_peers[rank];
-  if (p.host != m_peers[m_rank].host) return state::elsewhere;
+  const identity* found = on_this_machine(rank);
+  if (found == nullptr) return state::elsewhere;
+  const identity& p = *found;
   if (::kill(static_cast<pid_t>(p.pid), 0) != 0 && errno == ESRCH) return state::dead;
   char status = '?';
   std::uint64_t started = 0;
@@ -182,16 +215,15 @@ peer_watch::state peer_watch::state_of(int rank) const noexcept {
 }
 
 bool peer_watch::gone(int rank) const noexcept {
-  if (rank < 0 || static_cast<std::size_t>(rank) >= m_peers.size()) return false;
-  const identity& p = m_peers[rank];
-  if (p.host != m_peers[m_rank].host) return false;
-  return ::kill(static_cast<pid_t>(p.pid), 0) != 0 && errno == ESRCH;
+  const identity* p = on_this_machine(rank);
+  if (p == nullptr) return false;
+  return ::kill(static_cast<pid_t>(p->pid), 0) != 0 && errno == ESRCH;
 }
 
 std::string peer_watch::name_of(int rank) const {
-  if (rank < 0 || static_cast<std::size_t>(rank) >= m_peers.size())
-    return "rank " + std::to_string(rank);
-  const identity& p = m_peers[rank];
+  const identity* found = on_this_machine(rank);
+  if (found == nullptr) return "rank " + std::to_string(rank) + " (on another machine)";
+  const identity& p = *found;
   return "rank " + std::to_string(rank) + " (pid " + std::to_string(p.pid) + ", " +
          role_name(p.role) + ")";
 }

@@ -118,6 +118,26 @@ TEST(peer_watch, a_process_of_another_machine_is_never_declared_dead_from_here) 
   peer_watch watch(self_and(remote), 0, 0);
   EXPECT_EQ(watch.state_of(1), peer_watch::state::elsewhere);
   EXPECT_FALSE(watch.gone(1));
+  // Its identity is not kept (a process holds its machine's ranks only).
+  EXPECT_EQ(watch.name_of(1), "rank 1 (on another machine)");
+}
+
+TEST(peer_watch, the_rank_watched_is_the_next_one_of_this_machine) {
+  start_mpi();
+  child_process child;
+  ASSERT_GT(child.pid, 0);
+  peer_watch::identity remote = peer_watch::identity_of(999999999, peer_watch::role::client);
+  remote.host ^= 1;
+  // Rank 1 runs elsewhere, rank 2 here (unit.peer_watch.ends_the_job checks that the watching
+  // thread watches rank 2).
+  std::vector<peer_watch::identity> peers = {
+      peer_watch::identity_of(::getpid(), peer_watch::role::client), remote,
+      peer_watch::identity_of(child.pid, peer_watch::role::dedicated_core)};
+  peer_watch watch(peers, 0, 0);
+  EXPECT_EQ(watch.state_of(2), peer_watch::state::alive);
+  EXPECT_EQ(watch.state_of(1), peer_watch::state::elsewhere);
+  EXPECT_EQ(watch.name_of(2),
+            "rank 2 (pid " + std::to_string(child.pid) + ", a dedicated core)");
 }
 
 TEST(peer_watch, stop_ends_the_watching_thread_at_once_and_a_live_peer_ends_nothing) {
@@ -150,8 +170,13 @@ TEST(peer_watch_ends_the_job, the_watching_thread_ends_the_job_naming_the_dead_r
   start_mpi();
   child_process peer;
   ASSERT_GT(peer.pid, 0);
-  peer_watch watch(self_and(peer_watch::identity_of(peer.pid, peer_watch::role::dedicated_core)), 0,
-                   0.01);
+  // Between this process and its dead peer, a rank of another machine: the thread watches the
+  // next rank of this machine, rank 2, not rank 1 (whose death it could not see).
+  peer_watch::identity remote = peer_watch::identity_of(999999999, peer_watch::role::client);
+  remote.host ^= 1;
+  peer_watch watch({peer_watch::identity_of(::getpid(), peer_watch::role::client), remote,
+                    peer_watch::identity_of(peer.pid, peer_watch::role::dedicated_core)},
+                   0, 0.01);
   peer.end();
   // The thread notices within its period and never returns from end_job.
   std::this_thread::sleep_for(std::chrono::seconds(20));
