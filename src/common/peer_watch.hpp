@@ -1,9 +1,9 @@
 // Notices that a process of the job has died. Every process learns at start-up the process id
 // of every rank on its machine (one all-gather among the ranks that share its memory: no
-// process holds a table of the whole job, 32 bytes a rank); a thread then checks, a few times per buffer
-// timeout, that the next rank on the machine is still there, and ends the job with one message
-// when it is not. Waits for a particular peer (a dedicated core, a dedicated node) ask here too
-// before they wait again. Peers on other machines cannot be checked this way: their waits
+// process holds a table of the whole job, 32 bytes a rank); a thread then checks, a few times per
+// buffer timeout, that the next rank on the machine is still there, and ends the job with one
+// message when it is not. Waits for a particular peer (a dedicated core, a dedicated node) ask here
+// too before they wait again. Peers on other machines cannot be checked this way: their waits
 // declare them dead when they owe a reply for longer than the timeout.
 #pragma once
 

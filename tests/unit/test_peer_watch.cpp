@@ -136,8 +136,7 @@ TEST(peer_watch, the_rank_watched_is_the_next_one_of_this_machine) {
   peer_watch watch(peers, 0, 0);
   EXPECT_EQ(watch.state_of(2), peer_watch::state::alive);
   EXPECT_EQ(watch.state_of(1), peer_watch::state::elsewhere);
-  EXPECT_EQ(watch.name_of(2),
-            "rank 2 (pid " + std::to_string(child.pid) + ", a dedicated core)");
+  EXPECT_EQ(watch.name_of(2), "rank 2 (pid " + std::to_string(child.pid) + ", a dedicated core)");
 }
 
 TEST(peer_watch, stop_ends_the_watching_thread_at_once_and_a_live_peer_ends_nothing) {
