@@ -253,6 +253,29 @@ def parse_servers(text):
             for m in SERVER_LINE.findall(text)]
 
 
+# Timers of ADIOS2's BP5 profile (`<file>.bp/profiling.json`, on by default) that tell where a
+# phase's visible time goes: BS_WaitOnAsync, the wait in begin_step for the previous step's
+# asynchronous write; ES, the whole end_step (with AsyncWrite, the copy of the deferred puts
+# into a new buffer, ES_CloseTS, and the start of the write thread); DC_WaitOnAsync1, the wait in
+# close for the last step's write.
+BP5_TIMERS = ("BS", "BS_WaitOnAsync", "ES", "ES_CloseTS", "ES_WriteData", "DC_WaitOnAsync1")
+
+
+def bp5_profile(out, ranks):
+    """Per rank, the BP5 timers above in seconds (summed over the run), where present."""
+    found = []
+    for rank in range(ranks):
+        path = os.path.join(out, "bp5_r%05d.bp" % rank, "profiling.json")
+        try:
+            with open(path) as f:
+                entries = json.load(f)
+        except (OSError, ValueError):
+            return None
+        entry = entries[0] if isinstance(entries, list) and entries else {}
+        found.append({k: entry[k + "_mus"] * 1e-6 for k in BP5_TIMERS if k + "_mus" in entry})
+    return found
+
+
 def run_one(config, args, rep, workdir, target):
     out = os.path.join(workdir, "%s_rep%d" % (config.name, rep))
     shutil.rmtree(out, ignore_errors=True)
@@ -280,6 +303,7 @@ def run_one(config, args, rep, workdir, target):
         buffer_bytes = args.buffer_phases * clients * ghosted_phase_bytes(local) + (16 << 20)
         write_xml(xml, config.dedicated, config.file_mode, out, buffer_bytes, local, global_)
         cmd += ["--xml", xml]
+    load = os.getloadavg()[0]
     started = time.time()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     wall = time.time() - started
@@ -295,8 +319,13 @@ def run_one(config, args, rep, workdir, target):
     meta["rep"] = rep
     meta["command"] = " ".join(cmd)
     meta["wall_time"] = wall
+    meta["load_average"] = load
     meta["servers"] = parse_servers(proc.stdout + proc.stderr)
     meta["files"], meta["bytes_on_disk"] = tree_size(out)
+    if config.backend.startswith("adios2"):
+        meta["bp5_profile"] = bp5_profile(out, clients)
+    if config.backend == "sidecore":
+        meta["buffer_bytes"] = buffer_bytes
     if rep == 0 or args.verify_all:
         meta["check"] = verify(config, out, meta)
     if not args.keep_output:
@@ -312,6 +341,23 @@ def memcpy_bandwidth(nbytes=256 << 20, repeats=5):
         t0 = time.perf_counter()
         np.copyto(dst, src)
         best = min(best, time.perf_counter() - t0)
+    return nbytes / best
+
+
+def memcpy_cold_bandwidth(nbytes, repeats=5):
+    """A copy into memory never touched before (a fresh mapping each time: every page is
+    faulted in and zeroed by the kernel during the copy), as into a newly allocated buffer."""
+    import mmap
+    src = np.ones(nbytes // 8)
+    best = float("inf")
+    for _ in range(repeats):
+        fresh = mmap.mmap(-1, src.nbytes)
+        dst = np.frombuffer(fresh, dtype=src.dtype)
+        t0 = time.perf_counter()
+        np.copyto(dst, src)
+        best = min(best, time.perf_counter() - t0)
+        del dst
+        fresh.close()
     return nbytes / best
 
 
@@ -363,8 +409,27 @@ def summarize(runs):
             if servers and base_name(name) in OVERLAPPED:
                 busy = statistics.mean(sv["store_seconds"] for sv in servers)
                 idle = max(0.0, 1.0 - busy / total)
+            phases = w.shape[-1] if w.size else 0
+            profile = r.get("bp5_profile") or []
+            waits = [p["BS_WaitOnAsync"] for p in profile if "BS_WaitOnAsync" in p]
+            ends = [p["ES"] for p in profile if "ES" in p]
+            peak = max((sv["buffer_high_water"] for sv in servers), default=None)
             per_run.append({
                 "write_mean": float(w.mean()) if w.size else 0.0,
+                # Computation between two write phases (the slowest rank's), and what a writer
+                # keeping pace with it has to store per second.
+                "compute_per_phase": max(r["compute_time"]) / phases if phases else None,
+                # Minor page faults the simulation's thread took inside the back-end's calls.
+                "faults_per_phase": float(np.mean(r["write_faults"]))
+                if r.get("write_faults") else None,
+                "bp5_wait": statistics.mean(waits) / phases if waits and phases else None,
+                "bp5_end_step": statistics.mean(ends) / phases if ends and phases else None,
+                "buffer_peak_fraction": peak / r["buffer_bytes"]
+                if peak is not None and r.get("buffer_bytes") else None,
+                # The first phase also pays for cold pages (the back-end's buffer, the file's
+                # first blocks): shown apart from the steady phases that follow it.
+                "write_first": float(w[:, 0].mean()) if w.size else 0.0,
+                "write_steady": float(w[:, 1:].mean()) if w.shape[-1] > 1 else None,
                 "write_max": float(w.max()) if w.size else 0.0,
                 "memcpy_mean": float(m.mean()) if m.size else 0.0,
                 "total": total,
@@ -379,6 +444,9 @@ def summarize(runs):
         med = lambda key: statistics.median(p[key] for p in per_run if p[key] is not None)
         s = {key: med(key) for key in per_run[0] if any(p[key] is not None for p in per_run)}
         s["write_max_all"] = max(p["write_max"] for p in per_run)
+        # min, median and max over repetitions of the per-run mean visible write.
+        s["write_spread"] = [min(p["write_mean"] for p in per_run), s["write_mean"],
+                             max(p["write_mean"] for p in per_run)]
         s["runs"] = len(per_run)
         s["processes"] = group[0]["processes"]
         s["group"] = group[0]["group"]
@@ -392,8 +460,32 @@ def summarize(runs):
     return summary
 
 
-def goals(summary, procs, clients):
-    """The ratios issue 5 asks for, taken from this run of the harness on one write target."""
+def peer_ratios(runs):
+    """For each overlapped Sidecore mode and each baseline: the baseline's visible write over
+    Sidecore's, within each repetition (one shuffled round of every configuration), as
+    [min, median, max] over repetitions."""
+    by_config = {}
+    for r in runs:
+        w = np.array(r["write_time"])
+        by_config.setdefault(r["config"], {})[r["rep"]] = float(w.mean()) if w.size else 0.0
+    out = {}
+    for sc in OVERLAPPED:
+        for peer in BASELINES:
+            if sc not in by_config or peer not in by_config:
+                continue
+            values = [by_config[peer][rep] / by_config[sc][rep]
+                      for rep in sorted(set(by_config[sc]) & set(by_config[peer]))
+                      if by_config[sc][rep] > 0]
+            if values:
+                out.setdefault(sc, {})[peer] = [min(values), statistics.median(values),
+                                                max(values)]
+    return out
+
+
+def goals(summary, procs, clients, ratios=None):
+    """The targets, evaluated on one write target of this run: visible write at least 20 times
+    below every baseline's (median of the per-repetition ratios when `ratios` is given, else
+    the ratio of the medians), the copy near a memcpy, and the run times."""
     out = []
     best_sync = min(((summary[b]["total"], b) for b in SYNCHRONOUS_BASELINES if b in summary),
                     default=None)
@@ -402,9 +494,12 @@ def goals(summary, procs, clients):
         if sc not in summary:
             continue
         w = summary[sc]["write_mean"]
-        for base, need in (("hdf5-fpp", 20.0), ("phdf5", 20.0), ("adios2-async", 1.0)):
+        for base in BASELINES:
+            need = 20.0
             if base in summary:
                 ratio = summary[base]["write_mean"] / w
+                if ratios and base in ratios.get(sc, {}):
+                    ratio = ratios[sc][base][1]
                 out.append({"sidecore": sc, "target": "visible write: %s / sidecore >= %g" %
                             (base, need), "value": ratio, "met": ratio >= need})
         ratio = summary[sc]["write_over_memcpy"]
@@ -419,7 +514,7 @@ def goals(summary, procs, clients):
             label = "same number of processes" if more == 0 else "Sidecore uses %d more" % more
             out.append({"sidecore": sc, "target": "total run time / best %s (%s; %s) "
                         "<= 1" % (kind, best[1], label), "value": ratio, "met": ratio <= 1.0})
-    # The issue's run-time target proper: a dedicated core taken from the same processes.
+    # The run-time target proper: a dedicated core taken from the same processes.
     for pool, kind in ((SYNCHRONOUS_BASELINES, "synchronous baseline"),
                        (BASELINES, "of all baselines, asynchronous BP5 included")):
         bases = [(summary[n]["total"], n) for n in
@@ -469,6 +564,101 @@ def ordered(summary, configs):
     return [c for c in configs if c.name in summary]
 
 
+def fmt_spread(values, pattern):
+    return " – ".join(pattern % v for v in values)
+
+
+def peer_section(doc, configs):
+    """The headline: visible write per phase of Sidecore and of every baseline, and their
+    ratios within each repetition, as min – median – max."""
+    cfg, wts = doc["setup"], doc["write_targets"]
+    memcpy_Bps = doc["machine"]["memcpy_Bps"]
+    lines = ["## Visible write per phase: Sidecore against the baselines", "",
+             "Each repetition runs every configuration once in a new random order, so the "
+             "configurations alternate and share the machine's load alike. Visible write: mean "
+             "over ranks and phases of one run, then min – median – max over the %d "
+             "repetitions; *first* and *steady*: the first phase and the mean of the others "
+             "(medians). *memcpy*: the same bytes copied in the same process after the phase, "
+             "into a buffer already touched. *page faults*: minor faults the simulation's "
+             "thread took inside the back-end's calls, per rank and phase (median of the "
+             "means; one per 4 KiB page of memory the back-end mapped and touched for the "
+             "first time)." %
+             cfg["reps"], ""]
+    for t in wts:
+        s = wts[t]["summary"]
+        ratios = wts[t].get("ratios") or {}
+        rank_bytes = None
+        for c in ordered(s, configs):
+            if s[c.name].get("bytes_per_phase") and c.group == "main":
+                rank_bytes = s[c.name]["bytes_per_phase"] / cfg["clients"]
+                break
+        lines += ["### `%s`" % t, ""]
+        if rank_bytes:
+            lines += ["%.1f MiB per rank and phase: %.2f ms at the memcpy rate of this run." % (
+                rank_bytes / 2**20, rank_bytes / memcpy_Bps * 1e3), ""]
+        lines += ["| configuration | visible write (ms) min – median – max | first (ms) | "
+                  "steady (ms) | memcpy (ms) | write / memcpy | page faults in the write |",
+                  "|---|---|---|---|---|---|---|"]
+        for c in ordered(s, configs):
+            if c.group != "main" or c.name == "none" or c.name.startswith("sc-sync"):
+                continue
+            r = s[c.name]
+            lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                c.name, fmt_spread([v * 1e3 for v in r["write_spread"]], "%.2f")
+                if r.get("write_spread") else fmt_ms(r["write_mean"]),
+                fmt_ms(r["write_first"]) if r.get("write_first") is not None else "-",
+                fmt_ms(r["write_steady"]) if r.get("write_steady") is not None else "-",
+                fmt_ms(r["memcpy_mean"]), fmt(r.get("write_over_memcpy"), "%.2f"),
+                fmt(r.get("faults_per_phase"), "%.0f")))
+        lines.append("")
+        if ratios:
+            peers = [b for b in BASELINES if any(b in v for v in ratios.values())]
+            lines += ["Baseline's visible write over Sidecore's, within each repetition "
+                      "(min – median – max; the target is 20 or more):", "",
+                      "| Sidecore mode | " + " | ".join("vs %s" % b for b in peers) + " |",
+                      "|---|" + "---|" * len(peers)]
+            for sc in OVERLAPPED:
+                if sc in ratios:
+                    lines.append("| %s | %s |" % (sc, " | ".join(
+                        fmt_spread(ratios[sc][b], "%.1f") if b in ratios[sc] else "-"
+                        for b in peers)))
+            lines.append("")
+        # Where the time goes: the storage rate a writer needs to keep pace, BP5's own wait for
+        # its previous step, and how full the Sidecore buffer got.
+        phase_bytes = rank_bytes * cfg["clients"] if rank_bytes else None
+        computes = [s[n]["compute_per_phase"] for n in ("none", "adios2-async")
+                    if s.get(n, {}).get("compute_per_phase")]
+        if phase_bytes and computes:
+            lines += ["A write phase is %.1f MiB from all ranks after %.3f s of computation "
+                      "(no-output run): a writer that keeps pace with one phase of buffering "
+                      "has to store %.0f MB/s; `dd` with fdatasync reached %.0f MB/s on this "
+                      "target." % (phase_bytes / 2**20, computes[0],
+                                   phase_bytes / computes[0] / 1e6,
+                                   (wts[t].get("dd_fdatasync_Bps") or 0) / 1e6), ""]
+        rows = []
+        for c in ordered(s, configs):
+            r = s[c.name]
+            if c.group != "main" or not (r.get("bp5_wait") is not None
+                                         or r.get("buffer_peak_fraction") is not None):
+                continue
+            rows.append("| %s | %s | %s | %s | %s | %s |" % (
+                c.name, fmt_ms(r["write_mean"]),
+                fmt_ms(r["bp5_wait"]) if r.get("bp5_wait") is not None else "-",
+                fmt_ms(r["bp5_end_step"]) if r.get("bp5_end_step") is not None else "-",
+                fmt_pct(r.get("buffer_peak_fraction")), fmt_mbps(r.get("server_store_Bps"))))
+        if rows:
+            lines += ["Where the visible time goes (medians per phase): *begin_step wait*, "
+                      "BP5's wait for the previous step's write (`BS_WaitOnAsync` of its "
+                      "profile); *end_step*, BP5's `ES` timer (with AsyncWrite: the copy of the "
+                      "deferred puts into a new buffer and the start of the write thread); "
+                      "*buffer peak*, the Sidecore shared buffer's high-water mark over its size "
+                      "(below 100%, no write waited for room).", "",
+                      "| configuration | visible write (ms) | begin_step wait (ms) | "
+                      "end_step (ms) | buffer peak | store MB/s |", "|---|---|---|---|---|---|"]
+            lines += rows + [""]
+    return lines
+
+
 def write_markdown(path, doc, configs):
     cfg, wts = doc["setup"], doc["write_targets"]
     names = list(wts)
@@ -488,8 +678,18 @@ def write_markdown(path, doc, configs):
                  cfg["sweeps"], cfg["write_period"],
                  first[next(iter(first))]["bytes_per_phase"] / 2**20,
                  cfg["reps"]), "",
-             "Physical limits measured in this run: memcpy %.2f GB/s." % (
-                 doc["machine"]["memcpy_Bps"] / 1e9), ""]
+             "Physical limits measured in this run: memcpy %.2f GB/s%s." % (
+                 doc["machine"]["memcpy_Bps"] / 1e9,
+                 ", %.2f GB/s into pages never touched before (a new buffer)" %
+                 (doc["machine"]["memcpy_cold_Bps"] / 1e9)
+                 if doc["machine"].get("memcpy_cold_Bps") else "")]
+    loads = [r["load_average"] for r in doc.get("runs", []) if "load_average" in r]
+    if loads:
+        lines[-1] += " Load average (1 minute) at the start of the runs: %.1f – %.1f – %.1f " \
+                     "(min – median – max) on %d cores: the machine was shared." % (
+                         min(loads), statistics.median(loads), max(loads),
+                         doc["machine"]["cores"])
+    lines.append("")
     for t in names:
         w = wts[t]
         lines.append("- Write target `%s`: %s. dd %.0f MB/s through the page cache, %.0f MB/s "
@@ -503,6 +703,8 @@ def write_markdown(path, doc, configs):
               "*store MB/s*: bytes the Sidecore servers stored over the time they spent in store "
               "calls. *idle*: share of the run a dedicated core, node or I/O thread spent outside "
               "store calls.", ""]
+
+    lines += peer_section(doc, configs)
 
     if len(names) > 1:
         head = "| configuration | processes |"
@@ -529,7 +731,7 @@ def write_markdown(path, doc, configs):
                   "The same global domain (%s cells, z,y,x) on %d processes in all: the baselines "
                   "and synchronous or threaded Sidecore with %d simulation ranks, the dedicated "
                   "core with %d simulation rank(s) and 1 core. *vs best synchronous*: total run "
-                  "time over the best of %s on the same target (the issue's target); *vs best "
+                  "time over the best of %s on the same target (the run-time target); *vs best "
                   "of all*: over the best of %s." % (
                       "x".join(map(str, cfg["equal_global"])), procs, procs, procs - 1,
                       ", ".join(SYNCHRONOUS_BASELINES), ", ".join(BASELINES)), "",
@@ -560,7 +762,7 @@ def write_markdown(path, doc, configs):
                     fmt_pct(r.get("server_idle_fraction"))))
         lines.append("")
 
-    lines += ["## Targets of issue 5", "",
+    lines += ["## Targets", "",
               "| write target | Sidecore mode | target | value | met |",
               "|---|---|---|---|---|"]
     for t in names:
@@ -623,9 +825,13 @@ def report_only(args):
     with open(args.report_only) as f:
         doc = json.load(f)
     cfg = doc["setup"]
-    for entry in doc["write_targets"].values():
-        entry["goals"] = goals(entry["summary"], cfg["equal_procs"], cfg["clients"]) \
-            if "none" in entry["summary"] else []
+    for target, entry in doc["write_targets"].items():
+        # Summaries again from the runs, so that columns added since are filled in too.
+        mine = [r for r in doc["runs"] if r["target"] == target]
+        entry["summary"] = summarize(mine)
+        entry["ratios"] = peer_ratios(mine)
+        entry["goals"] = goals(entry["summary"], cfg["equal_procs"], cfg["clients"],
+                               entry["ratios"]) if "none" in entry["summary"] else []
     doc["reported_by"] = " ".join(["bench/proxy/run_matrix.py"] + sys.argv[1:])
     out = args.out or os.path.dirname(os.path.abspath(args.report_only))
     os.makedirs(out, exist_ok=True)
@@ -700,7 +906,11 @@ def main():
     probe_mib = 16 if args.quick else 512
     machine = {"host": platform.node(), "cores": os.cpu_count(),
                "memcpy_Bps": memcpy_bandwidth(probe_mib << 20)}
-    log("memcpy %.2f GB/s" % (machine["memcpy_Bps"] / 1e9))
+    # The same into fresh pages, at the size of one rank's phase.
+    machine["memcpy_cold_Bps"] = memcpy_cold_bandwidth(ghosted_phase_bytes(args.grid))
+    machine["load_average"] = os.getloadavg()
+    log("memcpy %.2f GB/s, into fresh pages %.2f GB/s; load average %.2f %.2f %.2f" % (
+        machine["memcpy_Bps"] / 1e9, machine["memcpy_cold_Bps"] / 1e9, *machine["load_average"]))
 
     mounted_here = False
     runs, write_targets, scratch = [], {}, []
@@ -749,8 +959,9 @@ def main():
                     mine.append(meta)
             runs += mine
             entry["summary"] = summarize(mine)
-            entry["goals"] = goals(entry["summary"], args.equal_procs, args.clients) \
-                if "none" in entry["summary"] else []
+            entry["ratios"] = peer_ratios(mine)
+            entry["goals"] = goals(entry["summary"], args.equal_procs, args.clients,
+                                   entry["ratios"]) if "none" in entry["summary"] else []
             write_targets[target] = entry
     finally:
         if not args.keep_output and not args.quick:

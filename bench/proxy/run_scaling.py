@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scaling curve of issue 5: the simulation-visible write time per phase against the data one
+"""Scaling curve: the simulation-visible write time per phase against the data one
 rank writes per phase, for Sidecore with one dedicated core and a buffer of fixed size, and for
 direct HDF5 file-per-process. Writes results/scaling.md, scaling.json and scaling.png."""
 import argparse
