@@ -491,6 +491,7 @@ def write_markdown(path, doc):
     else:
         where = f"with {setup['clients']} simulation ranks and one dedicated core"
     load = doc.get("load", {})
+    checked = doc.get("values_checked", [])
     lines = [
         "# Perturbation of the simulation's communication by each schedule"
         + (f": {hosts} hosts" if hosts else ""),
@@ -518,8 +519,8 @@ def write_markdown(path, doc):
         "n ~ (t * s / 0.02)^2, the repetitions for the mean's interval to be +-2% wide with the "
         "spread s observed here. Every policy stored the same bytes as drain (digests of every "
         "dataset, every repetition), and drain's stored temperature was read back and equal, "
-        "element by element, to the field recomputed from the proxy's formula (iterations "
-        f"{doc.get('values_checked', '?')}).",
+        "element by element, to the field recomputed from the proxy's formula (stored "
+        f"iteration{'s' if len(checked) > 1 else ''} {', '.join(str(i) for i in checked)}).",
         "",
     ]
     for target, entry in doc["targets"].items():
