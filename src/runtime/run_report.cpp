@@ -14,6 +14,7 @@
 #include <ctime>
 
 #include "common/environment.hpp"
+#include "common/gather.hpp"
 #include "common/json_writer.hpp"
 #include "common/mpi_handles.hpp"
 #include "common/run_clock.hpp"
@@ -52,27 +53,12 @@ enum total : int {
   total_count
 };
 
-// Each process's part as one text: its lengths first, then the bytes (parts may be empty).
+// Each process's part as one text (empty parts left out), in rounds: a long run's report on
+// many writers may pass what one MPI_Gatherv carries.
 std::vector<std::string> gather_texts(MPI_Comm comm, const std::string& mine) {
-  int rank = 0, size = 1;
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(rank == 0 ? size : 0);
-  check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm), "MPI_Gather");
-  std::vector<int> displacements(lengths.size());
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < lengths.size(); ++i) {
-    displacements[i] = static_cast<int>(total);
-    total += static_cast<std::size_t>(lengths[i]);
-  }
-  std::string all(total, '\0');
-  check_mpi(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(),
-                        displacements.data(), MPI_CHAR, 0, comm),
-            "MPI_Gatherv");
   std::vector<std::string> texts;
-  for (std::size_t i = 0; i < lengths.size(); ++i)
-    if (lengths[i] > 0) texts.push_back(all.substr(displacements[i], lengths[i]));
+  for (std::string& part : gather_parts(comm, mine))
+    if (!part.empty()) texts.push_back(std::move(part));
   return texts;
 }
 

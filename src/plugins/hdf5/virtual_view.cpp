@@ -7,12 +7,15 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <tuple>
 
 #include "common/error.hpp"
+#include "common/gather.hpp"
 #include "common/log.hpp"
 #include "common/mpi_handles.hpp"
 #include "plugins/hdf5/hdf5_attributes.hpp"
@@ -79,26 +82,13 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
     if (has_global) packed.insert(packed.end(), b.global_dims->begin(), b.global_dims->end());
   }
 
-  int rank = 0, size = 1;
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  int count = static_cast<int>(packed.size());
-  std::vector<int> counts(rank == 0 ? static_cast<std::size_t>(size) : 0);
-  check_mpi(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm), "MPI_Gather");
-  std::vector<int> displacements;
-  std::vector<std::int64_t> all;
-  if (rank == 0) {
-    displacements.resize(counts.size(), 0);
-    for (std::size_t w = 1; w < counts.size(); ++w) {
-      displacements[w] = displacements[w - 1] + counts[w - 1];
-    }
-    all.resize(static_cast<std::size_t>(displacements.back() + counts.back()));
-  }
-  check_mpi(MPI_Gatherv(packed.data(), count, MPI_INT64_T, all.data(), counts.data(),
-                        displacements.data(), MPI_INT64_T, 0, comm),
-            "MPI_Gatherv");
+  // Gathered in rounds: at scale the block records of one iteration pass what one MPI_Gatherv
+  // carries (2 GiB).
+  const std::vector<std::string> parts =
+      gather_parts(comm, std::string_view(reinterpret_cast<const char*>(packed.data()),
+                                          packed.size() * sizeof(std::int64_t)));
   failed = false;
-  if (rank != 0) return {};
+  if (parts.empty()) return {};  // not rank 0
 
   std::vector<variable_record> records;
   const auto record_of = [&](std::size_t variable, stored_type type) -> variable_record& {
@@ -112,9 +102,12 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
     records.push_back(std::move(r));
     return records.back();
   };
-  for (std::size_t w = 0; w < counts.size(); ++w) {
-    const std::int64_t* p = all.data() + displacements[w];
-    const std::int64_t* end = p + counts[w];
+  std::vector<std::int64_t> fields;
+  for (std::size_t w = 0; w < parts.size(); ++w) {
+    fields.resize(parts[w].size() / sizeof(std::int64_t));
+    std::memcpy(fields.data(), parts[w].data(), fields.size() * sizeof(std::int64_t));
+    const std::int64_t* p = fields.data();
+    const std::int64_t* end = p + fields.size();
     if (*p++ != 0) failed = true;
     while (p + fixed_fields <= end) {
       const auto variable = static_cast<std::size_t>(p[0]);
