@@ -33,7 +33,6 @@ LINK = 5e9             # B/s, one process's share of a link for large messages
 INJECTION = 10e9       # B/s, what one node's network interface takes in
 COPY = 5e9             # B/s, memcpy of one core (damaris_write is 1.1x memcpy, bench/results/micro.md)
 SORT_ELEMENT_S = 5e-9  # s per element per log2(element) of a local sort (MPI_Comm_split)
-INT_MAX = 2**31 - 1
 # The workload: CM1 on Kraken as the seed report runs it (000: 28.4 MB per core per output, a
 # compute phase of 230 s between outputs), with 20 variables of one 3-D block each.
 OUTPUT_BYTES = 28.4e6
@@ -100,21 +99,18 @@ def model(nodes, cores, m, dedicated=1, iterations=1000):
         total_blocks * m["master_block_s"] + VARIABLES * m["master_variable_s"]
     out["master_file_bytes"] = total_blocks * m["master_file_block_bytes"]
     out["open_iteration_s"] = total_blocks * m["open_block_s"]
-    # Start-up: four world-wide splits (an all-gather of (colour, key) and a sort of the
-    # group, as Open MPI does them) and the peer watch's all-gather of 32 bytes per rank.
+    # Start-up: five world-wide splits (an all-gather of (colour, key) and a sort of the
+    # group, as Open MPI does them; the peer watch's split by shared memory among them), the peer
+    # watch's all-gather of 32 bytes per rank of the node and its broadcast of rank 0's.
     split = allgather_s(ranks, 8, cores) + SORT_ELEMENT_S * ranks * math.log2(ranks)
-    out["startup_s"] = 4 * split + allgather_s(ranks, 32, cores) + 20 * math.log2(ranks) * ALPHA
-    out["peer_table_node_bytes"] = cores * ranks * 32
-    # Finalize: every process's part of the run report gathered on rank 0, whose displacements
-    # are ints: past 2^31 bytes the gather fails.
+    out["startup_s"] = 5 * split + allgather_s(cores, 32, cores) + 21 * math.log2(ranks) * ALPHA
+    out["peer_table_node_bytes"] = cores * cores * 32
+    # Finalize: every process's part of the run report gathered on rank 0 (in rounds of at most
+    # 2 GiB), which holds the parts and the report's text at once.
     fixed = writers * m["report_writer_bytes"] + clients * m["report_client_bytes"]
     per_iteration = writers * m["report_writer_iteration_bytes"]
     out["report_bytes"] = fixed + per_iteration * iterations
-    out["report_overflow_iterations"] = (INT_MAX - fixed) / per_iteration
-    out["report_overflow_iterations_timed"] = (INT_MAX - fixed) / (
-        per_iteration + clients * m["report_client_iteration_bytes"])
-    # The master file's gather counts int64 values in ints too.
-    out["gather_overflow_blocks_per_client"] = INT_MAX / (GATHER_BLOCK_BYTES / 8) / clients
+    out["report_rank0_bytes"] = 2 * out["report_bytes"]
     return out
 
 
@@ -143,8 +139,7 @@ def main():
     print("| nodes × cores | ranks | blocks per output | client per output | dedicated core, "
           "Sidecore's own per output | writer 0 extra per output | gathered into writer 0 | "
           "master file | open one iteration (read API) | start-up | peer table per node | "
-          "run report after 1,000 outputs | report overflows after (outputs; with "
-          "SIDECORE_WRITE_TIMES) |")
+          "run report after 1,000 outputs | rank 0's memory for it |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for nodes in (100, 1000, 10000):
         for cores in (16, 128):
@@ -155,17 +150,7 @@ def main():
                   f"{human(o['writer0_gather_bytes'], 'B')} | "
                   f"{human(o['master_file_bytes'], 'B')} | {seconds(o['open_iteration_s'])} | "
                   f"{seconds(o['startup_s'])} | {human(o['peer_table_node_bytes'], 'B')} | "
-                  f"{human(o['report_bytes'], 'B')} | "
-                  f"{human(o['report_overflow_iterations'])}; "
-                  f"{human(o['report_overflow_iterations_timed'])} |")
-    print()
-    print("Blocks per client per output at which the master file's gather overflows "
-          "(int displacements):")
-    for nodes in (100, 1000, 10000):
-        for cores in (16, 128):
-            o = model(nodes, cores, m)
-            print(f"- 10^{int(math.log10(nodes))} × {cores}: "
-                  f"{human(o['gather_overflow_blocks_per_client'])}")
+                  f"{human(o['report_bytes'], 'B')} | {human(o['report_rank0_bytes'], 'B')} |")
 
 
 if __name__ == "__main__":
