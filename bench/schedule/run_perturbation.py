@@ -496,7 +496,7 @@ def write_markdown(path, doc):
         "# Perturbation of the simulation's communication by each schedule"
         + (f": {hosts} hosts" if hosts else ""),
         "",
-        f"`{doc['command']}`, {doc['date']}, {doc['machine']}; library {doc.get('library', '?')}.",
+        f"`{doc['command']}`, {doc['date']}, {doc['machine']}; {doc.get('library', 'library unknown')}.",
         "",
         f"Load average (1 min, /proc/loadavg) at the start of the runs: median "
         f"{load.get('median', 0):.2f}, {load.get('min', 0):.2f} .. {load.get('max', 0):.2f}; "
@@ -600,8 +600,14 @@ def plot(path, doc):
     log(f"wrote {path}")
 
 
-def library_state():
-    """The commit the library was built from, and whether its sources differed from it."""
+def library_state(build):
+    """When the library was built, and the sources as they are now (commit and changed files):
+    what the run measured is the former, as close as the tree can say."""
+    built = "?"
+    lib = os.path.join(os.path.abspath(build), "libsidecore.so")
+    if os.path.exists(lib):
+        built = datetime.datetime.fromtimestamp(os.path.getmtime(os.path.realpath(lib))) \
+            .isoformat(timespec="minutes")
     try:
         head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True, check=True).stdout.strip()
@@ -609,9 +615,10 @@ def library_state():
                                 "include", "bench/proxy/proxy.c"],
                                capture_output=True, text=True, check=True).stdout.split("\n")
         changed = [line[3:] for line in dirty if line.strip()]
-        return head + (f" with local changes to {', '.join(changed)}" if changed else "")
+        sources = head + (f" with local changes to {', '.join(changed)}" if changed else "")
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        sources = "unknown"
+    return f"libsidecore built {built}; sources at run time {sources}"
 
 
 def run_target(args, launcher, target, workdir, description, deadline):
@@ -715,7 +722,7 @@ def main():
     doc = {"command": " ".join(["bench/schedule/run_perturbation.py"] + sys.argv[1:]),
            "date": datetime.datetime.now().isoformat(timespec="seconds"),
            "machine": f"{platform.node()}, {os.cpu_count()} vCPU, {platform.platform()}",
-           "library": library_state(),
+           "library": library_state(args.build),
            "setup": {"clients": args.clients, "hosts": args.hosts, "grid": args.grid,
                      "sweeps": args.sweeps, "iterations": args.iterations,
                      "period": args.write_period, "alltoall": args.alltoall, "reps": args.reps},
