@@ -159,6 +159,9 @@ hosts_exec() {
 #   hwloc_base_binding_policy none: all hosts share the machine's cores; per-host binding
 #                            would pile the ranks of every host onto the same cores
 #   mpi_yield_when_idle      ranks waiting in MPI give the cores up (hosts oversubscribe them)
+#   osc pt2pt                one-sided communication over point-to-point messages: Open MPI's
+#                            default component needs an RDMA network and fails over TCP
+#                            (MPI_Win_allocate: invalid window), as on a cluster without one
 # mpirun itself keeps its session directory under the state directory (TMPDIR): in the
 # machine's /tmp it could collide with other jobs' mpirun (Open MPI issue 8510).
 hosts_mpirun() {
@@ -173,6 +176,7 @@ hosts_mpirun() {
     OMPI_MCA_oob_tcp_if_include=lo
     OMPI_MCA_hwloc_base_binding_policy=none
     OMPI_MCA_mpi_yield_when_idle=1
+    OMPI_MCA_osc=pt2pt
   )
   [ "$(id -u)" -eq 0 ] && settings+=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
   mkdir -p "$HOSTS_DIR/launcher" && settings+=("TMPDIR=$HOSTS_DIR/launcher")

@@ -8,8 +8,10 @@
 #include "storing/shared_counters.hpp"
 
 #include <cstdlib>
+#include <string>
 
 #include "common/environment.hpp"
+#include "common/error.hpp"
 #include "common/mpi_handles.hpp"
 #include "common/waiting.hpp"
 
@@ -55,9 +57,21 @@ shared_counters::shared_counters(MPI_Comm comm, int count, std::int64_t initial)
       for (int i = 0; i < total; ++i)
         __atomic_store_n(&m_base[i], i < count ? initial : 0, __ATOMIC_SEQ_CST);
   } else {
-    check_mpi(
-        MPI_Win_allocate(bytes, sizeof(std::int64_t), MPI_INFO_NULL, comm, &m_base, &m_window),
-        "MPI_Win_allocate");
+    const int rc =
+        MPI_Win_allocate(bytes, sizeof(std::int64_t), MPI_INFO_NULL, comm, &m_base, &m_window);
+    if (rc != MPI_SUCCESS) {
+      // Open MPI's default one-sided component needs an RDMA network: over TCP alone it fails
+      // here with a bare "invalid window".
+      char text[MPI_MAX_ERROR_STRING] = {};
+      int length = 0;
+      MPI_Error_string(rc, text, &length);
+      throw mpi_error(
+          std::string("MPI_Win_allocate failed (") + text +
+          "): the writers of different nodes share counters through MPI one-sided "
+          "communication, which this MPI could not set up between them; with Open MPI on a "
+          "network without RDMA (TCP), start the job with `mpirun --mca osc pt2pt` (or "
+          "OMPI_MCA_osc=pt2pt in its environment)");
+    }
     check_mpi(MPI_Win_set_errhandler(m_window, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
     if (m_rank == 0) {
       check_mpi(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, m_window), "MPI_Win_lock");

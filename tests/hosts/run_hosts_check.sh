@@ -123,14 +123,15 @@ echo "run_hosts_check: probe: 6 ranks on 3 hosts, shared communicators of 2, /de
 # Open MPI's named semaphores of collective files (sem.OMPIO_<file>) go to the writers' /dev/shm,
 # inside the hosts: machine_state checks that none reaches the machine's.
 unset SIDECORE_RANKS_PER_NODE
-run_sidecore() {  # <case> <mode: cores|nodes> <cores> <nodes> <ranks per host> <FileMode>
-  local case=$1 mode=$2 cores=$3 nodes=$4 per_host=$5 file_mode=$6
+run_sidecore() {  # <case> <mode: cores|nodes> <cores> <nodes> <ranks per host> <FileMode> [<schedule>]
+  local case=$1 mode=$2 cores=$3 nodes=$4 per_host=$5 file_mode=$6 schedule=${7:-}
   local out=$work/out_$case hosts=${#names[@]}
   local ranks=$((hosts * per_host)) servers=$((nodes * per_host)) clients
   [ "$mode" = cores ] && servers=$((hosts * cores))
   clients=$((ranks - servers))
   mkdir -p "$out"
   sed -e "s|@CORES@|$cores|; s|@NODES@|$nodes|; s|@FILEMODE@|$file_mode|; s|@OUT@|$out|" \
+    -e "s|@SCHEDULE@|$schedule|" \
     "$here/hosts.xml.in" >"$case.xml"
   local t0
   t0=$(now_ms)
@@ -153,6 +154,9 @@ run_sidecore cores2 cores 2 0 4 FilePerCore
 run_sidecore nodes nodes 0 1 3 FilePerCore
 run_sidecore collective_cores cores 1 0 3 Collective
 run_sidecore collective_nodes nodes 0 1 3 Collective
+# One writer stores at a time: the writers of three hosts count their turns in an MPI window
+# (one-sided operations between machines, as on a cluster).
+run_sidecore cores_one_at_a_time cores 1 0 3 FilePerCore '<schedule policy="rate" writers="1"/>'
 
 # Stopping leaves no process in the hosts' namespaces and no state directory.
 stop_and_check() {
