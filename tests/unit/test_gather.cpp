@@ -55,7 +55,8 @@ TEST(gather_parts_three_ranks, parts_of_any_size_arrive_whole_and_in_rank_order_
       continue;
     }
     ASSERT_EQ(parts.size(), 3u) << round_bytes;
-    for (int r = 0; r < 3; ++r) EXPECT_EQ(parts[r], part_of(r)) << "rank " << r << ", rounds of " << round_bytes;
+    for (int r = 0; r < 3; ++r)
+      EXPECT_EQ(parts[r], part_of(r)) << "rank " << r << ", rounds of " << round_bytes;
   }
   // Rank 2's 15 bytes cannot travel in rounds of 10: every rank is told so.
   try {
