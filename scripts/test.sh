@@ -14,7 +14,9 @@ export SIDECORE_TEST_PYTHON="$venv/bin/python"
 keep_ompi_session_dir
 one_blas_thread
 cd "$build"
-# Most tests wait on process start-up more than they compute: three test slots per core
-# (a test declares the cores it takes with its PROCESSORS property; docs/testing.md).
-jobs=${SIDECORE_TEST_JOBS:-$(($(nproc) * 3))}
+# Most tests wait (process start-up, MPI's launcher, their jobs' naps) more than they compute:
+# alone, a test keeps a processor busy about half of its time. Four test slots per core (a test
+# declares the cores it takes with its PROCESSORS property, most take 2) keep the processors busy
+# (docs/testing.md).
+jobs=${SIDECORE_TEST_JOBS:-$(($(nproc) * 4))}
 ctest --output-on-failure --timeout 600 -j "$jobs" "$@"

@@ -63,5 +63,5 @@ one_blas_thread
 # The launcher is the build's (mpiexec.mpich), whatever the caller's environment says.
 unset SIDECORE_TEST_MPIEXEC
 cd "$build"
-# As scripts/test.sh: three test slots per core.
+# Three test slots per core (scripts/test.sh takes four; these tests were not measured at four).
 ctest --output-on-failure --timeout 600 -j "${SIDECORE_TEST_JOBS:-$(($(nproc) * 3))}" "$@"
