@@ -3,7 +3,9 @@
 
 Dimensions, each swept around a base point with the others held (bench/scale/README.md):
 blocks per client, clients per writer, writers (virtual nodes of SIDECORE_RANKS_PER_NODE ranks,
-one dedicated core each), variables, iterations. Each point runs bench/scale/scale_write.c in
+one dedicated core each), writers again on emulated hosts (sweep writers_hosts: one host per
+node, scripts/lib/hosts.sh, SIDECORE_RANKS_PER_NODE unset so that Sidecore finds the nodes from
+the host names), variables, iterations. Each point runs bench/scale/scale_write.c in
 mode dedicated cores, HDF5 FilePerCore, twice: with the master file and the XDMF (the
 defaults) and without them (VirtualView and XDMF false); the order of the two alternates,
 and the order of the points is reversed at every second repetition.
@@ -22,12 +24,18 @@ value of v0 again with h5py and with the Python read API.
 Writes <out>/scale.json (every run, and min/median/max per point), scale.csv, scale.md and
 one log-log plot per dimension (scale_<dimension>.png).
 
-Usage: run_scale.py --build DIR [--quick] [--reps N] [--only DIM,...] [--out DIR]
+Usage: run_scale.py --build DIR [--quick] [--reps N] [--only SWEEP,...] [--merge] [--out DIR]
                     [--workdir DIR] [--python PY]
        run_scale.py --check DIR     (what the ctest bench.scale checks of a quick run)
        run_scale.py --replot DIR    (the plots again from DIR/scale.json)
 --out defaults to bench/results/scale; --quick (a few seconds: two small points per
 dimension, one repetition) requires --out, so that it never replaces the committed results.
+--merge (with --only) keeps the other sweeps of <out>/scale.json as they were and replaces the
+ones run now, e.g. --only writers,writers_hosts --merge.
+The writers_hosts sweep needs root, unshare and nsenter (scripts/lib/hosts.sh); without them the
+script says so and exits 77 before running anything (the ctest shows it skipped): --only
+without writers_hosts leaves it out. Its runs work in --workdir when that is outside /tmp and
+/dev/shm (private to each host), else in a directory under /var/tmp.
 Environment: MPIRUN (mpirun), MPIRUN_FLAGS (--oversubscribe). Needs numpy and h5py; matplotlib
 for the plots (left out with a note when missing).
 """
@@ -54,11 +62,13 @@ RESULTS = os.path.join(SOURCE, "bench", "results", "scale")
 # per-block costs are Sidecore's, not memcpy's.
 ELEMENTS = 8
 BASE = {"blocks": 1000, "clients": 1, "writers": 1, "variables": 1, "iterations": 6}
-# dimension -> (sizes, what the base point changes for this sweep)
+# sweep -> (sizes, what the base point changes for this sweep). A sweep grows the point's
+# parameter of its name, except those of GROWS.
 FULL = {
     "blocks": ([10, 100, 1000, 10000, 100000], {}),
     "clients": ([1, 2, 4, 8], {}),
     "writers": ([1, 2, 4, 8], {}),
+    "writers_hosts": ([1, 2, 4], {}),
     "variables": ([1, 4, 16, 64, 256], {"blocks": 100}),
     "iterations": ([4, 16, 64, 256], {"blocks": 100}),
 }
@@ -66,11 +76,21 @@ QUICK = {
     "blocks": ([10, 100], {}),
     "clients": ([1, 2], {}),
     "writers": ([1, 2], {}),
+    "writers_hosts": ([2], {}),
     "variables": ([1, 3], {}),
     "iterations": ([3, 5], {}),
 }
 QUICK_BASE = {"blocks": 50, "clients": 1, "writers": 1, "variables": 1, "iterations": 3}
-DIMENSIONS = list(FULL)
+# The parameters of a point; a run's key adds "hosts" (1: one emulated host per node, 0: virtual
+# nodes on this machine).
+DIMENSIONS = list(BASE)
+RUN_KEYS = DIMENSIONS + ["hosts"]
+SWEEPS = list(FULL)
+GROWS = {"writers_hosts": "writers"}
+# Sweeps run across emulated hosts, and the sweep whose plot also shows them.
+HOSTED = {"writers_hosts"}
+PLOTTED_WITH = {"writers_hosts": "writers"}
+HOSTS_LIB = os.path.join(SOURCE, "scripts", "lib", "hosts.sh")
 # What a plot and the table show per dimension: (key, label, kind). "per item" costs should be
 # flat; "total" costs are expected to grow at most linearly with the dimension.
 METRICS = [
@@ -158,9 +178,72 @@ def run(cmd, env=None, timeout=600):
     return p.stdout, took
 
 
-def run_point(args, point, views, work):
-    """One run of one point; returns what it measured. Raises when a check fails."""
-    run_dir = os.path.join(work, "run")
+class Hosts:
+    """Emulated hosts for the hosted sweeps (scripts/lib/hosts.sh, sourced by bash for each
+    call), started once for the whole benchmark. Their keepers exit when this process does
+    (HOSTS_OWNER_PID), so that an interrupted run leaves no namespace behind."""
+
+    def __init__(self, count, work, build):
+        done = subprocess.run(
+            ["bash", "-c", '. "$0" && hosts_available || exit 77; HOSTS_OWNER_PID=$1 '
+             'HOSTS_PREFIX=sc-scale hosts_start "$2" && echo "$HOSTS_DIR"', HOSTS_LIB,
+             str(os.getpid()), str(count)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"cannot start {count} emulated hosts: {done.stderr.strip()}")
+        self.dir = done.stdout.strip().splitlines()[-1]
+        self.work = work
+        with open(os.path.join(self.dir, "names")) as f:
+            self.names = f.read().split()
+        # The program and the library where every host sees them: a build tree under /tmp
+        # would not be (each host's /tmp is its own). LD_LIBRARY_PATH comes before the
+        # program's RUNPATH.
+        self.bin = os.path.join(work, "bin")
+        os.makedirs(self.bin, exist_ok=True)
+        self.program = os.path.join(self.bin, "sidecore_scale_write")
+        shutil.copy2(os.path.join(build, "bench", "sidecore_scale_write"), self.program)
+        for name in os.listdir(build):
+            if name.startswith("libsidecore.so"):
+                dst = os.path.join(self.bin, name)
+                if os.path.lexists(dst):
+                    os.remove(dst)
+                src = os.path.join(build, name)
+                if os.path.islink(src):
+                    os.symlink(os.readlink(src), dst)
+                else:
+                    shutil.copy2(src, dst)
+        log(f"started {len(self.names)} emulated hosts: {' '.join(self.names)} ({self.dir})")
+
+    def mpirun_command(self, count, slots, flags, args):
+        """mpirun across the first `count` hosts, `slots` ranks on each (filled in rank order:
+        ranks 0..slots-1 on the first host, ...)."""
+        hosts = ",".join(f"{h}:{slots}" for h in self.names[:count])
+        return ["bash", "-c", '. "$0" && hosts_mpirun "$@"', HOSTS_LIB] + flags + [
+            "-x", "SIDECORE_REPORT", "-x", "LD_LIBRARY_PATH", "-H", hosts,
+            "-np", str(count * slots)] + args
+
+    def stop(self):
+        if self.dir:
+            subprocess.run(["bash", "-c", '. "$0" && hosts_stop', HOSTS_LIB],
+                           env=dict(os.environ, HOSTS_DIR=self.dir), capture_output=True)
+            self.dir = None
+
+
+def hosts_available():
+    return subprocess.run(["bash", "-c", '. "$0" && hosts_available', HOSTS_LIB],
+                          capture_output=True).returncode == 0
+
+
+def outside_host_private(path):
+    """True when `path` is seen alike from every emulated host (not under /tmp or /dev/shm)."""
+    real = os.path.realpath(path)
+    return not any(real == d or real.startswith(d + "/") for d in ("/tmp", "/dev/shm"))
+
+
+def run_point(args, point, views, work, hosts=None):
+    """One run of one point (across emulated hosts when point["hosts"]); returns what it
+    measured. Raises when a check fails."""
+    hosted = bool(point.get("hosts"))
+    run_dir = os.path.join(hosts.work if hosted else work, "run")
     shutil.rmtree(run_dir, ignore_errors=True)
     out_dir = os.path.join(run_dir, "out")
     os.makedirs(out_dir)
@@ -169,14 +252,23 @@ def run_point(args, point, views, work):
         f.write(configuration(point, views, out_dir))
     report = os.path.join(run_dir, "report.json")
     ranks_per_node = point["clients"] + 1
-    env = dict(os.environ, SIDECORE_RANKS_PER_NODE=str(ranks_per_node),
-               SIDECORE_REPORT=report)
     program = os.path.join(args.build, "bench", "sidecore_scale_write")
-    mpirun = [os.environ.get("MPIRUN", "mpirun")] + shlex.split(
-        os.environ.get("MPIRUN_FLAGS", "--oversubscribe"))
-    cmd = mpirun + ["-np", str(point["writers"] * ranks_per_node), program, "write", xml,
-                    str(point["iterations"]), str(point["variables"]), str(point["blocks"]),
-                    str(ELEMENTS)]
+    mpirun = os.environ.get("MPIRUN", "mpirun")
+    flags = shlex.split(os.environ.get("MPIRUN_FLAGS", "--oversubscribe"))
+    write_args = ["write", xml, str(point["iterations"]), str(point["variables"]),
+                  str(point["blocks"]), str(ELEMENTS)]
+    if hosted:
+        # One host per node: Sidecore finds the nodes from the host names, as on a cluster.
+        env = dict(os.environ, SIDECORE_REPORT=report, HOSTS_DIR=hosts.dir,
+                   HOSTS_MPIRUN=mpirun, LD_LIBRARY_PATH=hosts.bin)
+        env.pop("SIDECORE_RANKS_PER_NODE", None)
+        cmd = hosts.mpirun_command(point["writers"], ranks_per_node, flags,
+                                   [hosts.program] + write_args)
+    else:
+        env = dict(os.environ, SIDECORE_RANKS_PER_NODE=str(ranks_per_node),
+                   SIDECORE_REPORT=report)
+        cmd = [mpirun] + flags + ["-np", str(point["writers"] * ranks_per_node), program] + \
+            write_args
     stdout, wall = run(cmd, env=env)
     line = parse_line(stdout, "scale")
     if line is None:
@@ -184,6 +276,7 @@ def run_point(args, point, views, work):
     items = point["variables"] * point["blocks"]
     r = {
         "views": views,
+        "hosts": point["writers"] if hosted else 0,
         "wall_s": wall,
         "client0_block_us": line["write_us"] / items,
         "client_block_us": line["write_max_us"] / items,
@@ -201,6 +294,16 @@ def run_point(args, point, views, work):
         raise RuntimeError(f"the report lists {len(writers)} writers and {rep['client_count']} "
                            f"clients, the run has {point['writers']} and "
                            f"{point['writers'] * point['clients']}")
+    # One node per host (or virtual node): each writer serves the clients of its own node,
+    # the ranks mpirun placed beside it.
+    for w in writers:
+        node = w["rank"] // ranks_per_node
+        mates = {c["index"] for c in rep["clients"]
+                 if c["rank"] // ranks_per_node == node}
+        if w["kind"] != "dedicated core" or set(w["clients"]) != mates or len(
+                mates) != point["clients"]:
+            raise RuntimeError(f"writer {w['index']} (rank {w['rank']}, {w['kind']}) serves "
+                               f"clients {w['clients']}, not its node's {sorted(mates)}")
     store_ms, block_us = zip(*(median_of_iterations(w) for w in writers))
     r["writer0_store_ms"] = 1e3 * store_ms[0]
     r["writer_block_us"] = 1e6 * statistics.median(block_us)
@@ -254,16 +357,18 @@ def run_point(args, point, views, work):
 
 
 def points_of(plan, base):
-    """(dimension, size, point) for every sweep; the same point appears once per sweep."""
+    """(sweep, size, point) for every sweep; the same point appears once per sweep."""
     for dim, (sizes, change) in plan.items():
         for size in sizes:
             point = dict(base, **change)
-            point[dim] = size
+            point[GROWS.get(dim, dim)] = size
+            if dim in HOSTED:
+                point["hosts"] = 1
             yield dim, size, point
 
 
 def key_of(point):
-    return tuple(point[k] for k in DIMENSIONS)
+    return tuple(point.get(k, 0) for k in RUN_KEYS)
 
 
 def spread(values):
@@ -311,8 +416,10 @@ def slope(xs, ys):
 def exponents(table):
     """dimension -> metric -> fitted exponent of the median against the size."""
     out = {}
-    for dim in DIMENSIONS:
+    for dim in SWEEPS:
         rows = [r for r in table if r["dimension"] == dim]
+        if not rows:
+            continue
         out[dim] = {}
         for key, _, _ in METRICS:
             xs = [r["size"] for r in rows if key in r["metrics"]]
@@ -349,16 +456,37 @@ def write_markdown(path, meta, table, slopes):
         "over repetitions (one value when there was one). Every run was read back and checked "
         "(C read API on every variable, h5py and the Python read API on v0, every value).",
         "",
+        "The writers_hosts sweep runs the writers points on emulated hosts "
+        "(`scripts/lib/hosts.sh`: one host per node, each with its own host name, /dev/shm and "
+        "IPC namespace; `SIDECORE_RANKS_PER_NODE` unset, every run's report checked for one "
+        "writer serving the clients of its own host): Open MPI over TCP on the loopback "
+        "interface between hosts, one-sided communication over point-to-point (`osc pt2pt`), "
+        "ranks yielding the cores when idle; the same 2 cores.",
+        "",
         "Base point: " + ", ".join(f"{k} {v}" for k, v in meta["base"].items()) +
         "".join(f"; the {d} sweep with {change}" for d, change in meta["changes"].items())
         + ".",
         "",
     ]
-    for dim in DIMENSIONS:
+    merged = {d: m for m in meta.get("merged", []) for d in m["sweeps"]}
+    if merged:
+        lines[4:4] = [
+            "Sweeps run again later, merged into these results (`--only ... --merge`): " +
+            "; ".join(f"{', '.join(m['sweeps'])} on {m['date']}" for m in meta["merged"]) +
+            ". Their sections say how.", ""]
+    for dim in SWEEPS:
         rows = [r for r in table if r["dimension"] == dim]
         if not rows:
             continue
-        lines += [f"## {dim}", "", f"![{dim}](scale_{dim}.png)", "",
+        image = PLOTTED_WITH.get(dim, dim)
+        lines += [f"## {dim}", ""]
+        if dim in merged:
+            m = merged[dim]
+            lines += [f"Run {m['date']}, {m['reps']} repetition(s) of the sweeps "
+                      f"{', '.join(m['sweeps'])}, their points alternated. Load before: "
+                      f"`{m['load_before']}`; after: `{m['load_after']}`. "
+                      f"Total {m['seconds']:.0f} s.", ""]
+        lines += [f"![{image}](scale_{image}.png)", "",
                   "| metric | " + " | ".join(str(r["size"]) for r in rows) + " | exponent |",
                   "|---|" + "---|" * (len(rows) + 1)]
         for key, label, kind in METRICS:
@@ -380,11 +508,11 @@ def write_markdown(path, meta, table, slopes):
 def write_csv(path, table):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["dimension", "size", "metric", "min", "median", "max", "n"] + DIMENSIONS)
+        w.writerow(["dimension", "size", "metric", "min", "median", "max", "n"] + RUN_KEYS)
         for r in table:
             for key, s in r["metrics"].items():
                 w.writerow([r["dimension"], r["size"], key, s["min"], s["median"], s["max"],
-                            s["n"]] + [r["point"][k] for k in DIMENSIONS])
+                            s["n"]] + [r["point"].get(k, 0) for k in RUN_KEYS])
 
 
 def plot(out, table):
@@ -405,23 +533,35 @@ def plot(out, table):
         ("start-up and finalize (ms)", ["startup_ms", "finalize_ms"]),
     ]
     labels = {k: label for k, label, _ in METRICS}
-    for dim in DIMENSIONS:
-        rows = [r for r in table if r["dimension"] == dim]
-        if not rows:
+    colours = [f"C{i}" for i in range(10)]
+    for dim in SWEEPS:
+        if dim in PLOTTED_WITH:
             continue
+        # A sweep's plot also carries the sweeps drawn with it (the writers on hosts, dashed).
+        series = [(dim, "-", "o", "")] + [(other, "--", "s", " (hosts)")
+                                          for other, into in PLOTTED_WITH.items() if into == dim]
+        series = [(d, style, marker, tag) for d, style, marker, tag in series
+                  if any(r["dimension"] == d for r in table)]
+        if not series:
+            continue
+        if len(series) > 1:
+            series[0] = series[0][:3] + (" (virtual nodes)",)
         fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.8))
         for ax, (title, keys) in zip(axes, groups):
-            for key in keys:
-                pts = [(r["size"], r["metrics"][key]) for r in rows if key in r["metrics"]
-                       and r["metrics"][key]["median"] > 0]
-                if not pts:
-                    continue
-                xs = [p[0] for p in pts]
-                med = [p[1]["median"] for p in pts]
-                # A paired difference can be negative (noise): its bar stops a decade down.
-                lo = [p[1]["median"] - max(p[1]["min"], p[1]["median"] / 10) for p in pts]
-                hi = [p[1]["max"] - p[1]["median"] for p in pts]
-                ax.errorbar(xs, med, yerr=[lo, hi], marker="o", capsize=3, label=labels[key])
+            for colour, key in zip(colours, keys):
+                for d, style, marker, tag in series:
+                    rows = [r for r in table if r["dimension"] == d]
+                    pts = [(r["size"], r["metrics"][key]) for r in rows if key in r["metrics"]
+                           and r["metrics"][key]["median"] > 0]
+                    if not pts:
+                        continue
+                    xs = [p[0] for p in pts]
+                    med = [p[1]["median"] for p in pts]
+                    # A paired difference can be negative (noise): its bar stops a decade down.
+                    lo = [p[1]["median"] - max(p[1]["min"], p[1]["median"] / 10) for p in pts]
+                    hi = [p[1]["max"] - p[1]["median"] for p in pts]
+                    ax.errorbar(xs, med, yerr=[lo, hi], marker=marker, linestyle=style,
+                                color=colour, capsize=3, label=labels[key] + tag)
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_title(title, fontsize=9)
@@ -443,20 +583,25 @@ def check_output(out):
         d = json.load(f)
     problems = []
     dims = {r["dimension"] for r in d["table"]}
-    if dims != set(DIMENSIONS):
+    if dims != set(SWEEPS):
         problems.append(f"dimensions {sorted(dims)}")
     for r in d["table"]:
         for key in ("client_block_us", "writer_block_us", "master_bytes", "h5py_open_ms",
                     "api_open_ms", "inspect_ms", "startup_ms", "finalize_ms", "views_ms"):
             if key not in r["metrics"]:
                 problems.append(f"{r['dimension']}={r['size']}: no {key}")
-    for runs in d["runs"].values():
+    keys = d.get("run_keys", DIMENSIONS)
+    for k, runs in d["runs"].items():
+        if "hosts" in keys and int(k.split(",")[keys.index("hosts")]) and not all(
+                r.get("hosts") for r in runs):
+            problems.append(f"the runs of {k} were not on emulated hosts")
         for r in runs:
             if r["checked_c"] <= 0 or r["checked_api"] <= 0 or (r["views"] and
                                                                  r["checked_h5py"] <= 0):
                 problems.append(f"a run was not read back: {r}")
     for name in ["scale.md", "scale.csv"] + (
-            [f"scale_{dim}.png" for dim in DIMENSIONS] if d["plots"] else []):
+            [f"scale_{dim}.png" for dim in SWEEPS if dim not in PLOTTED_WITH]
+            if d["plots"] else []):
         if not os.path.getsize(os.path.join(out, name)):
             problems.append(f"{name} is empty")
     if problems:
@@ -470,7 +615,9 @@ def main():
     ap.add_argument("--build")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reps", type=int)
-    ap.add_argument("--only", help="comma-separated dimensions")
+    ap.add_argument("--only", help="comma-separated sweeps (" + ",".join(SWEEPS) + ")")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other sweeps of <out>/scale.json, replace those run now")
     ap.add_argument("--out")
     ap.add_argument("--workdir")
     ap.add_argument("--python", default=sys.executable)
@@ -496,45 +643,116 @@ def main():
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     plan, base = (QUICK, QUICK_BASE) if args.quick else (FULL, BASE)
     if args.only:
+        unknown = [d for d in args.only.split(",") if d not in plan]
+        if unknown:
+            ap.error(f"no sweep {', '.join(unknown)} (sweeps: {', '.join(SWEEPS)})")
         plan = {d: plan[d] for d in args.only.split(",")}
+    if args.merge and not args.only:
+        ap.error("--merge needs --only: the sweeps to run again")
+    previous = None
+    if args.merge:
+        with open(os.path.join(out, "scale.json")) as f:
+            previous = json.load(f)
+        if previous["meta"]["quick"] != args.quick:
+            ap.error(f"--merge: {out}/scale.json is {'not ' * (not args.quick)}a quick run")
+    hosted = [d for d in plan if d in HOSTED]
+    if hosted and not hosts_available():
+        # Said clearly and exit 77: the ctest bench.scale reports it skipped, not passed.
+        print(f"run_scale.py: the sweep {', '.join(hosted)} needs emulated hosts "
+              "(scripts/lib/hosts.sh: root, unshare and nsenter, UTS/IPC/mount namespaces), "
+              "not available here; --only without it leaves it out", file=sys.stderr)
+        sys.exit(77)
     reps = args.reps or (1 if args.quick else 5)
     sweeps = list(points_of(plan, base))
     unique = list({key_of(p): p for _, _, p in sweeps}.values())
     work = args.workdir or tempfile.mkdtemp(prefix="sidecore-scale-")
     os.makedirs(work, exist_ok=True)
+    hosts = None
+    hosts_work = None
+    if hosted:
+        # The hosted runs' files must be seen from every host: not under /tmp or /dev/shm.
+        if args.workdir and outside_host_private(work):
+            hosts_work = os.path.join(work, "hosts")
+            os.makedirs(hosts_work, exist_ok=True)
+        else:
+            hosts_work = tempfile.mkdtemp(prefix="sidecore-scale-hosts-", dir="/var/tmp")
+        hosts = Hosts(max(size for d in hosted for size in plan[d][0]), hosts_work, args.build)
     load_before = " ".join(open("/proc/loadavg").read().split()[:3])
+    date = datetime.datetime.now().isoformat(timespec="seconds")
     started = time.perf_counter()
     runs = {key_of(p): [] for p in unique}
-    for rep in range(reps):
-        order = unique if rep % 2 == 0 else unique[::-1]
-        for i, point in enumerate(order):
-            # With and without the master file and XDMF, in alternating order.
-            for views in ((True, False) if (rep + i) % 2 == 0 else (False, True)):
-                log(f"rep {rep + 1}/{reps} point {i + 1}/{len(order)} {point} views={views}")
-                runs[key_of(point)].append(run_point(args, point, views, work))
+    try:
+        for rep in range(reps):
+            order = unique if rep % 2 == 0 else unique[::-1]
+            for i, point in enumerate(order):
+                # With and without the master file and XDMF, in alternating order.
+                for views in ((True, False) if (rep + i) % 2 == 0 else (False, True)):
+                    log(f"rep {rep + 1}/{reps} point {i + 1}/{len(order)} {point} "
+                        f"views={views}")
+                    r = run_point(args, point, views, work, hosts)
+                    if args.merge:
+                        r["sweeps"] = ",".join(plan)
+                    runs[key_of(point)].append(r)
+    finally:
+        if hosts:
+            hosts.stop()
+        if hosts_work and not hosts_work.startswith(os.path.abspath(work) + "/"):
+            shutil.rmtree(hosts_work, ignore_errors=True)
     seconds = time.perf_counter() - started
     if not args.workdir:
         shutil.rmtree(work, ignore_errors=True)
     table = summarise(sweeps, runs)
-    slopes = exponents(table)
+    load_after = " ".join(open("/proc/loadavg").read().split()[:3])
+    if previous:
+        table, runs, meta = merge(previous, plan, table, runs, {
+            "sweeps": list(plan), "date": date, "reps": reps, "load_before": load_before,
+            "load_after": load_after, "seconds": seconds})
+        plots = plot(out, table)
+        finish(out, meta, table, runs, plots)
+        return
     meta = {
-        "quick": args.quick, "reps": reps, "date": datetime.datetime.now().isoformat(
-            timespec="seconds"),
+        "quick": args.quick, "reps": reps, "date": date,
         "machine": f"{os.cpu_count()} cores, {platform.machine()}",
-        "load_before": load_before,
-        "load_after": " ".join(open("/proc/loadavg").read().split()[:3]),
+        "load_before": load_before, "load_after": load_after,
         "seconds": seconds, "elements_per_block": ELEMENTS, "base": base,
         "changes": {d: ", ".join(f"{k} {v}" for k, v in c.items())
                     for d, (_, c) in plan.items() if c},
     }
-    plots = plot(out, table)
+    finish(out, meta, table, runs, plot(out, table))
+    log(f"{sum(len(v) for v in runs.values())} runs in {seconds:.0f} s; wrote {out}")
+
+
+def merge(previous, plan, table, runs, measured):
+    """The previous results with the sweeps of `plan` replaced by those just measured. The
+    previous rows of the other sweeps stay as they were; a point they share with the new
+    sweeps (the base point) keeps its previous runs beside the new ones, which carry the
+    sweeps they were measured for."""
+    width = len(previous.get("run_keys", DIMENSIONS))
+    old_runs = {}
+    for k, v in previous["runs"].items():
+        key = tuple(int(x) for x in k.split(",")) + (0,) * (len(RUN_KEYS) - width)
+        old_runs[key] = [r for r in v if r.get("sweeps") != ",".join(plan)]
+    kept = [r for r in previous["table"] if r["dimension"] not in plan]
+    merged_table = sorted(kept + table, key=lambda r: SWEEPS.index(r["dimension"]))
+    used = {key_of(r["point"]) for r in kept}
+    merged_runs = {k: v for k, v in old_runs.items() if k in used}
+    for k, v in runs.items():
+        merged_runs[k] = merged_runs.get(k, []) + v
+    meta = dict(previous["meta"])
+    history = [dict(m, sweeps=[d for d in m["sweeps"] if d not in plan])
+               for m in meta.get("merged", [])]
+    meta["merged"] = [m for m in history if m["sweeps"]] + [measured]
+    return merged_table, merged_runs, meta
+
+
+def finish(out, meta, table, runs, plots):
+    slopes = exponents(table)
     with open(os.path.join(out, "scale.json"), "w") as f:
         json.dump({"meta": meta, "table": table, "exponents": slopes, "plots": bool(plots),
                    "runs": {",".join(map(str, k)): v for k, v in runs.items()},
-                   "run_keys": DIMENSIONS}, f, indent=1)
+                   "run_keys": RUN_KEYS}, f, indent=1)
     write_csv(os.path.join(out, "scale.csv"), table)
     write_markdown(os.path.join(out, "scale.md"), meta, table, slopes)
-    log(f"{sum(len(v) for v in runs.values())} runs in {seconds:.0f} s; wrote {out}")
 
 
 if __name__ == "__main__":
