@@ -440,7 +440,20 @@ def fmt(s):
     return f"{one(s['min'])} / **{one(s['median'])}** / {one(s['max'])}"
 
 
+def findings_of(path):
+    """The hand-written findings at the end of an existing scale.md (from "## Findings" on),
+    kept when the tables above them are written again."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return ""
+    at = text.find("\n## Findings")
+    return text[at + 1:] if at >= 0 else ""
+
+
 def write_markdown(path, meta, table, slopes):
+    findings = findings_of(path)
     lines = [
         "# Scaling: what every item costs as one dimension grows",
         "",
@@ -502,7 +515,7 @@ def write_markdown(path, meta, table, slopes):
         "",
     ]
     with open(path, "w") as f:
-        f.write("\n".join(lines))
+        f.write("\n".join(lines) + ("\n" + findings if findings else ""))
 
 
 def write_csv(path, table):
@@ -707,8 +720,9 @@ def main():
         table, runs, meta = merge(previous, plan, table, runs, {
             "sweeps": list(plan), "date": date, "reps": reps, "load_before": load_before,
             "load_after": load_after, "seconds": seconds})
-        plots = plot(out, table)
-        finish(out, meta, table, runs, plots)
+        finish(out, meta, table, runs, plot(out, table))
+        log(f"{sum(len(v) for v in runs.values())} runs now, in {seconds:.0f} s; merged into "
+            f"{out}")
         return
     meta = {
         "quick": args.quick, "reps": reps, "date": date,
