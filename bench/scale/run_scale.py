@@ -22,14 +22,15 @@ value of every variable with the C read API (sampled to at most 200,000 per vari
 value of v0 again with h5py and with the Python read API.
 
 Writes <out>/scale.json (every run, and min/median/max per point), scale.csv, scale.md and
-one log-log plot per dimension (scale_<dimension>.png).
+one log-log plot per dimension (scale_<dimension>.png; the writers plot carries both writers
+sweeps, the hosts' dashed).
 
 Usage: run_scale.py --build DIR [--quick] [--reps N] [--only SWEEP,...] [--merge] [--out DIR]
                     [--workdir DIR] [--python PY]
        run_scale.py --check DIR     (what the ctest bench.scale checks of a quick run)
        run_scale.py --replot DIR    (the plots again from DIR/scale.json)
---out defaults to bench/results/scale; --quick (a few seconds: two small points per
-dimension, one repetition) requires --out, so that it never replaces the committed results.
+--out defaults to bench/results/scale; --quick (under a minute: two small points per
+dimension, one on 2 hosts, one repetition) requires --out, so that it never replaces the committed results.
 --merge (with --only) keeps the other sweeps of <out>/scale.json as they were and replaces the
 ones run now, e.g. --only writers,writers_hosts --merge.
 The writers_hosts sweep needs root, unshare and nsenter (scripts/lib/hosts.sh); without them the
