@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <mpi.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -105,6 +107,42 @@ TEST_F(engines_test, inline_engine_stores_the_iteration_when_it_ends) {
   engine.end_iteration(0, false, 0);
   engine.iteration_started(1);
   EXPECT_EQ(testing_support::read_int32_dataset(m_directory + "eng_It0_Pr0.h5", "v/P0"), values);
+  engine.stop(1);
+}
+
+namespace {
+// Threads of this process whose scheduling policy is `policy` (field 41 of
+// /proc/self/task/<tid>/stat).
+int threads_with_policy(int policy) {
+  int count = 0;
+  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+    std::ifstream in(task.path() / "stat");
+    std::string text;
+    if (!std::getline(in, text)) continue;
+    std::istringstream fields(text.substr(text.rfind(')') + 1));
+    std::string field;
+    for (int n = 3; n <= 41 && fields >> field; ++n)
+      if (n == 41 && std::atoi(field.c_str()) == policy) ++count;
+  }
+  return count;
+}
+}  // namespace
+
+TEST_F(engines_test, thread_engine_s_io_thread_never_preempts_the_simulation) {
+  const config::model model = model_in(m_directory);
+  const int before = threads_with_policy(SCHED_BATCH);
+  transports::thread_engine engine(model, MPI_COMM_SELF, MPI_COMM_WORLD, 0, 1, 0);
+  // Its I/O thread sets its policy when it starts: a store it ran says it has started.
+  transports::reservation r = engine.reserve(16);
+  ASSERT_TRUE(r);
+  std::memcpy(r.address, values.data(), 16);
+  engine.commit(block_of(0, 0), std::move(r.owned));
+  engine.end_iteration(0, false, 0);
+  engine.sync(1);
+  EXPECT_EQ(threads_with_policy(SCHED_BATCH), before + 1)
+      << "the I/O thread does not run as SCHED_BATCH (woken by end_iteration, it would take "
+         "the processor from the simulation)";
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER) << "the simulation's own thread was changed";
   engine.stop(1);
 }
 

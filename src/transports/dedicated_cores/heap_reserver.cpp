@@ -1,13 +1,12 @@
 #include "transports/dedicated_cores/heap_reserver.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
 #include <string>
 
 #include "common/log.hpp"
 #include "common/quiet_thread.hpp"
+#include "common/thread_policy.hpp"
 
 namespace sidecore::transports {
 
@@ -72,8 +71,7 @@ void window_mapper::run(channel& c) {
         // thread runs only when the processor would otherwise be idle. Where it never runs,
         // the writes map their pages themselves, as without it (as where the system refuses
         // the change, which leaves the thread as it was).
-        sched_param none{};
-        (void)::sched_setscheduler(0, SCHED_IDLE, &none);
+        run_only_when_idle();
         idle_priority = true;
       }
       // map_ahead notifies without the lock: a request made just before this wait may find
