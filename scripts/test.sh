@@ -13,7 +13,6 @@ export SIDECORE_TEST_PYTHON="$venv/bin/python"
 . "$root/scripts/lib/ompi_session.sh"
 keep_ompi_session_dir
 one_blas_thread
-ob1_on_one_machine
 cd "$build"
 # Most tests wait (process start-up, MPI's launcher, their jobs' naps) more than they compute:
 # alone, a test keeps a processor busy about half of its time. Four test slots per core (a test

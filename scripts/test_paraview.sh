@@ -18,7 +18,6 @@ export SIDECORE_TEST_PYTHON="$build/venv/bin/python"
 . "$root/scripts/lib/ompi_session.sh"
 keep_ompi_session_dir
 one_blas_thread
-ob1_on_one_machine
 cd "$build"
 count=$(ctest -N -L paraview | sed -n 's/^Total Tests: //p')
 if [ "${count:-0}" -eq 0 ]; then

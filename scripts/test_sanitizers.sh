@@ -48,7 +48,6 @@ jobs=${SIDECORE_TEST_JOBS:-$(($(nproc) * 2))}
 . "$root/scripts/lib/ompi_session.sh"
 keep_ompi_session_dir
 one_blas_thread
-ob1_on_one_machine
 status=0
 for config in "${configs[@]}"; do
   start=$SECONDS

@@ -25,13 +25,3 @@ keep_ompi_session_dir() {
 one_blas_thread() {
   export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 }
-
-# ob1_on_one_machine  Open MPI chooses its point-to-point layer at every job start, and trying
-#                     the "cm" layer first initializes libfabric's providers: 0.2 s of every
-#                     mpirun here (a job of 3 ranks that does nothing: 0.35 s, 0.15 s with
-#                     ob1 named). On one machine it then takes ob1 (shared memory, TCP between
-#                     the emulated hosts) anyway; naming it skips the probe. Unless the caller
-#                     chose otherwise.
-ob1_on_one_machine() {
-  export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}"
-}
