@@ -174,27 +174,6 @@ def load_average():
         return float(f.read().split()[0])
 
 
-def expected_temperature(global_, steps, alpha):
-    """The proxy's temperature after `steps` sweeps on the global grid (z, y, x), recomputed
-    in the proxy's order of operations (bench/proxy/proxy.c: initial_temperature, stencil_step;
-    zero outside the domain)."""
-    import numpy as np
-    gz, gy, gx = np.meshgrid(*(np.arange(g) for g in global_), indexing="ij")
-    t = np.zeros([g + 2 for g in global_])
-    t[1:-1, 1:-1, 1:-1] = 300.0 + ((gx * 7 + gy * 13 + gz * 29) % 101)
-    nxt = np.zeros_like(t)
-    for _ in range(steps):
-        c = t[1:-1, 1:-1, 1:-1]
-        s = t[1:-1, 1:-1, :-2] + t[1:-1, 1:-1, 2:]
-        s = s + t[1:-1, :-2, 1:-1]
-        s = s + t[1:-1, 2:, 1:-1]
-        s = s + t[:-2, 1:-1, 1:-1]
-        s = s + t[2:, 1:-1, 1:-1]
-        nxt[1:-1, 1:-1, 1:-1] = c + alpha * (s - 6.0 * c)
-        t, nxt = nxt, t
-    return t[1:-1, 1:-1, 1:-1]
-
-
 def stored_blocks(out):
     """Every stored temperature block: (iteration, writer, source) -> (position, array)."""
     import h5py
@@ -215,6 +194,9 @@ def check_values(blocks, meta, iterations):
     """Places the blocks of each iteration at their positions and compares the global array
     element by element with the recomputed field. Returns the largest difference."""
     import numpy as np
+    # The proxy's field as its own harness recomputes it (bench/proxy/run_matrix.py).
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "proxy"))
+    import run_matrix as proxy_matrix
     worst = 0.0
     for it in iterations:
         field = np.full(meta["global"], np.nan)
@@ -222,7 +204,7 @@ def check_values(blocks, meta, iterations):
             if i == it:
                 field[tuple(slice(o, o + n) for o, n in zip(pos, data.shape))] = data
         steps = (it + 1) * meta["write_period"] * meta["sweeps"]
-        expected = expected_temperature(tuple(meta["global"]), steps, meta["alpha"])
+        expected = proxy_matrix.expected_temperature(tuple(meta["global"]), steps, meta["alpha"])
         if not np.array_equal(field, expected):
             diff = float(np.nanmax(np.abs(field - expected))) if not np.isnan(field).all() else math.inf
             sys.exit(f"drain: iteration {it}: stored temperature differs from the recomputed field "
@@ -273,12 +255,10 @@ class Launcher:
         env.update(HOSTS_DIR=self.hosts_dir, HOSTS_MPIRUN=a.mpirun)
         slots = a.clients + 1
         hosts = ",".join(f"{h}:{slots}" for h in self.host_names())
+        # hosts_mpirun names Open MPI's pt2pt one-sided component: the writers' shared
+        # counters (self's and slots' turns) are an MPI window across the hosts, which the
+        # default component cannot make over TCP.
         flags = a.mpirun_flags.split()
-        if "osc" not in flags:
-            # The writers' shared counters (self's and slots' turns) are an MPI window across
-            # the hosts. Over TCP, Open MPI 4.1's default one-sided component (rdma) fails in
-            # MPI_Win_allocate and ucx's did not finish in two minutes here; pt2pt works.
-            flags += ["--mca", "osc", "pt2pt"]
         cmd = ["bash", "-c", '. "$0" && hosts_mpirun "$@"', HOSTS_LIB] + flags + [
             "-x", "SIDECORE_REPORT", "-H", hosts, "-np", str(a.ranks)] + program_args
         return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)

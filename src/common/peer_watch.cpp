@@ -80,19 +80,19 @@ void stop_the_current_watch() {
 // over the ranks that share its memory, so that no process holds a table of the whole job) and
 // rank 0's, which names the job (one broadcast over comm).
 struct gathered {
+  int rank = 0;  // this process's, in comm
   std::vector<peer_watch::peer> machine;
   peer_watch::identity first;
 };
 
 gathered gather_identities(MPI_Comm comm, peer_watch::role mine) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  const peer_watch::peer self{rank, 0, peer_watch::identity_of(::getpid(), mine)};
+  gathered g;
+  MPI_Comm_rank(comm, &g.rank);
+  const peer_watch::peer self{g.rank, 0, peer_watch::identity_of(::getpid(), mine)};
   MPI_Comm shared = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared),
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, g.rank, MPI_INFO_NULL, &shared),
             "MPI_Comm_split_type");
   const communicator machine(shared);
-  gathered g;
   g.machine.resize(static_cast<std::size_t>(machine.size()));
   check_mpi(MPI_Allgather(&self, sizeof self, MPI_BYTE, g.machine.data(), sizeof self, MPI_BYTE,
                           machine.get()),
@@ -115,10 +115,8 @@ peer_watch::identity peer_watch::identity_of(std::int64_t pid, role its_role) {
 }
 
 peer_watch::peer_watch(MPI_Comm comm, role mine, double period_seconds) : m_period(period_seconds) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
   gathered g = gather_identities(comm, mine);
-  set_up(std::move(g.machine), rank, g.first);
+  set_up(std::move(g.machine), g.rank, g.first);
 }
 
 peer_watch::peer_watch(const std::vector<identity>& peers, int rank, double period_seconds)
@@ -129,7 +127,6 @@ peer_watch::peer_watch(const std::vector<identity>& peers, int rank, double peri
 }
 
 void peer_watch::set_up(std::vector<peer> candidates, int rank, const identity& first) {
-  m_rank = rank;
   // Rank 0's identity names the job (unique on its machine, the same for every process).
   char key[64];
   std::snprintf(key, sizeof key, "%016llx-%lld-%llu", static_cast<unsigned long long>(first.host),

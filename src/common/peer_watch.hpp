@@ -57,8 +57,7 @@ class peer_watch {
   void stop() noexcept;
 
   // Whether rank (of comm) still runs: alive, dead, or on another machine or not in the job
-  // (unknown). Reads
-  // /proc: a few microseconds.
+  // (unknown). Reads /proc: a few microseconds.
   state state_of(int rank) const noexcept;
   // The cheap check for hot paths (one system call): true once rank's process is gone.
   bool gone(int rank) const noexcept;
@@ -78,8 +77,7 @@ class peer_watch {
   const identity* on_this_machine(int rank) const noexcept;
 
   std::vector<peer> m_machine;  // the ranks of this machine, by rank
-  int m_rank = 0;
-  int m_watched = -1;  // the next rank on this machine, or -1 (alone here)
+  int m_watched = -1;           // the next rank on this machine, or -1 (alone here)
   double m_period;
   std::mutex m_mutex;
   std::condition_variable m_wake;
