@@ -13,6 +13,7 @@ export SIDECORE_TEST_PYTHON="$venv/bin/python"
 . "$root/scripts/lib/ompi_session.sh"
 keep_ompi_session_dir
 one_blas_thread
+no_io_device_discovery
 cd "$build"
 # Most tests wait (process start-up, MPI's launcher, their jobs' naps) more than they compute:
 # alone, a test keeps a processor busy about half of its time. Four test slots per core (a test

@@ -60,6 +60,7 @@ export SIDECORE_TEST_PYTHON="$python"
 # shellcheck source=lib/ompi_session.sh
 . "$root/scripts/lib/ompi_session.sh"
 one_blas_thread
+no_io_device_discovery
 # The launcher is the build's (mpiexec.mpich), whatever the caller's environment says.
 unset SIDECORE_TEST_MPIEXEC
 cd "$build"

@@ -18,6 +18,7 @@ export SIDECORE_TEST_PYTHON="$build/venv/bin/python"
 . "$root/scripts/lib/ompi_session.sh"
 keep_ompi_session_dir
 one_blas_thread
+no_io_device_discovery
 cd "$build"
 count=$(ctest -N -L paraview | sed -n 's/^Total Tests: //p')
 if [ "${count:-0}" -eq 0 ]; then

@@ -48,6 +48,7 @@ jobs=${SIDECORE_TEST_JOBS:-$(($(nproc) * 2))}
 . "$root/scripts/lib/ompi_session.sh"
 keep_ompi_session_dir
 one_blas_thread
+no_io_device_discovery
 status=0
 for config in "${configs[@]}"; do
   start=$SECONDS
