@@ -15,13 +15,14 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 # clang-tidy reads each source's own compile command: a tree configured as $build (its options,
 # build type and Python) but without the unity build, configured only (the configured headers
-# are all it needs; nothing is compiled).
+# are all it needs; nothing is compiled). GCC's -fno-var-tracking-assignments (CMakeLists.txt)
+# is an argument clang does not know: the tree keeps the variable tracking.
 tidy_build="$build/tidy"
 mapfile -t options < <(sed -n -E \
   's/^(SIDECORE_[A-Z_]+|Python_EXECUTABLE|CMAKE_BUILD_TYPE):(BOOL|STRING|FILEPATH|PATH|UNINITIALIZED)=(.*)$/-D\1=\3/p' \
   "$build/CMakeCache.txt")
 cmake -S "$root" -B "$tidy_build" -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-  -DCMAKE_UNITY_BUILD=OFF "${options[@]}" >/dev/null
+  -DCMAKE_UNITY_BUILD=OFF "${options[@]}" -DSIDECORE_TRACK_OPTIMIZED_LOCALS=ON >/dev/null
 start=$SECONDS
 # Headers of this tree only (not those of nanobind or MPI, wherever they are installed).
 if ! run-clang-tidy -quiet -p "$tidy_build" -j "$(nproc)" -header-filter="^$root/(src|bindings|tools|include)/" \
