@@ -14,6 +14,7 @@ export SIDECORE_TEST_PYTHON="$venv/bin/python"
 keep_ompi_session_dir
 one_blas_thread
 no_io_device_discovery
+ob1_for_every_job
 cd "$build"
 # Most tests wait (process start-up, MPI's launcher, their jobs' naps) more than they compute:
 # alone, a test keeps a processor busy about half of its time. Four test slots per core (a test

@@ -19,6 +19,7 @@ export SIDECORE_TEST_PYTHON="$build/venv/bin/python"
 keep_ompi_session_dir
 one_blas_thread
 no_io_device_discovery
+ob1_for_every_job
 cd "$build"
 count=$(ctest -N -L paraview | sed -n 's/^Total Tests: //p')
 if [ "${count:-0}" -eq 0 ]; then

@@ -37,3 +37,13 @@ one_blas_thread() {
 no_io_device_discovery() {
   export HWLOC_COMPONENTS="${HWLOC_COMPONENTS:--pci,-linuxio}"
 }
+
+# ob1_for_every_job   at every start, Open MPI first tries its cm layer, which initializes
+#                   libfabric's providers (0.2 s per mpirun here), and then takes ob1 on one
+#                   machine anyway. The tests' launcher names ob1 (SIDECORE_TEST_MPIEXEC); the
+#                   benchmark scripts, the hosts harness and the processes that start MPI alone
+#                   get it from the environment unless the caller chose a layer. The unit tests'
+#                   processes keep Open MPI's own choice (tests/unit/CMakeLists.txt).
+ob1_for_every_job() {
+  export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}"
+}
