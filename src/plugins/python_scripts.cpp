@@ -14,33 +14,11 @@
 #include "common/error.hpp"
 #include "common/json_writer.hpp"
 #include "common/log.hpp"
+#include "plugins/python_build_info.hpp"
 
 namespace sidecore::plugins {
 
 namespace {
-
-#ifdef SIDECORE_PYSCRIPT_RUNNER
-constexpr bool supported = true;
-constexpr const char* runner_name = SIDECORE_PYSCRIPT_RUNNER;          // libsidecore_pyscript.so
-constexpr const char* build_directory = SIDECORE_PYSCRIPT_BUILD_DIR;   // where it was built
-constexpr const char* built_python_library = SIDECORE_PYTHON_LIBRARY;  // "" for a static one
-constexpr const char* built_python = SIDECORE_PYTHON_EXECUTABLE;
-#else
-constexpr bool supported = false;
-constexpr const char* runner_name = "";
-constexpr const char* build_directory = "";
-constexpr const char* built_python_library = "";
-constexpr const char* built_python = "";
-#endif
-// A Python whose ParaView modules run <paraview> pipelines, found when Sidecore was built
-// (src/plugins/python/CMakeLists.txt): "" when none was.
-#ifdef SIDECORE_PARAVIEW_PYTHON
-constexpr const char* built_paraview_python = SIDECORE_PARAVIEW_PYTHON;
-constexpr const char* built_paraview_python_library = SIDECORE_PARAVIEW_PYTHON_LIBRARY;
-#else
-constexpr const char* built_paraview_python = "";
-constexpr const char* built_paraview_python_library = "";
-#endif
 
 // The libpython prepare_scripts chose instead of the built one (ParaView's), or "".
 std::string g_chosen_python_library;
@@ -73,9 +51,9 @@ std::string find_runner(std::string& searched) {
     searched = overridden + " (SIDECORE_PYSCRIPT_RUNNER)";
     return exists(overridden) ? overridden : std::string();
   }
-  for (const std::string& directory : {own_directory(), std::string(build_directory)}) {
+  for (const std::string& directory : {own_directory(), std::string(python_build::directory)}) {
     if (directory.empty()) continue;
-    const std::string path = directory + "/" + runner_name;
+    const std::string path = directory + "/" + python_build::runner_name;
     searched += (searched.empty() ? "" : ", ") + path;
     if (exists(path)) return path;
   }
@@ -91,7 +69,7 @@ std::string python_executable() {
   if (!chosen.empty()) return chosen;
   const std::string venv = environment::text("VIRTUAL_ENV");
   if (!venv.empty() && exists(venv + "/bin/python")) return venv + "/bin/python";
-  return exists(built_python) ? std::string(built_python) : std::string();
+  return exists(python_build::python) ? std::string(python_build::python) : std::string();
 }
 
 // DamarisData's "type_string" of a layout type as the XML names it, as Damaris's PyAction
@@ -140,13 +118,15 @@ std::string visualization_json(const config::model& model) {
 
 }  // namespace
 
-bool python_scripts_supported() noexcept { return supported; }
+bool python_scripts_supported() noexcept { return python_build::has_runner; }
 
-std::string paraview_python() { return supported ? built_paraview_python : ""; }
+std::string paraview_python() {
+  return python_build::has_runner ? python_build::paraview_python : "";
+}
 
 void prepare_scripts(config::model& model, const script_environment& env, bool report) {
   if (model.scripts.empty()) return;
-  if (!supported) {
+  if (!python_build::has_runner) {
     if (report) {
       for (const config::script& s : model.scripts) {
         log::warning(model.file, ":", s.line, ": ",
@@ -170,10 +150,10 @@ void prepare_scripts(config::model& model, const script_environment& env, bool r
   const bool with_paraview = std::any_of(model.scripts.begin(), model.scripts.end(),
                                          [](const config::script& s) { return s.paraview; });
   if (with_paraview && environment::text("SIDECORE_PYTHON").empty()) {
-    if (*built_paraview_python != '\0') {
-      python = built_paraview_python;
+    if (*python_build::paraview_python != '\0') {
+      python = python_build::paraview_python;
       if (environment::text("SIDECORE_PYTHON_LIBRARY").empty())
-        g_chosen_python_library = built_paraview_python_library;
+        g_chosen_python_library = python_build::paraview_python_library;
     } else if (report) {
       log::warning(model.file, ":", model.paraview->line,
                    ": <paraview>: this Sidecore was built where no Python could import ParaView "
@@ -252,7 +232,8 @@ void open_python_symbols(const std::string& prefix) {
   std::string library = environment::text("SIDECORE_PYTHON_LIBRARY");
   const bool overridden = !library.empty();
   if (!overridden)
-    library = g_chosen_python_library.empty() ? built_python_library : g_chosen_python_library;
+    library =
+        g_chosen_python_library.empty() ? python_build::python_library : g_chosen_python_library;
   if (library.empty()) {
     throw config_error(prefix +
                        "Python scripts need a shared libpython, and the Python this Sidecore "

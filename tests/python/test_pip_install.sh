@@ -32,6 +32,15 @@ if [ "${2:-}" = --objects-of ] && [ -f "$objects_of/CMakeCache.txt" ]; then
       -C "cmake.define.CMAKE_CXX_COMPILER=$(cached CMAKE_CXX_COMPILER)"
       -C cmake.define.SIDECORE_COMPILER_CACHE=ON
       -C "cmake.define.SIDECORE_COMPILER_CACHE_DIR=$objects")
+    # nanobind and NumPy's headers from the build's environment too: pip's isolated one lies
+    # at a new path each time, which every object including them would hash. The wheel is
+    # still built in pip's environment (scikit-build-core, CMake); pyproject.toml's
+    # requirements are checked below.
+    numpy_headers=$(cached Python_NumPy_INCLUDE_DIR)
+    for hint in "nanobind_DIR=$(cached nanobind_DIR)" \
+      "Python_NumPy_INCLUDE_DIR=${numpy_headers:-$(cached _Python_NumPy_INCLUDE_DIR)}"; do
+      [ -d "${hint#*=}" ] && reuse+=(-C "cmake.define.$hint")
+    done
     CCACHE_DIR=$objects ccache --zero-stats > /dev/null
   fi
 fi
@@ -46,6 +55,17 @@ if ((${#reuse[@]})); then
   CCACHE_DIR=$objects ccache --show-stats | grep -E "^ *(Hits|Misses):"
 fi
 wheel=$(ls "$work"/wheels/sidecore-*.whl)
+# What pip's isolated build needs is declared (the reusing build above took the headers from
+# elsewhere, so it would not notice one missing).
+"$python" - "$root/pyproject.toml" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+section = re.search(r"^\[build-system\]$(.*?)(^\[|\Z)", text, re.M | re.S).group(1)
+requires = re.findall(r'"([^"]+)"', re.search(r"^requires *= *\[(.*?)\]", section, re.M | re.S).group(1))
+names = {re.split(r"[<>=!~; \[]", r, maxsplit=1)[0].strip().lower() for r in requires}
+missing = {"scikit-build-core", "nanobind", "numpy"} - names
+assert not missing, f"FAIL: pyproject.toml's build-system does not require {sorted(missing)}"
+PY
 echo "built $(basename "$wheel")"
 # What the checks below use besides the wheel (pytest, h5py, Dask, and the wheel's own numpy and
 # mpi4py) comes from $python's environment when it has them, through a .pth file: installing
