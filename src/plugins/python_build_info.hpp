@@ -7,12 +7,12 @@
 
 namespace sidecore::plugins::python_build {
 
-extern const bool has_runner;                     // false: built without Python
-extern const char* const runner_name;             // libsidecore_pyscript.so
-extern const char* const directory;               // the build tree holding the runner
-extern const char* const python;                  // the executable it was built for
-extern const char* const python_library;          // its libpython ("" for a static one)
-extern const char* const paraview_python;         // a Python with ParaView's modules, or ""
-extern const char* const paraview_python_library; // its libpython
+extern const bool has_runner;                      // false: built without Python
+extern const char* const runner_name;              // libsidecore_pyscript.so
+extern const char* const directory;                // the build tree holding the runner
+extern const char* const python;                   // the executable it was built for
+extern const char* const python_library;           // its libpython ("" for a static one)
+extern const char* const paraview_python;          // a Python with ParaView's modules, or ""
+extern const char* const paraview_python_library;  // its libpython
 
 }  // namespace sidecore::plugins::python_build
