@@ -188,34 +188,64 @@ void check_array(const char* call, const std::string& variable, int32_t block,
   }
 }
 
-// The arrays alloc() lent for the current iteration, by (variable, block): each is made
-// read-only when its block is committed or released, or when the iteration ends or the
-// runtime is finalized (NumPy cannot take an array back; docs/python.md). The pages they lay
-// on are remembered: finalize() unmaps Sidecore's memory, and a Python program that still
-// reads such an array must not crash, so those pages are mapped again, read-only zeros.
+// The arrays alloc() lent for the current iteration, by (variable, block): sidecore._lent's
+// LentArray, each with a Lease shared by the views taken from it. commit() makes the array
+// read-only; release(), end_iteration() and finalize() end its lease, after which any use of
+// it raises ReleasedArrayError (docs/python.md). The pages they lay on are remembered:
+// finalize() unmaps Sidecore's memory, and what NumPy lets through without asking the
+// subclass (a memoryview, np.asarray's plain view) must not crash a program that still reads
+// it, so those pages are mapped again, read-only zeros.
 class lent_arrays {
  public:
-  void add(const char* variable, int32_t block, nb::object array) {
-    auto* a = reinterpret_cast<PyArrayObject*>(array.ptr());
+  // A new array of `type` on the block at `address`, lent for (variable, block).
+  nb::object lend(const char* variable, int32_t block, int iteration, int npy_type, int ndims,
+                  npy_intp* dims, void* address) {
+    static nb::handle array_type, lease_type;  // sidecore._lent's, kept for the process
+    if (!array_type) {
+      nb::module_ lent_module = nb::module_::import_("sidecore._lent");
+      array_type = nb::object(lent_module.attr("LentArray")).release();
+      lease_type = nb::object(lent_module.attr("Lease")).release();
+    }
+    nb::object lease =
+        lease_type("alloc('" + std::string(variable) + "', block=" + std::to_string(block) +
+                   ") of iteration " + std::to_string(iteration));
+    PyArray_Descr* type = PyArray_DescrFromType(npy_type);
+    if (!type) throw nb::python_error();
+    // No owner, no base: the memory is Sidecore's until the block is cleared. The
+    // descriptor's reference is stolen, also on failure.
+    PyObject* made = PyArray_NewFromDescr(reinterpret_cast<PyTypeObject*>(array_type.ptr()), type,
+                                          ndims, dims, nullptr, address, NPY_ARRAY_CARRAY, nullptr);
+    if (!made) throw nb::python_error();
+    nb::object array = nb::steal(made);
+    nb::setattr(array, "_lease", lease);
+    auto* a = reinterpret_cast<PyArrayObject*>(made);
     remember(PyArray_DATA(a), static_cast<std::size_t>(PyArray_NBYTES(a)));
     for (entry& e : m_entries)
       if (e.block == block && e.variable == variable) {  // allocated again: the old one is done
-        freeze(e.array);
-        e.array = std::move(array);
-        return;
+        end(e, "alloc() of the same block");
+        e.array = array;
+        e.lease = std::move(lease);
+        return array;
       }
-    m_entries.push_back(entry{variable, block, std::move(array)});
+    m_entries.push_back(entry{variable, block, array, std::move(lease)});
+    return array;
   }
+  // commit(): the block is handed over as it is; its array can still be read.
   void freeze(const char* variable, int32_t block) {
+    if (entry* e = find(variable, block)) freeze(e->array);
+  }
+  // release(): the block's memory is Sidecore's again.
+  void give_back(const char* variable, int32_t block) {
     for (auto e = m_entries.begin(); e != m_entries.end(); ++e)
       if (e->block == block && e->variable == variable) {
-        freeze(e->array);
+        end(*e, "release()");
         m_entries.erase(e);
         return;
       }
   }
-  void freeze_all() {
-    for (entry& e : m_entries) freeze(e.array);
+  // end_iteration() and finalize(): every block of the iteration.
+  void give_back_all(const char* by) {
+    for (entry& e : m_entries) end(e, by);
     m_entries.clear();
   }
   // After finalize(): the remembered pages that nothing maps any more become read-only
@@ -234,9 +264,19 @@ class lent_arrays {
     std::string variable;
     int32_t block;
     nb::object array;
+    nb::object lease;  // sidecore._lent.Lease
   };
+  entry* find(const char* variable, int32_t block) {
+    for (entry& e : m_entries)
+      if (e.block == block && e.variable == variable) return &e;
+    return nullptr;
+  }
   static void freeze(const nb::object& array) {
     PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(array.ptr()), NPY_ARRAY_WRITEABLE);
+  }
+  static void end(entry& e, const char* by) {
+    freeze(e.array);
+    nb::setattr(e.lease, "ended_by", nb::str(by));
   }
   static bool map_zeros(std::uintptr_t address, std::size_t bytes) {
     void* wanted = reinterpret_cast<void*>(address);
@@ -308,7 +348,7 @@ void finalize() {
     nb::gil_scoped_release unlocked;
     code = damaris_finalize();
   }
-  lent().freeze_all();
+  lent().give_back_all("finalize()");
   lent().keep_readable();
   sidecore_describe_close(g_description);
   g_description = nullptr;
@@ -361,16 +401,9 @@ nb::object alloc(const char* variable, int32_t block) {
   check(code, "alloc");
   npy_intp dims[SIDECORE_MAX_DIMENSIONS] = {};
   std::copy(extents, extents + ndims, dims);
-  PyArray_Descr* descr = PyArray_DescrFromType(npy_type_of(type));
-  if (!descr) throw nb::python_error();
-  // No owner, no base: the memory is Sidecore's until the block is cleared (docs/python.md).
-  // The descriptor's reference is stolen, also on failure.
-  PyObject* array = PyArray_NewFromDescr(&PyArray_Type, descr, ndims, dims, nullptr, address,
-                                         NPY_ARRAY_CARRAY, nullptr);
-  if (!array) throw nb::python_error();
-  nb::object result = nb::steal(array);
-  lent().add(variable, block, result);
-  return result;
+  int iteration = 0;
+  damaris_get_iteration(&iteration);
+  return lent().lend(variable, block, iteration, npy_type_of(type), ndims, dims, address);
 }
 
 int current_iteration() {
@@ -390,7 +423,11 @@ void finish_block(const char* variable, int32_t block, std::optional<int32_t> it
     code = iteration ? Given(variable, block, *iteration) : Current(variable, block);
   }
   check(code, call);
-  if (!iteration || *iteration == current_iteration()) lent().freeze(variable, block);
+  if (iteration && *iteration != current_iteration()) return;  // lent arrays are this one's
+  if (Given == damaris_commit_block_iteration)
+    lent().freeze(variable, block);
+  else
+    lent().give_back(variable, block);
 }
 
 void end_iteration() {
@@ -399,7 +436,7 @@ void end_iteration() {
     nb::gil_scoped_release unlocked;
     code = damaris_end_iteration();
   }
-  lent().freeze_all();
+  lent().give_back_all("end_iteration()");
   check(code, "end_iteration");
 }
 
@@ -667,18 +704,18 @@ NB_MODULE(_sidecore, m) {
   m.def("stop", &stop);
   m.def("write", &write_block, nb::arg("variable"), nb::arg("block"), nb::arg("array").noconvert());
   // Session.alloc, .commit, .release and .end_iteration are these functions themselves.
-  m.def(
-      "alloc", &alloc, nb::arg("name"), nb::arg("block") = 0,
-      "Zero copy: reserves block `block` of variable `name` in "
-      "Sidecore's buffer for the current iteration (damaris_alloc_block()) and returns a "
-      "writable NumPy array on that memory, of the block's dtype and shape (C order). Fill it "
-      "in place (a[...] = values, never a = values), then commit(name) and release(name). The "
-      "array is made read-only by commit() and release(); after release(), end_iteration() or "
-      "finalize() it must not be used at all (NumPy cannot revoke it: the memory is reused "
-      "for other blocks; after finalize() it reads as zeros). A block allocated and not committed "
-      "is committed by end_iteration(). The GIL is released while it waits for room in the "
-      "buffer. Raises Error (ALLOCATION_ERROR for a block allocated twice or too large, "
-      "UNDEFINED_VARIABLE, INVALID_BLOCK...).");
+  m.def("alloc", &alloc, nb::arg("name"), nb::arg("block") = 0,
+        "Zero copy: reserves block `block` of variable `name` in "
+        "Sidecore's buffer for the current iteration (damaris_alloc_block()) and returns a "
+        "writable NumPy array (sidecore.LentArray) on that memory, of the block's dtype and "
+        "shape (C order). Fill it in place (a[...] = values, never a = values), then "
+        "commit(name) and release(name). commit() makes the array read-only; after release(), "
+        "end_iteration() or finalize() the array and its views raise ReleasedArrayError when "
+        "used (the memory is reused for other blocks): copy what you keep first. A block "
+        "allocated and not committed "
+        "is committed by end_iteration(). The GIL is released while it waits for room in the "
+        "buffer. Raises Error (ALLOCATION_ERROR for a block allocated twice or too large, "
+        "UNDEFINED_VARIABLE, INVALID_BLOCK...).");
   m.def("commit", &finish_block<damaris_commit_block, damaris_commit_block_iteration>,
         nb::arg("name"), nb::arg("block") = 0, nb::arg("iteration").none() = nb::none(),
         "Declares an allocated block complete "
@@ -688,15 +725,16 @@ NB_MODULE(_sidecore, m) {
   m.def("release", &finish_block<damaris_clear_block, damaris_clear_block_iteration>,
         nb::arg("name"), nb::arg("block") = 0, nb::arg("iteration").none() = nb::none(),
         "Gives an allocated block up "
-        "(damaris_clear_block_iteration()), committing it first if it was not. Its array "
-        "becomes read-only and must not be used any more. Also named clear().");
+        "(damaris_clear_block_iteration()), committing it first if it was not. Its array and "
+        "its views then raise ReleasedArrayError when used. Also named clear().");
   m.def("python_scripts", [] { return damaris_has_plugin(DAMARIS_PLUGIN_PYTHON) == 1; });
   m.def("paraview_python", [] { return std::string(sidecore_paraview_python()); });
   m.def("signal", &send_signal, nb::arg("event"));
   m.def("end_iteration", &end_iteration,
         "Ends the current iteration (damaris_end_iteration()): hands it to "
         "the servers, or, in synchronous mode, stores it here. Arrays from alloc() for it "
-        "become read-only. The GIL is released. Raises Error (ERROR_UNKNOWN when a store "
+        "then raise ReleasedArrayError when used. The GIL is released. Raises Error (ERROR_UNKNOWN "
+        "when a store "
         "failed, CHANNEL_ERROR...).");
   m.def("sync", [] { plain_call(damaris_sync, "sync"); });
   m.def("compute_begin", [] { plain_call(sidecore_compute_begin, "compute_begin"); });

@@ -30,11 +30,13 @@ import traceback
 import numpy as np
 
 from . import _errors
-from ._errors import CODE_NAMES, DtypeError, Error, ShapeError  # noqa: F401
+from ._errors import CODE_NAMES, DtypeError, Error, ReleasedArrayError, ShapeError  # noqa: F401
 from . import _sidecore as _ext
+from ._lent import LentArray  # noqa: F401
 
-__all__ = ["initialize", "Session", "Error", "DtypeError", "ShapeError", "version",
-           "mpi_library_version", "hdf5_version", "read_output", "stored_iterations", "Output"]
+__all__ = ["initialize", "Session", "Error", "DtypeError", "ShapeError", "ReleasedArrayError",
+           "LentArray", "version", "mpi_library_version", "hdf5_version", "read_output",
+           "stored_iterations", "Output"]
 
 __version__ = _ext.version()
 

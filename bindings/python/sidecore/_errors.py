@@ -55,3 +55,8 @@ class DtypeError(Error, TypeError):
 
 class ShapeError(Error, ValueError):
     """An array's shape (or a position's length) does not match its variable's layout."""
+
+
+class ReleasedArrayError(Error, ValueError):
+    """An array Session.alloc lent (or a view of it) was used after its block was given back:
+    by release(), end_iteration() or finalize(). Its memory then holds other blocks' data."""

@@ -131,7 +131,22 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
         assert "read-only" in str(e)
     with raises(sidecore.Error, 5, "sidecore.alloc: "):
         sc.alloc("counts")
+    # Committed, it still reads; what is taken from it now: a view shares its fate, copies
+    # (a.copy(), arithmetic) are the program's own.
+    expected = values.counts(source, 0, 0)
+    assert isinstance(a, sidecore.LentArray) and (a == expected).all() and a.sum() == expected.sum()
+    view, kept, doubled = a[1:], a.copy(), a * 2
+    assert type(doubled) is np.ndarray
     sc.release("counts")
+    # Given back: any use of the array or of its view raises, naming the call that ended it.
+    for use in (lambda: a[0, 0], lambda: a.sum(), lambda: np.add(a, 1), lambda: a + 1,
+                lambda: view[0], lambda: view.max(), lambda: np.concatenate([a, a]),
+                lambda: np.mean(a), lambda: a.tolist(), lambda: a.copy(), lambda: a.reshape(-1),
+                lambda: list(view)):
+        with raises(sidecore.ReleasedArrayError, 17, "alloc('counts', block=0)", "release()"):
+            use()
+    assert "given back by release()" in repr(a) and "given back" in str(view)
+    assert (kept == expected).all() and (doubled == 2 * expected).all()
     with raises(sidecore.Error, 19, "sidecore.commit: "):
         sc.commit("counts", block=1)
     b = sc.alloc("counts", block=1)
@@ -145,8 +160,10 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
     assert (r.dtype, r.shape) == (np.dtype(np.int32), (5,))
     r[...] = np.arange(5, dtype=np.int32) * 7 + source
     sc.commit("resizable", block=1)
-    sc.end_iteration()  # commits the others (with a warning) and makes their arrays read-only
+    sc.end_iteration()  # commits the others (with a warning) and gives their blocks back
     assert not b.flags.writeable and not f.flags.writeable and not r.flags.writeable
+    with raises(sidecore.ReleasedArrayError, 17, "resizable", "end_iteration()"):
+        r[0]
 
     # Events.
     with raises(sidecore.Error, 14, "'nope'"):

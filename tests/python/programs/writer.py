@@ -66,10 +66,18 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
         assert not sc.is_client and sc.has_servers
 assert not sidecore._ext.initialized()
 if sc.is_client:
-    # An array alloc() lent, kept past finalize(): Sidecore's memory is gone, but reading it
-    # must not crash the program (it reads zeros, or what was there), and it stays read-only.
+    # An array alloc() lent, kept past finalize(): Sidecore's memory is gone. The array
+    # refuses to be used; a plain view of it, which NumPy lets through, reads zeros rather
+    # than crashing the program, and everything stays read-only.
     assert not a.flags.writeable
-    assert np.isfinite(float(a.sum()))
+    try:
+        a.sum()
+        raise AssertionError("an array of finalized memory was used")
+    except sidecore.ReleasedArrayError as e:
+        assert "release()" in str(e), e  # the last one it was lent for gave it back
+    plain = np.asarray(a)
+    assert type(plain) is np.ndarray and not plain.flags.writeable
+    assert np.isfinite(float(plain.sum()))
     try:
         a.flags.writeable = True
         raise AssertionError("an array of finalized memory was made writable again")
