@@ -358,6 +358,8 @@ void run_reader::scan_file(std::size_t file, bool per_core, const std::set<std::
       continue;
     }
     if (per_core) continue;  // not a block of a file-per-core file
+    // A view of blocks listed above (by_client/<variable>, indexed by client), not a variable.
+    if (H5Aexists(dataset.get(), "indexed_by") > 0) continue;
     // A global dataset of a collective file, and the table of the blocks merged into it.
     const std::vector<std::int64_t> global = extents_of(dataset.get(), site);
     const std::size_t v = variable_slot(name, element_of(type.get(), site), global);

@@ -109,6 +109,9 @@ def check_style(out, args, clients, writers):
                 # Without global extents: one dataset per block, named as in FilePerCore.
                 want[block_dataset("step", src, 0, d)] = np.array([it * 10 + src], dtype=np.int32)
                 want[block_dataset("dt", src, 0, d)] = np.array([0.5 * it + src])
+            # And Sidecore's view of them indexed by client, outside Damaris's groups.
+            want["by_client/step"] = np.array([it * 10 + s for s in range(clients)], dtype=np.int32)
+            want["by_client/dt"] = np.array([0.5 * it + s for s in range(clients)])
         if sorted(found) != sorted(want):
             fail(f"iteration {it}: datasets {sorted(found)}, expected {sorted(want)}")
         for path, value in want.items():

@@ -96,6 +96,8 @@ def blocks_in(path, collective):
                 visit(f, obj, full + "/")
                 continue
             a = obj.attrs
+            if "indexed_by" in a:  # by_client/<variable>: a view of blocks listed elsewhere
+                continue
             if "source" in a:
                 source, block = int(a["source"]), int(a.get("block", 0))
                 var = found.setdefault(strip_block(full, source, block), {"global": [], "blocks": {}})

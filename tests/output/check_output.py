@@ -73,13 +73,24 @@ def check_global_file(path, it, clients, precision, first_iteration):
                 error = np.abs(h5[name][...].astype(np.float64) - values)
                 if np.any(error > np.abs(values) * 2.0 ** -10 + 1e-7):
                     fail(f"{path}:{name}: half precision error {error.max()} too large")
-        if "local" in h5:
-            # Without global dimensions: only a master file's per-client view, one row per
-            # client ({client, iteration}, output_writer.c).
-            rows = np.array([[c, it] for c in range(clients)], dtype=np.int32)
-            check_equal(f"{path}:local (per client)", h5["local"][...], rows)
-            if h5["local"].attrs["indexed_by"] not in (b"client", "client"):
-                fail(f"{path}:local indexed_by {h5['local'].attrs['indexed_by']}")
+        # Without global dimensions: one row per client ({client, iteration},
+        # output_writer.c), in a master file's dataset "local" or, in a collective file whose
+        # group "local" holds each block's dataset, in "by_client/local".
+        if "local" not in h5:
+            fail(f"{path}: no 'local'; has {list(h5.keys())}")
+        view = h5["local"] if isinstance(h5["local"], h5py.Dataset) else h5.get("by_client/local")
+        if view is None:
+            fail(f"{path}: no per-client view of 'local' (by_client/local); has "
+                 f"{list(h5['local'].keys())}")
+        rows = np.array([[c, it] for c in range(clients)], dtype=np.int32)
+        check_equal(f"{path}:{view.name} (per client)", view[...], rows)
+        if view.attrs["indexed_by"] not in (b"client", "client"):
+            fail(f"{path}:{view.name} indexed_by {view.attrs['indexed_by']}")
+        if isinstance(h5["local"], h5py.Group):  # and each block in its own dataset
+            for c in range(clients):
+                block = h5[f"local/P{c}"]  # P<source>/B<block> with several domains per client
+                block = block if isinstance(block, h5py.Dataset) else block["B0"]
+                check_equal(f"{path}:{block.name}", block[...], rows[c])
         if int(h5.attrs["iteration"]) != it:
             fail(f"{path}: iteration attribute {h5.attrs['iteration']}, expected {it}")
         if h5["temperature"].attrs["layout"] != b"block3d" and h5["temperature"].attrs["layout"] != "block3d":
@@ -119,7 +130,7 @@ def check_per_core(out, it, writers, clients, first_iteration):
     return ratio
 
 
-def check_xdmf(path, iterations, clients, precision, with_local):
+def check_xdmf(path, iterations, clients, precision):
     from vtkmodules.util.numpy_support import vtk_to_numpy
     from vtkmodules.vtkCommonDataModel import vtkCompositeDataSet
     from vtkmodules.vtkCommonExecutionModel import vtkStreamingDemandDrivenPipeline
@@ -159,16 +170,15 @@ def check_xdmf(path, iterations, clients, precision, with_local):
         if not ids:
             fail(f"{path}: no grid with ids at iteration {it} ({list(grids)})")
         check_equal(f"XDMF it {it} ids", vtk_to_numpy(ids[0]).astype(np.int32), want["ids"])
-        # A variable without global dimensions, as the master file has it: one row per client.
+        # A variable without global dimensions, as the global file views it: one row per
+        # client.
         local = [g.GetPointData().GetArray("local") for g in regular
                  if g.GetPointData().GetArray("local")]
-        if with_local != bool(local):
-            fail(f"{path}: 'local' {'missing from' if with_local else 'unexpected in'} the grids "
-                 f"at iteration {it} ({list(grids)})")
-        if local:
-            rows = np.array([[c, it] for c in range(clients)], dtype=np.int32)
-            check_equal(f"XDMF it {it} local", vtk_to_numpy(local[0]).astype(np.int32)
-                        .reshape(rows.shape), rows)
+        if not local:
+            fail(f"{path}: 'local' missing from the grids at iteration {it} ({list(grids)})")
+        rows = np.array([[c, it] for c in range(clients)], dtype=np.int32)
+        check_equal(f"XDMF it {it} local", vtk_to_numpy(local[0]).astype(np.int32)
+                    .reshape(rows.shape), rows)
 
 
 def main():
@@ -202,8 +212,7 @@ def main():
         xml = open(args.xml).read()
         option_lines = "\n".join(f'      <option key="{k}">{v}</option>' for k, v in options.items())
         for key, value in {"@CORES@": args.cores, "@FILEMODE@": args.filemode, "@OUT@": out,
-                           "@FREQUENCY@": args.frequency, "@OPTIONS@": option_lines,
-                           "@LOCALSTORE@": "main" if args.filemode == "FilePerCore" else "percore"}.items():
+                           "@FREQUENCY@": args.frequency, "@OPTIONS@": option_lines}.items():
             xml = xml.replace(key, str(value))
         xml_path = os.path.join(work, "output.xml")
         with open(xml_path, "w") as f:
@@ -240,7 +249,7 @@ def main():
         if not os.path.exists(xmf):
             fail(f"missing {xmf}; have {sorted(os.listdir(out))}")
         if not args.no_xdmf_check:
-            check_xdmf(xmf, stored, clients, precision, args.filemode == "FilePerCore")
+            check_xdmf(xmf, stored, clients, precision)
 
         # The output directory can be moved: master files and XDMF use relative names.
         moved = os.path.join(work, "moved")
@@ -251,8 +260,7 @@ def main():
             check_global_file(os.path.join(moved, f"out_It{stored[-1]}.h5"), stored[-1], clients,
                               precision, first)
             if not args.no_xdmf_check:
-                check_xdmf(os.path.join(moved, "out.xmf"), stored, clients, precision,
-                           args.filemode == "FilePerCore")
+                check_xdmf(os.path.join(moved, "out.xmf"), stored, clients, precision)
         finally:
             os.chdir(cwd)
     finally:

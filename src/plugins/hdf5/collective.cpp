@@ -141,11 +141,11 @@ info_handle collective_write_hints() {
 // its own dataset, <variable>/P<source>[/B<block>] as in file-per-core files. Creating datasets
 // is collective in parallel HDF5, so the writers first learn every block's source, id and
 // extents; each block is then written by its holder, the others taking part with empty
-// selections.
-void hdf5_store::write_collective_per_block(const iteration_data& data, const variable_blocks& vb,
-                                            const std::vector<prepared_block>& mine, hid_t file,
-                                            hid_t lcpl, hid_t dxpl, const std::string& path,
-                                            byte_counts& counts) const {
+// selections. When the blocks have equal extents, by_client/<variable> views them all indexed
+// by client, as a master file does; returns its extents (empty without it).
+std::vector<std::int64_t> hdf5_store::write_collective_per_block(
+    const iteration_data& data, const variable_blocks& vb, const std::vector<prepared_block>& mine,
+    hid_t file, hid_t lcpl, hid_t dxpl, const std::string& path, byte_counts& counts) const {
   const std::size_t ndims = vb.layout->dimensions.size();
   const std::size_t fields = 2 + ndims;  // source, block, extents
   std::vector<std::int64_t> packed;
@@ -220,6 +220,28 @@ void hdf5_store::write_collective_per_block(const iteration_data& data, const va
       check_status(dataset.close(), "H5Dclose", site);
     });
   }
+
+  // Every writer creates the view alike, from the same list of blocks (metadata is collective).
+  variable_record record;
+  record.variable = index_of(vb.var);
+  record.stored_iteration = data.iteration;
+  record.type = type;
+  for (const entry& b : blocks) {
+    block_record r;
+    r.source = static_cast<std::int32_t>(b.source);
+    r.block = static_cast<std::int32_t>(b.block);
+    r.dims = b.dims;
+    record.blocks.push_back(std::move(r));
+  }
+  std::vector<std::int64_t> view = per_client_extents(record);
+  if (view.empty()) return view;
+  agreed_step(m_context.comm, data.iteration, path, [&] {
+    write_per_client_view(
+        file, *m_context.model, data.iteration, record,
+        [](std::int32_t, std::int32_t) { return std::string("."); }, lcpl, path,
+        per_client_view_name(vb.var->name));
+  });
+  return view;
 }
 
 void hdf5_store::write_collective(const iteration_data& data) {
@@ -509,8 +531,18 @@ hdf5_store::written_file hdf5_store::fill_collective_file(file_handle& file,
     // Nobody holds a block: a dataset of fill values would pass for real data.
     if (write_count == 0) continue;
     if (vb.layout->global_dimensions.empty()) {
-      write_collective_per_block(data, vb, prepared[i], file.get(), lcpl.get(), dxpl.get(), path,
-                                 counts);
+      std::vector<std::int64_t> view = write_collective_per_block(
+          data, vb, prepared[i], file.get(), lcpl.get(), dxpl.get(), path, counts);
+      if (!view.empty()) {  // the XDMF shows it as a master file's: on a grid of its extents
+        xdmf_dataset d;
+        d.variable = variable;
+        d.file = global_name(data.iteration);
+        d.path = per_client_view_name(vb.var->name);
+        d.name = vb.var->name;
+        d.type = stored_type_of(vb.layout->type, settings_of(variable).precision);
+        d.dims = std::move(view);
+        step.datasets.push_back(std::move(d));
+      }
       continue;
     }
 

@@ -246,9 +246,12 @@ class hdf5_store final : public store {
                                     const collective_plan& plan);
   void publish_collective_file(const iteration_data& data, const std::string& path,
                                const std::string& temporary, written_file written);
-  void write_collective_per_block(const iteration_data& data, const variable_blocks& vb,
-                                  const std::vector<prepared_block>& mine, hid_t file, hid_t lcpl,
-                                  hid_t dxpl, const std::string& path, byte_counts& counts) const;
+  std::vector<std::int64_t> write_collective_per_block(const iteration_data& data,
+                                                       const variable_blocks& vb,
+                                                       const std::vector<prepared_block>& mine,
+                                                       hid_t file, hid_t lcpl, hid_t dxpl,
+                                                       const std::string& path,
+                                                       byte_counts& counts) const;
   void add_xdmf_step(xdmf_step step);
   void write_xdmf();
 

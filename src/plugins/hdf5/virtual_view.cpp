@@ -147,11 +147,6 @@ std::vector<variable_record> gather_blocks(const std::vector<local_blocks>& mine
 }
 
 namespace {
-void write_per_client_dataset(
-    const file_handle& file, const config::model& model, std::int32_t iteration,
-    const variable_record& record,
-    const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
-    const property_list_handle& lcpl, const std::string& path);
 void write_master_contents(
     file_handle& file, const config::model& model, std::int32_t iteration,
     const std::vector<variable_record>& records,
@@ -214,7 +209,8 @@ void write_master_contents(
 
   for (const variable_record& record : records) {
     if (record.global_dims.empty()) {
-      write_per_client_dataset(file, model, iteration, record, source_file, lcpl, path);
+      write_per_client_view(file.get(), model, iteration, record, source_file, lcpl.get(), path,
+                            model.variables[record.variable].name);
       continue;
     }
     const config::variable& var = model.variables[record.variable];
@@ -356,24 +352,21 @@ void write_master_contents(
   check_status(file.close(), "H5Fclose", file_site);
 }
 
-// A variable without global dimensions (a per-client scalar, say) whose blocks all have the
-// same extents: one dataset indexed by client (per_client_extents). Clients that wrote no block
-// read as zeros. Blocks of differing extents have no such view: their datasets stay in the
-// writers' files alone.
-void write_per_client_dataset(
-    const file_handle& file, const config::model& model, std::int32_t iteration,
-    const variable_record& record,
-    const std::function<std::string(std::int32_t, std::int32_t)>& source_file,
-    const property_list_handle& lcpl, const std::string& path) {
+}  // namespace
+
+bool write_per_client_view(
+    hid_t file, const config::model& model, std::int32_t iteration, const variable_record& record,
+    const std::function<std::string(std::int32_t, std::int32_t)>& source_file, hid_t lcpl,
+    const std::string& path, const std::string& dataset) {
   const std::vector<std::int64_t> view = per_client_extents(record);
-  if (view.empty()) return;
+  if (view.empty()) return false;
   const std::vector<std::int64_t>& extents = record.blocks.front().dims;
   std::int32_t blocks = 0;
   for (const block_record& b : record.blocks) blocks = std::max(blocks, b.block + 1);
   const config::variable& var = model.variables[record.variable];
   const config::layout& layout = model.layouts[var.layout_index];
   const std::string& name = var.name;
-  const call_site site{path, name};
+  const call_site site{path, dataset};
   const std::vector<hsize_t> shape(view.begin(), view.end());
   const std::size_t leading = blocks > 1 ? 2 : 1;
   const dataspace_handle space = make_simple_space(shape, site);
@@ -416,19 +409,18 @@ void write_per_client_dataset(
                  "H5Pset_virtual", site);
   }
   const stored_hdf5_type type(record.type);
-  dataset_handle dataset(check_id(H5Dcreate2(file.get(), name.c_str(), type.get(), space.get(),
-                                             lcpl.get(), dcpl.get(), H5P_DEFAULT),
-                                  "H5Dcreate2", site));
-  write_int_attribute(dataset.get(), name, "iteration", iteration, path);
-  write_int_attribute(dataset.get(), name, "stored_iteration", record.stored_iteration, path);
-  write_string_attribute(dataset.get(), name, "layout", layout.name, path);
-  write_string_attribute(dataset.get(), name, "indexed_by",
-                         leading == 2 ? "client,block" : "client", path);
-  if (!var.unit.empty()) write_string_attribute(dataset.get(), name, "unit", var.unit, path);
-  check_status(dataset.close(), "H5Dclose", site);
+  dataset_handle view_dataset(check_id(
+      H5Dcreate2(file, dataset.c_str(), type.get(), space.get(), lcpl, dcpl.get(), H5P_DEFAULT),
+      "H5Dcreate2", site));
+  const hid_t d = view_dataset.get();
+  write_int_attribute(d, dataset, "iteration", iteration, path);
+  write_int_attribute(d, dataset, "stored_iteration", record.stored_iteration, path);
+  write_string_attribute(d, dataset, "layout", layout.name, path);
+  write_string_attribute(d, dataset, "indexed_by", leading == 2 ? "client,block" : "client", path);
+  if (!var.unit.empty()) write_string_attribute(d, dataset, "unit", var.unit, path);
+  check_status(view_dataset.close(), "H5Dclose", site);
+  return true;
 }
-
-}  // namespace
 
 std::vector<std::int64_t> per_client_extents(const variable_record& record) {
   if (record.blocks.empty()) return {};

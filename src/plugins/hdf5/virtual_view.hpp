@@ -72,6 +72,23 @@ bool write_master(const std::string& path, const config::model& model, std::int3
 // have no such view (none, or of differing extents).
 std::vector<std::int64_t> per_client_extents(const variable_record& record);
 
+// A variable without global dimensions whose blocks all have the same extents, as one virtual
+// dataset `dataset` of `file` indexed by client (per_client_extents; attribute indexed_by):
+// the master file's <variable>, a collective file's by_client/<variable>. source_file(iteration,
+// writer) names the file holding a block ("." for `file` itself). Clients that wrote no block
+// read as zeros. Returns false, creating nothing, when the blocks have no such view.
+bool write_per_client_view(
+    hid_t file, const config::model& model, std::int32_t iteration, const variable_record& record,
+    const std::function<std::string(std::int32_t, std::int32_t)>& source_file, hid_t lcpl,
+    const std::string& path, const std::string& dataset);
+
+// A collective file's view of a variable's blocks indexed by client. Its blocks are datasets of
+// the group <variable>, so the view cannot take that name as a master file's does, nor lie in
+// that group, whose members programs written for Damaris read as P<source>.
+inline std::string per_client_view_name(const std::string& variable) {
+  return "by_client/" + variable;
+}
+
 // The dataset of a block in a file-per-core file, named as Damaris names it:
 // "<variable>/P<source>/B<block>" with a block level, "<variable>/P<source>" without.
 std::string block_dataset_name(const std::string& variable, std::int32_t source, std::int32_t block,

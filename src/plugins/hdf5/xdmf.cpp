@@ -155,7 +155,8 @@ void render_grid(std::ostringstream& out, const grid& g, std::int32_t iteration)
   for (const xdmf_dataset* c : g.geometry) data_item(out, *c, "          ");
   out << "        </Geometry>\n";
   for (const auto& [dataset, center] : g.attributes) {
-    out << "        <Attribute Name=\"" << xml_escaped(dataset->path)
+    out << "        <Attribute Name=\""
+        << xml_escaped(dataset->name.empty() ? dataset->path : dataset->name)
         << "\" AttributeType=\"Scalar\" Center=\"" << center << "\">\n";
     data_item(out, *dataset, "          ", g.attribute_dims);
     out << "        </Attribute>\n";

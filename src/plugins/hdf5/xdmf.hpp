@@ -17,6 +17,7 @@ struct xdmf_dataset {
   std::size_t variable = 0;  // index in model::variables
   std::string file;          // relative to the XDMF file's directory
   std::string path;          // dataset path inside file, without the leading '/'
+  std::string name;          // the attribute's name when it is not `path` (a view's variable)
   stored_type type = stored_type::float64;
   std::vector<std::int64_t> dims;  // global extents, C order
 };
