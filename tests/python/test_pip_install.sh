@@ -48,7 +48,6 @@ fi
 "$python" -m venv "$work/venv"
 venv_python="$work/venv/bin/python"
 pip=("$venv_python" -m pip --disable-pip-version-check -q)
-"${pip[@]}" install --upgrade pip
 "${pip[@]}" wheel --no-deps -w "$work/wheels" "${reuse[@]}" "$root"
 if ((${#reuse[@]})); then
   echo "objects of $objects_of reused by the wheel's build (ccache):"
