@@ -239,6 +239,11 @@ def paraview_cost(work):
         expect(table_rows(md, setup), f"paraview_cost.md: no row '{setup}'")
 
 
+def paraview_first_iteration(work):
+    md = text(os.path.join(work, "paraview", "paraview_first_iteration.md"))
+    expect(len(table_rows(md, "this build |")) == 1, "paraview_first_iteration.md: no row")
+
+
 def small_calls_versus(work):
     md = text(os.path.join(work, "small_calls.md"))
     for setup in ("sync", "dedicated"):
@@ -274,7 +279,8 @@ def main():
     checks = {f.__name__: f for f in (micro, compare_micro, startup, compute_phase, blocks,
                                       blocks_scale,
                                       output, python, perturbation, paraview_cost,
-                                      small_calls_versus, proxy_matrix)}
+                                      paraview_first_iteration, small_calls_versus,
+                                      proxy_matrix)}
     if name not in checks:
         sys.exit(f"check_results.py: no check for '{name}'")
     try:

@@ -86,6 +86,10 @@ case $name in
     "$python" "$bench/paraview/run_cost.py" "$build" --runs 1 --iterations 10 \
       --out "$work/paraview"
     ;;
+  paraview_first_iteration)
+    "$python" "$bench/paraview/run_first_iteration.py" "this build=$build" --runs 1 \
+      --compute-ms 200 --out "$work/paraview"
+    ;;
   small_calls_versus)
     instructions=()
     if [ "${BENCH_INSTRUCTIONS:-1}" != 0 ] && command -v valgrind > /dev/null &&

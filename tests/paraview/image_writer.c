@@ -1,20 +1,35 @@
 /* The simulation of test_paraview.py, shaped as Damaris's ParaView "image" example: a 3-D
  * rectilinear mesh split along z between the clients, a zonal pressure laid out x first
  * (x varying fastest in memory), coordinates written once (time-invariant).
- * Usage: image_writer <xml> <iterations> [--thread-multiple] */
+ * Usage: image_writer <xml> <iterations> [--thread-multiple] [--first-compute-ms MS]
+ * --first-compute-ms: the clients wait MS milliseconds before their first iteration, as a
+ * simulation computes its first step (bench/paraview/run_first_iteration.py). */
+#define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "Damaris.h"
 
 enum { W = 16, H = 12, D = 8 }; /* cells of one client's block */
 
 int main(int argc, char** argv) {
-  const int thread_multiple = argc == 4 && strcmp(argv[3], "--thread-multiple") == 0;
-  if (argc != 3 && !thread_multiple) {
-    fprintf(stderr, "usage: %s <xml> <iterations> [--thread-multiple]\n", argv[0]);
+  int thread_multiple = 0;
+  long first_compute_ms = 0;
+  int usage = argc < 3;
+  for (int a = 3; a < argc && !usage; ++a) {
+    if (strcmp(argv[a], "--thread-multiple") == 0)
+      thread_multiple = 1;
+    else if (strcmp(argv[a], "--first-compute-ms") == 0 && a + 1 < argc)
+      first_compute_ms = atol(argv[++a]);
+    else
+      usage = 1;
+  }
+  if (usage) {
+    fprintf(stderr, "usage: %s <xml> <iterations> [--thread-multiple] [--first-compute-ms MS]\n",
+            argv[0]);
     return 2;
   }
   if (thread_multiple) {
@@ -44,6 +59,8 @@ int main(int argc, char** argv) {
     for (int k = 0; k <= D; ++k) z[k] = (float)(k + rank * D);
     static double pressure[D][H][W]; /* [k][j][i]: x fastest */
     int64_t position[3] = {0, 0, (int64_t)rank * D};
+    const struct timespec first = {first_compute_ms / 1000, (first_compute_ms % 1000) * 1000000L};
+    if (first_compute_ms > 0) nanosleep(&first, NULL);
     for (int it = 0; it < iterations; ++it) {
       for (int k = 0; k < D; ++k)
         for (int j = 0; j < H; ++j)

@@ -17,6 +17,7 @@ import ctypes.util
 import os
 import signal
 import sys
+import threading
 
 import sidecore_script
 import sidecore_vtk
@@ -82,7 +83,32 @@ class _interrupt_actions_kept:
         return False
 
 
+# ParaView's compiled modules (a second or more to load) are loaded on a thread of their own
+# from the moment the writer creates its pipelines, while the simulation computes its first
+# iteration, rather than when that iteration arrives. Only loaded: ParaView is set up (which
+# communicates) at the first iteration, on the writer's own thread. A module that fails to
+# load fails again there, where the failure is reported.
+_PRELOADED = ("vtkmodules.vtkParallelCore", "vtkmodules.vtkParallelMPI",
+              "paraview.modules.vtkPVVTKExtensionsCore", "paraview.modules.vtkRemotingApplication",
+              "paraview.modules.vtkRemotingCore", "paraview.modules.vtkPVCatalyst",
+              "paraview.modules.vtkPVPythonCatalyst")
+
+
+def _preload():
+    with _interrupt_actions_kept():
+        for name in _PRELOADED:
+            try:
+                __import__(name)
+            except Exception:  # noqa: BLE001 - said at the first iteration, on the writer
+                return
+
+
+_preloading = threading.Thread(target=_preload, name="sidecore-paraview-load")
+_preloading.start()
+
+
 def _start():
+    _preloading.join()
     with _interrupt_actions_kept():
         _start_paraview()
 
@@ -176,6 +202,7 @@ def on_iteration(it):
 
 def on_finish():
     """Ends the pipelines and ParaView before MPI is finalized (its communicator with it)."""
+    _preloading.join()  # nothing loads while the process ends
     if _state["processor"] is None:
         return
     from paraview.modules.vtkRemotingApplication import vtkInitializationHelper
