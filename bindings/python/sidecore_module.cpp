@@ -189,7 +189,7 @@ void check_array(const char* call, const std::string& variable, int32_t block,
 }
 
 // The arrays alloc() lent for the current iteration, by (variable, block): sidecore._lent's
-// LentArray, each with a Lease shared by the views taken from it. commit() makes the array
+// LentArray, each with a lease shared by the views taken from it. commit() makes the array
 // read-only; release(), end_iteration() and finalize() end its lease, after which any use of
 // it raises ReleasedArrayError (docs/python.md). The pages they lay on are remembered:
 // finalize() unmaps Sidecore's memory, and what NumPy lets through without asking the
@@ -200,15 +200,15 @@ class lent_arrays {
   // A new array of `type` on the block at `address`, lent for (variable, block).
   nb::object lend(const char* variable, int32_t block, int iteration, int npy_type, int ndims,
                   npy_intp* dims, void* address) {
-    static nb::handle array_type, lease_type;  // sidecore._lent's, kept for the process
-    if (!array_type) {
-      nb::module_ lent_module = nb::module_::import_("sidecore._lent");
-      array_type = nb::object(lent_module.attr("LentArray")).release();
-      lease_type = nb::object(lent_module.attr("Lease")).release();
-    }
-    nb::object lease =
-        lease_type("alloc('" + std::string(variable) + "', block=" + std::to_string(block) +
-                   ") of iteration " + std::to_string(iteration));
+    static nb::handle array_type;  // sidecore._lent.LentArray, kept for the process
+    if (!array_type)
+      array_type = nb::object(nb::module_::import_("sidecore._lent").attr("LentArray")).release();
+    // [ended by, variable, block, iteration] (sidecore/_lent.py)
+    nb::list lease;
+    lease.append(nb::none());
+    lease.append(nb::str(variable));
+    lease.append(block);
+    lease.append(iteration);
     PyArray_Descr* type = PyArray_DescrFromType(npy_type);
     if (!type) throw nb::python_error();
     // No owner, no base: the memory is Sidecore's until the block is cleared. The
@@ -264,7 +264,7 @@ class lent_arrays {
     std::string variable;
     int32_t block;
     nb::object array;
-    nb::object lease;  // sidecore._lent.Lease
+    nb::list lease;  // sidecore/_lent.py
   };
   entry* find(const char* variable, int32_t block) {
     for (entry& e : m_entries)
@@ -276,7 +276,7 @@ class lent_arrays {
   }
   static void end(entry& e, const char* by) {
     freeze(e.array);
-    nb::setattr(e.lease, "ended_by", nb::str(by));
+    e.lease[0] = nb::str(by);
   }
   static bool map_zeros(std::uintptr_t address, std::size_t bytes) {
     void* wanted = reinterpret_cast<void*>(address);

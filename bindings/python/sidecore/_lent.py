@@ -2,7 +2,7 @@
 Sidecore's buffer that refuse to be used once the block is given back, so that a program never
 reads another block's data through them.
 
-A lent array and the views taken from it share one Lease. release(), end_iteration() and
+A lent array and the views taken from it share one lease. release(), end_iteration() and
 finalize() end it (sidecore._sidecore does, for the arrays of the blocks they give back); from
 then on indexing, arithmetic, NumPy functions, printing and the common methods raise
 ReleasedArrayError. Copies (a.copy(), a + 1, np.array(a)) made before have memory of their own
@@ -16,28 +16,28 @@ from . import _errors
 from ._errors import ReleasedArrayError
 
 
-class Lease:
-    """Whether the memory under a lent array is still its block's. `what` names the alloc()
-    call; `ended_by` the call that gave the block back (None while it has not)."""
+# A lease is a list, made by sidecore._sidecore at each alloc() (a list costs less to make than
+# an object): [the call that gave the block back, or None while it has not; the variable; the
+# block; the iteration].
+ENDED_BY, VARIABLE, BLOCK, ITERATION = range(4)
 
-    __slots__ = ("what", "ended_by")
 
-    def __init__(self, what):
-        self.what = what
-        self.ended_by = None
+def _what(lease):
+    return f"alloc('{lease[VARIABLE]}', block={lease[BLOCK]}) of iteration {lease[ITERATION]}"
 
-    def fail(self):
-        raise ReleasedArrayError(
-            _errors.INVALID_BLOCK,
-            f"sidecore.alloc: the array lent by {self.what} was used after {self.ended_by} "
-            f"gave its block back (its memory holds other data now); copy it (a.copy()) "
-            f"before {self.ended_by} to keep its values")
+
+def _fail(lease):
+    raise ReleasedArrayError(
+        _errors.INVALID_BLOCK,
+        f"sidecore.alloc: the array lent by {_what(lease)} was used after {lease[ENDED_BY]} gave "
+        f"its block back (its memory holds other data now); copy it (a.copy()) before "
+        f"{lease[ENDED_BY]} to keep its values")
 
 
 def _check(x):
     lease = getattr(x, "_lease", None)
-    if lease is not None and lease.ended_by is not None:
-        lease.fail()
+    if lease is not None and lease[ENDED_BY] is not None:
+        _fail(lease)
 
 
 def _plain(x):
@@ -64,6 +64,8 @@ class LentArray(np.ndarray):
     any use raises ReleasedArrayError. Results of arithmetic and of NumPy functions are plain
     ndarrays."""
 
+    __slots__ = ("_lease",)
+
     def __array_finalize__(self, obj):
         # Views share the lease of what they view; an array with memory of its own has none.
         lease = getattr(obj, "_lease", None)
@@ -80,13 +82,13 @@ class LentArray(np.ndarray):
 
     def __repr__(self):
         lease = getattr(self, "_lease", None)
-        if lease is not None and lease.ended_by is not None:  # say so rather than raise
-            return f"<LentArray of {lease.what}, given back by {lease.ended_by}>"
+        if lease is not None and lease[ENDED_BY] is not None:  # say so rather than raise
+            return f"<LentArray of {_what(lease)}, given back by {lease[ENDED_BY]}>"
         return np.ndarray.__repr__(self)
 
     def __str__(self):
         lease = getattr(self, "_lease", None)
-        if lease is not None and lease.ended_by is not None:
+        if lease is not None and lease[ENDED_BY] is not None:
             return repr(self)
         return np.ndarray.__str__(self)
 
@@ -101,8 +103,8 @@ def _guarded(name):
 
     def method(self, *args, **kwargs):
         lease = getattr(self, "_lease", None)
-        if lease is not None and lease.ended_by is not None:
-            lease.fail()
+        if lease is not None and lease[ENDED_BY] is not None:
+            _fail(lease)
         return plain(self, *args, **kwargs)
 
     method.__name__ = name
