@@ -34,9 +34,15 @@ def _fail(lease):
         f"{lease[ENDED_BY]} to keep its values")
 
 
-def _check(x):
+def _ended(x):
+    """x's lease when its block was given back, else None."""
     lease = getattr(x, "_lease", None)
-    if lease is not None and lease[ENDED_BY] is not None:
+    return lease if lease is not None and lease[ENDED_BY] is not None else None
+
+
+def _check(x):
+    lease = _ended(x)
+    if lease is not None:
         _fail(lease)
 
 
@@ -81,16 +87,13 @@ class LentArray(np.ndarray):
         return result
 
     def __repr__(self):
-        lease = getattr(self, "_lease", None)
-        if lease is not None and lease[ENDED_BY] is not None:  # say so rather than raise
+        lease = _ended(self)
+        if lease is not None:  # say so rather than raise
             return f"<LentArray of {_what(lease)}, given back by {lease[ENDED_BY]}>"
         return np.ndarray.__repr__(self)
 
     def __str__(self):
-        lease = getattr(self, "_lease", None)
-        if lease is not None and lease[ENDED_BY] is not None:
-            return repr(self)
-        return np.ndarray.__str__(self)
+        return repr(self) if _ended(self) is not None else np.ndarray.__str__(self)
 
     def __array_function__(self, func, types, args, kwargs):
         _check_arguments(args)
@@ -102,9 +105,7 @@ def _guarded(name):
     plain = getattr(np.ndarray, name)
 
     def method(self, *args, **kwargs):
-        lease = getattr(self, "_lease", None)
-        if lease is not None and lease[ENDED_BY] is not None:
-            _fail(lease)
+        _check(self)
         return plain(self, *args, **kwargs)
 
     method.__name__ = name

@@ -354,12 +354,12 @@ void write_master_contents(
 
 }  // namespace
 
-bool write_per_client_view(
+void write_per_client_view(
     hid_t file, const config::model& model, std::int32_t iteration, const variable_record& record,
     const std::function<std::string(std::int32_t, std::int32_t)>& source_file, hid_t lcpl,
     const std::string& path, const std::string& dataset) {
   const std::vector<std::int64_t> view = per_client_extents(record);
-  if (view.empty()) return false;
+  if (view.empty()) return;
   const std::vector<std::int64_t>& extents = record.blocks.front().dims;
   std::int32_t blocks = 0;
   for (const block_record& b : record.blocks) blocks = std::max(blocks, b.block + 1);
@@ -419,7 +419,6 @@ bool write_per_client_view(
   write_string_attribute(d, dataset, "indexed_by", leading == 2 ? "client,block" : "client", path);
   if (!var.unit.empty()) write_string_attribute(d, dataset, "unit", var.unit, path);
   check_status(view_dataset.close(), "H5Dclose", site);
-  return true;
 }
 
 std::vector<std::int64_t> per_client_extents(const variable_record& record) {

@@ -76,8 +76,8 @@ std::vector<std::int64_t> per_client_extents(const variable_record& record);
 // dataset `dataset` of `file` indexed by client (per_client_extents; attribute indexed_by):
 // the master file's <variable>, a collective file's by_client/<variable>. source_file(iteration,
 // writer) names the file holding a block ("." for `file` itself). Clients that wrote no block
-// read as zeros. Returns false, creating nothing, when the blocks have no such view.
-bool write_per_client_view(
+// read as zeros. Creates nothing when the blocks have no such view.
+void write_per_client_view(
     hid_t file, const config::model& model, std::int32_t iteration, const variable_record& record,
     const std::function<std::string(std::int32_t, std::int32_t)>& source_file, hid_t lcpl,
     const std::string& path, const std::string& dataset);
