@@ -2,11 +2,14 @@
  * FilesPath too small to hold them all. Nothing may crash or hang (the dedicated core
  * segfaulted in MPI_Finalize), the failures are reported, and every file left behind is
  * complete (run_disk_full.sh reads them back).
- * Usage: disk_full <xml> <iterations> */
+ * Usage: disk_full <xml> <iterations>
+ * SIDECORE_DISK_FULL_PAUSE_MS: a pause after each end of iteration (none unless set), for the
+ * tests that stop a job while it writes and need not fill the disk meanwhile. */
 #include <Damaris.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "../initialize_or_leave.h"
 #include "check.h"
@@ -15,6 +18,15 @@
 static int field_side(void) {
   const char* env = getenv("SIDECORE_DISK_FULL_N");
   return env ? atoi(env) : 64;
+}
+
+/* Stands for a compute phase that leaves the processor to others (SIDECORE_DISK_FULL_PAUSE_MS). */
+static void pause_between_iterations(void) {
+  const char* env = getenv("SIDECORE_DISK_FULL_PAUSE_MS");
+  const long ms = env ? atol(env) : 0;
+  if (ms <= 0) return;
+  const struct timespec pause = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&pause, NULL);
 }
 
 int main(int argc, char** argv) {
@@ -46,6 +58,7 @@ int main(int argc, char** argv) {
         EXPECT(rc == DAMARIS_ERROR_UNKNOWN);
         ++reported;
       }
+      pause_between_iterations();
     }
     const int synced = damaris_sync();
     if (synced != DAMARIS_OK) ++reported;

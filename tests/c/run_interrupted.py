@@ -31,6 +31,7 @@ MODES = {
     "synchronous": (2, 0, 0, 0, 0),
 }
 SIDE = 1024
+PAUSE_MS = 50
 
 
 def main():
@@ -49,8 +50,13 @@ def main():
         # sends SIGTERM, waits as long again, then sends SIGKILL. Its default (1 s) may not let
         # a process of a loaded machine run its handler before SIGKILL; 3 s do, without the job
         # writing (and this test reading back) 10 s more of output first, as 10 s did.
-        env = mpi_env(per_node, SIDECORE_DISK_FULL_N=SIDE, OMPI_MCA_odls_base_sigkill_timeout=3)
-        exports = ["SIDECORE_DISK_FULL_N"] + (["SIDECORE_RANKS_PER_NODE"] if per_node else [])
+        # A pause of 50 ms after each iteration: the job still writes when interrupted (a block
+        # of 8 MiB takes its dedicated core or thread about a third of that to store), without
+        # writing, and this test reading back, gigabytes in the seconds the launcher waits.
+        env = mpi_env(per_node, SIDECORE_DISK_FULL_N=SIDE, SIDECORE_DISK_FULL_PAUSE_MS=PAUSE_MS,
+                      OMPI_MCA_odls_base_sigkill_timeout=3)
+        exports = ["SIDECORE_DISK_FULL_N", "SIDECORE_DISK_FULL_PAUSE_MS"] + (
+            ["SIDECORE_RANKS_PER_NODE"] if per_node else [])
         argv = mpiexec(ranks) + exported(*exports) + [
             program, xml, "100000"]
         print("running: " + " ".join(argv), flush=True)
