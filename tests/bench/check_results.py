@@ -114,6 +114,26 @@ def compute_phase(work):
     expect("## Idle dedicated core" in md, "compute_phase.md lacks the idle section")
 
 
+def cold_write(work):
+    d = load(os.path.join(work, "cold", "cold_write.json"))
+    expect(d["meta"]["quick"], "cold_write.json does not say quick mode")
+    pauses = sorted(r["pause_us"] for r in d["runs"])
+    expect(pauses == [1000, 20000], f"cold_write runs: pauses {pauses}")
+    for r in d["runs"]:
+        # The write runs the library's code: some of its pages must be counted.
+        by = r["counted"]["by_mapping"]
+        expect(r["pages"] > 0 and sum(by.values()) == r["counted"]["total"],
+               f"pages counted: {r['pages']}, by mapping {by}")
+        expect(any(n.startswith("libsidecore.so") and n.endswith(" code") and by[n] > 0
+                   for n in by), f"no page of libsidecore's code counted: {by}")
+        for key in ("write", "write_hot", "chase_pages", "chase_lines"):
+            expect(r["ns"][key] > 0, f"{key} not measured: {r['ns']}")
+    md = text(os.path.join(work, "cold", "cold_write.md"))
+    expect(len(table_rows(md, "1 ms")) == 1 and len(table_rows(md, "20 ms")) == 1,
+           "cold_write.md lacks a row per pause")
+    expect(table_rows(md, "**all**"), "cold_write.md lacks the pages by mapping")
+
+
 def blocks(work):
     md = text(os.path.join(work, "blocks.md"))
     # The benchmark's reader checked every value (blocks_bench.c read_run); the table exists.
@@ -276,7 +296,8 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     name, work = sys.argv[1:]
-    checks = {f.__name__: f for f in (micro, compare_micro, startup, compute_phase, blocks,
+    checks = {f.__name__: f for f in (micro, compare_micro, startup, compute_phase, cold_write,
+                                      blocks,
                                       blocks_scale,
                                       output, python, perturbation, paraview_cost,
                                       paraview_first_iteration, small_calls_versus,

@@ -1,0 +1,388 @@
+/* Where a small write after a compute phase spends its time: the pages it touches, and a
+ * pointer chase touching as many pages (and lines) in plain memory after the same compute phase,
+ * in the same process. Prints one JSON line per run for bench/run_cold_write.sh.
+ *
+ * Usage: sidecore_cold_write CONFIG.xml [--iterations N] [--pause-us US] [--label TEXT]
+ *
+ * The configuration is bench/micro_dedicated.xml with bytes = 8: one client, one dedicated core,
+ * a store that discards the data. On the client:
+ *   pages    after a compute phase, /proc/self/clear_refs clears the accessed bits of every
+ *            page of the process, damaris_write("field") + damaris_end_iteration run, and
+ *            /proc/self/smaps tells which pages were accessed since, mapping by mapping (code of
+ *            libsidecore, of the C and C++ runtimes, the shared segment, the heap, the stack...).
+ *            The same with nothing between the two (what reading smaps itself touches) is given
+ *            as the baseline. Three rounds; the median count is the chase's size.
+ *   timed    --iterations rounds, each made of the measurements below in a rotating order, each
+ *            after its own compute phase of --pause-us (a busy loop, as a simulation's):
+ *              write        damaris_write of 8 bytes + damaris_end_iteration;
+ *              chase_pages  a pointer chain through one cache line in each of P pages of plain
+ *                           memory (P = the pages the write touched), last followed one round
+ *                           earlier, as the library's tables were last used one round earlier;
+ *              chase_lines  a chain through the same number of lines, 64 per page (P / 64 pages);
+ *            and back to back, without a compute phase: write_hot, the same write again.
+ * If the write after a compute phase costs what chase_pages costs and chase_lines far less, the
+ * time goes to address translation (TLB misses and page walks, which a virtual machine makes
+ * two-dimensional), not to the library's work (write_hot).
+ */
+#define _DEFAULT_SOURCE
+
+#include <Damaris.h>
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { page_bytes = 4096, line_bytes = 64, count_rounds = 3, max_mappings = 16 };
+
+struct options {
+  const char* config;
+  const char* label;
+  int iterations;
+  long pause_us;
+};
+
+static void check(int rc, const char* call) {
+  if (rc != DAMARIS_OK && rc != DAMARIS_NO_SERVER) {
+    fprintf(stderr, "cold_write: %s failed: %s\n  %s\n", call, damaris_error_string(rc),
+            damaris_last_error_message());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+}
+
+static void* checked_malloc(size_t bytes) {
+  void* p = malloc(bytes ? bytes : 1);
+  if (!p) {
+    fprintf(stderr, "cold_write: out of memory (%zu bytes)\n", bytes);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  return p;
+}
+
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Stands for the simulation's compute phase: keeps the core busy, as a simulation would. */
+static void compute_for(long microseconds) {
+  const int64_t end = now_ns() + (int64_t)microseconds * 1000;
+  while (now_ns() < end) {
+  }
+}
+
+static int compare_i64(const void* a, const void* b) {
+  const int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
+  return (x > y) - (x < y);
+}
+
+static int64_t median(int64_t* v, int n) {
+  qsort(v, (size_t)n, sizeof *v, compare_i64);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- Pages accessed, from /proc/self/smaps ---------------------------------------------- */
+
+/* The buffer smaps is read into: a mapping of its own, left out of the counts (the kernel
+ * writes it while it reports). */
+static char* g_smaps;
+static size_t g_smaps_size = 8u << 20;
+
+struct mapping_count {
+  char name[64];
+  long pages;
+};
+
+struct page_count {
+  long total;
+  int mappings;
+  struct mapping_count by[max_mappings];
+};
+
+static void clear_accessed_bits(void) {
+  const int fd = open("/proc/self/clear_refs", O_WRONLY);
+  if (fd < 0 || write(fd, "1", 1) != 1) {
+    perror("cold_write: /proc/self/clear_refs");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  close(fd);
+}
+
+/* What a mapping is, from its smaps header line ("low-high perms offset dev inode path"): the
+ * file's base name, [heap], [stack] or "anonymous", with " code" for an executable mapping. */
+static void mapping_name(const char* header, char* name, size_t size) {
+  const char* perms = strchr(header, ' ');
+  const int code = perms && strlen(perms) > 4 && perms[3] == 'x';
+  const char* path = header;
+  for (int field = 0; field < 5 && path; ++field) {
+    path = strchr(path, ' ');
+    while (path && *path == ' ') ++path;
+  }
+  const char* base = "anonymous";
+  size_t n = strlen(base);
+  if (path && *path) {
+    base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    n = strlen(base);
+    const char* so = strstr(base, ".so"); /* libfoo.so.1.2.3 -> libfoo.so */
+    if (so) n = (size_t)(so - base) + 3;
+  }
+  snprintf(name, size, "%.*s%s", (int)n, base, code ? " code" : "");
+}
+
+static void add_pages(struct page_count* c, const char* name, long pages) {
+  c->total += pages;
+  int i = 0;
+  while (i < c->mappings && strcmp(c->by[i].name, name) != 0) ++i;
+  if (i == c->mappings) {
+    if (c->mappings == max_mappings) {
+      i = max_mappings - 1; /* the last slot gathers the rest */
+      snprintf(c->by[i].name, sizeof c->by[i].name, "other");
+    } else {
+      snprintf(c->by[i].name, sizeof c->by[i].name, "%s", name);
+      c->by[i].pages = 0;
+      ++c->mappings;
+    }
+  }
+  c->by[i].pages += pages;
+}
+
+/* A mapping's header line starts with its address range in lower-case hexadecimal; the lines
+ * of its fields with a capitalized name ("Referenced:", "VmFlags:"). */
+static int is_mapping_header(const char* line, unsigned long* low, unsigned long* high) {
+  return (line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f')
+             ? sscanf(line, "%lx-%lx", low, high) == 2
+             : 0;
+}
+
+/* Pages accessed since the last clear_accessed_bits, by mapping. */
+static struct page_count accessed_pages(void) {
+  struct page_count c;
+  memset(&c, 0, sizeof c);
+  const int fd = open("/proc/self/smaps", O_RDONLY);
+  size_t used = 0;
+  while (fd >= 0 && used + 1 < g_smaps_size) {
+    const ssize_t got = read(fd, g_smaps + used, g_smaps_size - 1 - used);
+    if (got <= 0) break;
+    used += (size_t)got;
+  }
+  if (fd >= 0) close(fd);
+  g_smaps[used] = '\0';
+  const uintptr_t own = (uintptr_t)g_smaps;
+  char name[64] = "anonymous";
+  int skipping = 0;
+  for (char* line = g_smaps; line && *line;) {
+    char* next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    unsigned long low = 0, high = 0;
+    if (is_mapping_header(line, &low, &high)) {
+      mapping_name(line, name, sizeof name);
+      skipping = own >= low && own < high;
+    } else if (!skipping && !strncmp(line, "Referenced:", 11)) {
+      const long kib = atol(line + 11);
+      if (kib > 0) add_pages(&c, name, kib / 4);
+    }
+    line = next;
+  }
+  return c;
+}
+
+/* ---- The chase ------------------------------------------------------------------------- */
+
+static volatile uintptr_t g_sink;
+
+/* A cyclic chain through `count` lines, `per_page` lines in each page, the pages picked at
+ * random from `pool` pages of memory and the order of the nodes random too. */
+static void** make_chain(char* memory, size_t pool, long count, int per_page, unsigned* seed) {
+  const long pages = (count + per_page - 1) / per_page;
+  long* page = checked_malloc((size_t)pool * sizeof(long));
+  for (size_t i = 0; i < pool; ++i) page[i] = (long)i;
+  for (long i = 0; i < pages; ++i) { /* the first `pages` of a random permutation */
+    const long j = i + (long)(rand_r(seed) % (unsigned)(pool - (size_t)i));
+    const long t = page[i];
+    page[i] = page[j];
+    page[j] = t;
+  }
+  void*** node = checked_malloc((size_t)count * sizeof(void**));
+  for (long i = 0; i < count; ++i) {
+    const long line = per_page == 1 ? rand_r(seed) % (page_bytes / line_bytes) : i % per_page;
+    node[i] =
+        (void**)(memory + (size_t)page[i / per_page] * page_bytes + (size_t)line * line_bytes);
+  }
+  for (long i = count - 1; i > 0; --i) { /* visit the nodes in a random order */
+    const long j = rand_r(seed) % (unsigned)(i + 1);
+    void** t = node[i];
+    node[i] = node[j];
+    node[j] = t;
+  }
+  for (long i = 0; i < count; ++i) *node[i] = node[(i + 1) % count];
+  void** start = node[0];
+  free(node);
+  free(page);
+  return start;
+}
+
+static int64_t chase(void** start, long count) {
+  const int64_t t0 = now_ns();
+  void** p = start;
+  for (long i = 0; i < count; ++i) p = (void**)*p;
+  const int64_t t1 = now_ns();
+  g_sink ^= (uintptr_t)p;
+  return t1 - t0;
+}
+
+/* ---- The runs ------------------------------------------------------------------------- */
+
+__attribute__((noinline)) static int64_t write_and_end(const char* field) {
+  const int64_t t0 = now_ns();
+  check(damaris_write("field", field), "damaris_write");
+  check(damaris_end_iteration(), "damaris_end_iteration");
+  return now_ns() - t0;
+}
+
+static void print_count(const char* key, const struct page_count* c) {
+  printf("\"%s\":{\"total\":%ld,\"by_mapping\":{", key, c->total);
+  for (int i = 0; i < c->mappings; ++i)
+    printf("%s\"%s\":%ld", i ? "," : "", c->by[i].name, c->by[i].pages);
+  printf("}}");
+}
+
+static void run(const struct options* o) {
+  char field[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  g_smaps = mmap(NULL, g_smaps_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (g_smaps == MAP_FAILED) {
+    perror("cold_write: mmap");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  memset(g_smaps, 0, g_smaps_size);
+  for (int i = 0; i < 3; ++i) write_and_end(field); /* past the first iteration's set-up */
+
+  /* Pages: the write's after a compute phase, and what counting alone touches. */
+  struct page_count baseline[count_rounds], counted[count_rounds];
+  int64_t counted_total[count_rounds];
+  for (int r = 0; r < count_rounds; ++r) {
+    compute_for(o->pause_us);
+    clear_accessed_bits();
+    baseline[r] = accessed_pages();
+    compute_for(o->pause_us);
+    clear_accessed_bits();
+    write_and_end(field);
+    counted[r] = accessed_pages();
+    counted_total[r] = counted[r].total;
+  }
+  int64_t sorted[count_rounds];
+  memcpy(sorted, counted_total, sizeof sorted);
+  const long pages = (long)median(sorted, count_rounds);
+  int typical = 0;
+  for (int r = 0; r < count_rounds; ++r)
+    if (counted_total[r] == pages) typical = r;
+
+  /* Chains of that many pages (one line each) and lines (64 per page), in a pool of memory
+   * large enough that the chosen pages are far apart, touched now. */
+  const size_t pool = 16384; /* 64 MiB */
+  char* memory =
+      mmap(NULL, pool * page_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) {
+    perror("cold_write: mmap");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  memset(memory, 0, pool * page_bytes);
+  unsigned seed = 12345;
+  const long count = pages > 0 ? pages : 1;
+  void** pages_chain = make_chain(memory, pool / 2, count, 1, &seed);
+  void** lines_chain =
+      make_chain(memory + pool / 2 * page_bytes, pool / 2, count, page_bytes / line_bytes, &seed);
+  chase(pages_chain, count);
+  chase(lines_chain, count);
+
+  const int n = o->iterations;
+  int64_t* write_ns = checked_malloc((size_t)n * sizeof(int64_t));
+  int64_t* hot_ns = checked_malloc((size_t)n * sizeof(int64_t));
+  int64_t* pages_ns = checked_malloc((size_t)n * sizeof(int64_t));
+  int64_t* lines_ns = checked_malloc((size_t)n * sizeof(int64_t));
+  for (int it = 0; it < n; ++it) {
+    for (int k = 0; k < 3; ++k) {
+      compute_for(o->pause_us);
+      switch ((it + k) % 3) {
+        case 0:
+          write_ns[it] = write_and_end(field);
+          hot_ns[it] = write_and_end(field);
+          break;
+        case 1:
+          pages_ns[it] = chase(pages_chain, count);
+          break;
+        default:
+          lines_ns[it] = chase(lines_chain, count);
+          break;
+      }
+    }
+  }
+  printf("COLD {\"label\":\"%s\",\"pause_us\":%ld,\"iterations\":%d,\"pages\":%ld,", o->label,
+         o->pause_us, n, pages);
+  print_count("counted", &counted[typical]);
+  printf(",");
+  print_count("baseline", &baseline[typical]);
+  printf(",\"ns\":{\"write\":%lld,\"write_hot\":%lld,\"chase_pages\":%lld,\"chase_lines\":%lld}}\n",
+         (long long)median(write_ns, n), (long long)median(hot_ns, n),
+         (long long)median(pages_ns, n), (long long)median(lines_ns, n));
+  fflush(stdout);
+  free(lines_ns);
+  free(pages_ns);
+  free(hot_ns);
+  free(write_ns);
+  munmap(memory, pool * page_bytes);
+  munmap(g_smaps, g_smaps_size);
+}
+
+static int parse_options(int argc, char** argv, struct options* o) {
+  o->config = NULL;
+  o->label = "run";
+  o->iterations = 10;
+  o->pause_us = 100000;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (a[0] != '-') {
+      o->config = a;
+      continue;
+    }
+    if (i + 1 >= argc) return -1;
+    const char* v = argv[++i];
+    if (!strcmp(a, "--iterations"))
+      o->iterations = atoi(v);
+    else if (!strcmp(a, "--pause-us"))
+      o->pause_us = atol(v);
+    else if (!strcmp(a, "--label"))
+      o->label = v;
+    else
+      return -1;
+  }
+  return o->config && o->iterations >= 1 && o->pause_us >= 0 ? 0 : -1;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  struct options o;
+  if (parse_options(argc, argv, &o) != 0) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+      fprintf(stderr, "usage: %s CONFIG.xml [--iterations N] [--pause-us US] [--label TEXT]\n",
+              argv[0]);
+    MPI_Finalize();
+    return 1;
+  }
+  check(damaris_initialize(o.config, MPI_COMM_WORLD), "damaris_initialize");
+  int is_client = 0;
+  check(damaris_start(&is_client), "damaris_start");
+  if (is_client) {
+    run(&o);
+    check(damaris_stop(), "damaris_stop");
+  }
+  check(damaris_finalize(), "damaris_finalize");
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Where a small write after a compute phase spends its time (bench/cold_write.c): the pages
+damaris_write + damaris_end_iteration touch, their time after a compute phase beside pointer
+chases through as many pages and as many lines of plain memory after the same compute phase,
+and the same write back to back.
+
+Usage: bench/run_cold_write.py [options] NAME=BUILD[,VAR=VALUE...] ...
+  NAME=BUILD   a configuration: a build with bench/sidecore_cold_write, and the environment of
+               its processes (e.g. before=build,LD_LIBRARY_PATH=/tmp/old-library); a bare
+               BUILD is the configuration "this build"
+  --runs N     separate runs (processes) per configuration and pause (5); the configurations
+               and the pauses take turns, the order rotating run by run
+  --iterations rounds per run (10)
+  --pauses     compute phases in microseconds ("1000 100000")
+  --quick      1 run, 3 rounds, pauses of 1 and 20 ms: checks the harness only
+  --out DIR    where cold_write.md and cold_write.json go (bench/results)
+Environment: MPIRUN (mpirun), MPIRUN_FLAGS (--oversubscribe).
+"""
+import argparse
+import datetime
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MEASURES = [("write", "write + end after the phase"), ("chase_pages", "chase, 1 line per page"),
+            ("chase_lines", "chase, 64 lines per page"), ("write_hot", "write + end, back to back")]
+
+
+def parse_config(spec):
+    """NAME=BUILD[,VAR=VALUE...] (or BUILD) -> (name, binary, {VAR: VALUE})."""
+    head, *assignments = spec.split(",")
+    name, equals, build = head.partition("=")
+    if not equals:
+        name, build = "this build", head
+    env = {}
+    for a in assignments:
+        var, equals, value = a.partition("=")
+        if not equals:
+            sys.exit(f"run_cold_write.py: '{a}' in '{spec}' is not VAR=VALUE")
+        env[var] = value
+    binary = os.path.join(os.path.abspath(build), "bench", "sidecore_cold_write")
+    if not os.access(binary, os.X_OK):
+        sys.exit(f"run_cold_write.py: {binary} not found (build the target sidecore_cold_write)")
+    return name, binary, env
+
+
+def run_once(config, xml, pause, iterations, label):
+    name, binary, extra = config
+    exports = [flag for var in extra for flag in ("-x", var)]
+    command = [os.environ.get("MPIRUN", "mpirun"),
+               *shlex.split(os.environ.get("MPIRUN_FLAGS", "--oversubscribe")), *exports,
+               "-np", "2", binary, xml, "--pause-us", str(pause), "--iterations",
+               str(iterations), "--label", label]
+    env = dict(os.environ, SIDECORE_REPORT=os.environ.get("SIDECORE_REPORT", "off"), **extra)
+    if os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    lines = [line[5:] for line in done.stdout.splitlines() if line.startswith("COLD ")]
+    if done.returncode != 0 or len(lines) != 1:
+        sys.exit(f"run_cold_write.py: {' '.join(command)} failed (status {done.returncode}):\n"
+                 f"{done.stdout}{done.stderr}")
+    result = json.loads(lines[0])
+    result["config"] = name
+    return result
+
+
+def spread(values, scale=1e-3, digits=2):
+    values = [v * scale for v in values]
+    return (f"{statistics.median(values):.{digits}f} "
+            f"({min(values):.{digits}f}-{max(values):.{digits}f})")
+
+
+def mappings_table(runs):
+    """Pages by mapping, median over runs, written and baseline."""
+    names = sorted({n for r in runs for part in ("counted", "baseline")
+                    for n in r[part]["by_mapping"]})
+    rows = ["| mapping | pages touched by write + end | by reading smaps alone (baseline) |",
+            "|---|---|---|"]
+    for n in names:
+        got = [r["counted"]["by_mapping"].get(n, 0) for r in runs]
+        base = [r["baseline"]["by_mapping"].get(n, 0) for r in runs]
+        rows.append(f"| {n} | {statistics.median(got):g} | {statistics.median(base):g} |")
+    got = [r["counted"]["total"] for r in runs]
+    base = [r["baseline"]["total"] for r in runs]
+    rows.append(f"| **all** | **{statistics.median(got):g}** | {statistics.median(base):g} |")
+    return rows
+
+
+def report(meta, runs):
+    out = ["# Sidecore: a small write after a compute phase, against pointer chases", "",
+           f"- Command: `{meta['command']}` ({meta['seconds']:.0f} s), {meta['date']}",
+           f"- Machine: {meta['machine']}; 1-min load average: start {meta['load_before']}, "
+           f"end {meta['load_after']}",
+           "- Configurations: " + "; ".join(
+               f"`{c['name']}` = {c['binary']}" + (f" with {c['env']}" if c["env"] else "")
+               for c in meta["configs"]),
+           f"- {meta['runs']} runs per configuration and pause, {meta['iterations']} rounds per "
+           "run; one client, "
+           "one dedicated core, a store that discards the data (bench/micro_dedicated.xml, "
+           "8-byte field).", "",
+           "Microseconds: median over runs of each run's median over its rounds, (range over "
+           "runs). Each measurement follows its own compute phase (a busy loop), except "
+           "*write + end, back to back*, which follows the measured write at once. The chases "
+           "go through as many pages of plain memory as the write touched (one line each), or "
+           "as many lines 64 to a page; their nodes were last followed one round earlier, as "
+           "the library's tables were last used one round earlier.", "",
+           "| pause | config | pages | " + " | ".join(label for _, label in MEASURES) +
+           " | write / chase of pages |",
+           "|---|---|---|" + "---|" * len(MEASURES) + "---|"]
+    for pause in meta["pauses"]:
+        for config in meta["configs"]:
+            mine = [r for r in runs if r["pause_us"] == pause and r["config"] == config["name"]]
+            cells = [spread([r["ns"][key] for r in mine]) for key, _ in MEASURES]
+            ratio = spread([r["ns"]["write"] / max(1, r["ns"]["chase_pages"]) for r in mine], 1)
+            pages = spread([r["pages"] for r in mine], 1, 0)
+            out.append(f"| {pause / 1000:g} ms | {config['name']} | {pages} | " +
+                       " | ".join(cells) + f" | {ratio} |")
+    longest = max(meta["pauses"])
+    for config in meta["configs"]:
+        out += ["", f"## Pages accessed by one write + end: {config['name']}", "",
+                f"After a compute phase of {longest / 1000:g} ms, accessed bits cleared through "
+                "/proc/self/clear_refs just before, read from /proc/self/smaps just after; "
+                "median over runs. The baseline is what clearing and reading touch with nothing "
+                "between them: part of it is touched by the write as well.", ""]
+        out += mappings_table([r for r in runs if r["pause_us"] == longest and
+                               r["config"] == config["name"]])
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("configs", nargs="+", metavar="NAME=BUILD[,VAR=VALUE...]")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--pauses", default="1000 100000")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    args = ap.parse_args()
+    if args.quick:
+        args.runs, args.iterations, args.pauses = 1, 3, "1000 20000"
+    pauses = [int(p) for p in args.pauses.split()]
+    configs = [parse_config(spec) for spec in args.configs]
+    if len({name for name, _, _ in configs}) != len(configs):
+        sys.exit("run_cold_write.py: two configurations have the same name")
+    load_before = " ".join(open("/proc/loadavg").read().split()[:3])
+    started = datetime.datetime.now()
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="sidecore-cold-") as work:
+        with open(os.path.join(HERE, "micro_dedicated.xml")) as f:
+            text = f.read().replace("@BYTES@", "8").replace("@OUTPUT@", work)
+        xml = os.path.join(work, "cold.xml")
+        with open(xml, "w") as f:
+            f.write(text)
+        for run in range(args.runs):
+            order = pauses if run % 2 == 0 else pauses[::-1]
+            for k, pause in enumerate(order):
+                shift = (run + k) % len(configs)
+                for config in configs[shift:] + configs[:shift]:
+                    print(f"run_cold_write.py: run {run + 1}/{args.runs}, {config[0]}, pause "
+                          f"{pause} us", file=sys.stderr)
+                    runs.append(run_once(config, xml, pause, args.iterations, f"run{run + 1}"))
+    meta = {"command": "bench/run_cold_write.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+            "date": started.isoformat(timespec="seconds"),
+            "seconds": (datetime.datetime.now() - started).total_seconds(),
+            "machine": f"nproc={os.cpu_count()}, CPU \"" + next(
+                (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                 if line.startswith("model name")), "unknown") + "\"",
+            "load_before": load_before,
+            "load_after": " ".join(open("/proc/loadavg").read().split()[:3]),
+            "runs": args.runs, "iterations": args.iterations, "pauses": pauses,
+            "configs": [{"name": name, "binary": binary,
+                         "env": ",".join(f"{k}={v}" for k, v in env.items())}
+                        for name, binary, env in configs],
+            "quick": args.quick}
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "cold_write.json"), "w") as f:
+        json.dump({"meta": meta, "runs": runs}, f, indent=1)
+    with open(os.path.join(args.out, "cold_write.md"), "w") as f:
+        f.write(report(meta, runs))
+    print(f"run_cold_write.py: {args.out}/cold_write.md", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
