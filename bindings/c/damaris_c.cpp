@@ -18,6 +18,7 @@
 #include "Damaris.h"
 #include "common/c_boundary.hpp"
 #include "common/error.hpp"
+#include "common/hot_path.hpp"
 #include "common/job_failure.hpp"
 #include "common/log.hpp"
 #include "common/mpi_finalize_hook.hpp"
@@ -158,7 +159,7 @@ int guarded(const char* function, Body&& body, failure_report report = failure_r
   return code;
 }
 
-sidecore::runtime& current(const char* function) {
+SIDECORE_HOT_PATH sidecore::runtime& current(const char* function) {
   if (!g_runtime)
     throw sidecore::error(
         DAMARIS_NOT_INITIALIZED,
@@ -167,13 +168,13 @@ sidecore::runtime& current(const char* function) {
   return *g_runtime;
 }
 
-sidecore::client::client& current_client(const char* function) {
+SIDECORE_HOT_PATH sidecore::client::client& current_client(const char* function) {
   return current(function).as_client(function);
 }
 
 // A name given to a call: not NULL, and no longer than any name the configuration can declare,
 // so that a wrong pointer or a runaway string is refused without being copied or printed whole.
-const char* checked_name(const char* name, const char* what) {
+SIDECORE_HOT_PATH const char* checked_name(const char* name, const char* what) {
   if (!name) throw sidecore::argument_error(std::string(what) + " is NULL");
   constexpr std::size_t longest = sidecore::config::max_name_bytes;
   if (::strnlen(name, longest + 1) > longest)
@@ -274,19 +275,20 @@ SIDECORE_API int damaris_stop(void) {
   });
 }
 
-SIDECORE_API int damaris_write(const char* varname, const void* data) {
+SIDECORE_API SIDECORE_HOT_PATH int damaris_write(const char* varname, const void* data) {
   return guarded("damaris_write", [&] {
     current_client("damaris_write").write(checked_name(varname, "varname"), 0, data);
   });
 }
 
-SIDECORE_API int damaris_write_block(const char* varname, int32_t block, const void* data) {
+SIDECORE_API SIDECORE_HOT_PATH int damaris_write_block(const char* varname, int32_t block,
+                                                       const void* data) {
   return guarded("damaris_write_block", [&] {
     current_client("damaris_write_block").write(checked_name(varname, "varname"), block, data);
   });
 }
 
-SIDECORE_API int damaris_alloc(const char* varname, void** ptr) {
+SIDECORE_API SIDECORE_HOT_PATH int damaris_alloc(const char* varname, void** ptr) {
   return guarded("damaris_alloc", [&] {
     auto& c = current_client("damaris_alloc");
     if (!ptr) throw sidecore::argument_error("ptr is NULL");
@@ -294,7 +296,8 @@ SIDECORE_API int damaris_alloc(const char* varname, void** ptr) {
   });
 }
 
-SIDECORE_API int damaris_alloc_block(const char* varname, int32_t block, void** ptr) {
+SIDECORE_API SIDECORE_HOT_PATH int damaris_alloc_block(const char* varname, int32_t block,
+                                                       void** ptr) {
   return guarded("damaris_alloc_block", [&] {
     auto& c = current_client("damaris_alloc_block");
     if (!ptr) throw sidecore::argument_error("ptr is NULL");
@@ -316,14 +319,14 @@ SIDECORE_API int sidecore_alloc_block_shaped(const char* variable, int32_t block
   });
 }
 
-SIDECORE_API int damaris_commit(const char* varname) {
+SIDECORE_API SIDECORE_HOT_PATH int damaris_commit(const char* varname) {
   return guarded("damaris_commit", [&] {
     auto& c = current_client("damaris_commit");
     c.commit(checked_name(varname, "varname"), 0, c.iteration());
   });
 }
 
-SIDECORE_API int damaris_commit_block(const char* varname, int32_t block) {
+SIDECORE_API SIDECORE_HOT_PATH int damaris_commit_block(const char* varname, int32_t block) {
   return guarded("damaris_commit_block", [&] {
     auto& c = current_client("damaris_commit_block");
     c.commit(checked_name(varname, "varname"), block, c.iteration());
@@ -345,14 +348,14 @@ SIDECORE_API int damaris_commit_block_iteration(const char* varname, int32_t blo
   });
 }
 
-SIDECORE_API int damaris_clear(const char* varname) {
+SIDECORE_API SIDECORE_HOT_PATH int damaris_clear(const char* varname) {
   return guarded("damaris_clear", [&] {
     auto& c = current_client("damaris_clear");
     c.clear(checked_name(varname, "varname"), 0, c.iteration());
   });
 }
 
-SIDECORE_API int damaris_clear_block(const char* varname, int32_t block) {
+SIDECORE_API SIDECORE_HOT_PATH int damaris_clear_block(const char* varname, int32_t block) {
   return guarded("damaris_clear_block", [&] {
     auto& c = current_client("damaris_clear_block");
     c.clear(checked_name(varname, "varname"), block, c.iteration());
@@ -439,7 +442,7 @@ SIDECORE_API int damaris_client_comm_get(MPI_Comm* comm) {
       failure_report::usual, thread_use::any);
 }
 
-SIDECORE_API int damaris_end_iteration(void) {
+SIDECORE_API SIDECORE_HOT_PATH int damaris_end_iteration(void) {
   return guarded("damaris_end_iteration",
                  [&] { current_client("damaris_end_iteration").end_iteration(); });
 }

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 
+#include "common/hot_path.hpp"
+
 namespace sidecore::client {
 
 block_registry::block_registry(std::size_t variables, int domains)
     : m_domains(std::max(1, domains)), m_dense(variables * static_cast<std::size_t>(m_domains)) {}
 
-block_settings* block_registry::find(std::size_t variable, std::int32_t block) {
+SIDECORE_HOT_PATH block_settings* block_registry::find(std::size_t variable, std::int32_t block) {
   if (dense(block)) return &m_dense[dense_index(variable, block)];
   const std::uint64_t k = key(variable, block);
   if (k == m_last_key) return m_last;
@@ -18,7 +20,8 @@ block_settings* block_registry::find(std::size_t variable, std::int32_t block) {
   return m_last;
 }
 
-block_settings& block_registry::settings_of(std::size_t variable, std::int32_t block) {
+SIDECORE_HOT_PATH block_settings& block_registry::settings_of(std::size_t variable,
+                                                              std::int32_t block) {
   if (dense(block)) return m_dense[dense_index(variable, block)];
   const std::uint64_t k = key(variable, block);
   if (k != m_last_key) {
@@ -28,7 +31,7 @@ block_settings& block_registry::settings_of(std::size_t variable, std::int32_t b
   return *m_last;
 }
 
-void block_registry::end_iteration() {
+SIDECORE_HOT_PATH void block_registry::end_iteration() {
   // Written blocks with no settings of their own would otherwise pile up when a code numbers
   // its blocks differently every iteration.
   for (auto it = m_sparse.begin(); it != m_sparse.end();) {

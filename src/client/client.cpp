@@ -10,6 +10,7 @@
 
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/hot_path.hpp"
 #include "common/interrupt_notice.hpp"
 #include "common/log.hpp"
 #include "common/run_clock.hpp"
@@ -79,7 +80,7 @@ void client::close_iteration_time(double seconds) noexcept {
   m_call_seconds = 0.0;
 }
 
-std::size_t client::variable_index(std::string_view name) const {
+SIDECORE_HOT_PATH std::size_t client::variable_index(std::string_view name) const {
   auto it = m_variables.find(name);
   if (it == m_variables.end())
     throw error(DAMARIS_UNDEFINED_VARIABLE,
@@ -90,7 +91,7 @@ std::size_t client::variable_index(std::string_view name) const {
   return it->second;
 }
 
-void client::check_block(std::size_t variable, int block) const {
+SIDECORE_HOT_PATH void client::check_block(std::size_t variable, int block) const {
   // Any number of blocks: <domains count> is what a client declares, not a limit.
   if (block < 0)
     throw error(DAMARIS_INVALID_BLOCK, "block " + std::to_string(block) + " of variable " +
@@ -98,8 +99,8 @@ void client::check_block(std::size_t variable, int block) const {
                                            " is out of range: block ids are 0 or more");
 }
 
-void client::check_not_handed_over(std::size_t variable, int block,
-                                   const block_settings& settings) const {
+SIDECORE_HOT_PATH void client::check_not_handed_over(std::size_t variable, int block,
+                                                     const block_settings& settings) const {
   if (settings.handed_over == m_iteration)
     throw error(DAMARIS_ALLOCATION_ERROR,
                 "block " + std::to_string(block) + " of " +
@@ -116,8 +117,8 @@ void client::note_dropped(std::uint64_t bytes) {
   m_dropped_this_iteration += bytes;
 }
 
-transports::reservation client::reserve(std::size_t variable, std::uint64_t bytes,
-                                        bool copied_at_once) {
+SIDECORE_HOT_PATH transports::reservation client::reserve(std::size_t variable, std::uint64_t bytes,
+                                                          bool copied_at_once) {
   if (m_iteration_skipped) return {};
   transports::reservation r =
       copied_at_once ? m_engine->reserve_to_copy(bytes) : m_engine->reserve(bytes);
@@ -137,9 +138,9 @@ void client::mark_skipped(std::size_t variable) {
   }
 }
 
-protocol::message client::block_message(std::size_t variable, int block, int iteration,
-                                        std::uint64_t offset, const evaluated_layout& shape,
-                                        const std::vector<std::int64_t>& position) const {
+SIDECORE_HOT_PATH protocol::message client::block_message(
+    std::size_t variable, int block, int iteration, std::uint64_t offset,
+    const evaluated_layout& shape, const std::vector<std::int64_t>& position) const {
   protocol::message m{};
   m.kind = protocol::message_kind::block;
   m.variable = static_cast<std::int32_t>(variable);
@@ -159,7 +160,7 @@ protocol::message client::block_message(std::size_t variable, int block, int ite
   return m;
 }
 
-void client::hand_over(const protocol::message& m, block_buffer owned) {
+SIDECORE_HOT_PATH void client::hand_over(const protocol::message& m, block_buffer owned) {
   ++m_counters.blocks_written;
   m_counters.bytes_written += m.bytes;
   m_engine->commit(m, std::move(owned));
@@ -170,7 +171,7 @@ client::allocation* client::find_allocation(std::size_t variable, int block, int
   return it == m_allocations.end() ? nullptr : &it->second;
 }
 
-void client::check_running(const char* call) const {
+SIDECORE_HOT_PATH void client::check_running(const char* call) const {
   if (m_stopped)
     throw error(DAMARIS_CHANNEL_ERROR,
                 std::string(call) +
@@ -178,8 +179,9 @@ void client::check_running(const char* call) const {
                     "this client");
 }
 
-void client::check_placement(std::size_t variable, int block, const evaluated_layout& shape,
-                             const std::vector<std::int64_t>& position) const {
+SIDECORE_HOT_PATH void client::check_placement(std::size_t variable, int block,
+                                               const evaluated_layout& shape,
+                                               const std::vector<std::int64_t>& position) const {
   // A block's interior (its extents without ghosts) must lie inside the global extents: a
   // collective file could not hold it, and the global view of file-per-core output would
   // leave it out.
@@ -221,7 +223,7 @@ void client::check_placement(std::size_t variable, int block, const evaluated_la
                   "; check damaris_set_position and the layout's global= and ghosts=");
 }
 
-void client::check_fits(std::size_t variable, std::uint64_t bytes) const {
+SIDECORE_HOT_PATH void client::check_fits(std::size_t variable, std::uint64_t bytes) const {
   // Every mode refuses a block its buffer could never hold, synchronous mode included (it
   // has no buffer to fill), so that a configuration behaves the same whichever mode the XML
   // selects.
@@ -231,7 +233,7 @@ void client::check_fits(std::size_t variable, std::uint64_t bytes) const {
                            block_never_fits(bytes, capacity, m_engine->buffer_name()).what());
 }
 
-const evaluated_layout& client::checked_shape(std::size_t variable) const {
+SIDECORE_HOT_PATH const evaluated_layout& client::checked_shape(std::size_t variable) const {
   const evaluated_layout& shape = m_parameters.layout(m_model.variables[variable].layout_index);
   const std::string& name = m_model.variables[variable].name;
   if (shape.dims.size() > static_cast<std::size_t>(protocol::max_dimensions))
@@ -252,7 +254,8 @@ const evaluated_layout& client::checked_shape(std::size_t variable) const {
   return shape;
 }
 
-const evaluated_layout& client::block_shape(std::size_t variable, const block_settings& settings) {
+SIDECORE_HOT_PATH const evaluated_layout& client::block_shape(std::size_t variable,
+                                                              const block_settings& settings) {
   if (settings.extents.empty()) return checked_shape(variable);
   const config::variable& var = m_model.variables[variable];
   evaluated_layout& shape = m_block_shape;
@@ -267,7 +270,7 @@ const evaluated_layout& client::block_shape(std::size_t variable, const block_se
   return shape;
 }
 
-void client::write(std::string_view name, int block, const void* data) {
+SIDECORE_HOT_PATH void client::write(std::string_view name, int block, const void* data) {
   call_timer timer(*this);
   check_running("damaris_write");
   std::size_t v = variable_index(name);
@@ -288,7 +291,7 @@ void client::write(std::string_view name, int block, const void* data) {
             std::move(target.owned));
 }
 
-client::allocated_block client::alloc_shaped(std::string_view name, int block) {
+SIDECORE_HOT_PATH client::allocated_block client::alloc_shaped(std::string_view name, int block) {
   call_timer timer(*this);
   check_running("damaris_alloc");
   std::size_t v = variable_index(name);
@@ -316,7 +319,7 @@ client::allocated_block client::alloc_shaped(std::string_view name, int block) {
   return allocated;
 }
 
-void client::commit(std::string_view name, int block, int iteration) {
+SIDECORE_HOT_PATH void client::commit(std::string_view name, int block, int iteration) {
   call_timer timer(*this);
   std::size_t v = variable_index(name);
   check_block(v, block);
@@ -335,7 +338,7 @@ void client::commit(std::string_view name, int block, int iteration) {
   hand_over(a->block, std::move(a->owned));
 }
 
-void client::clear(std::string_view name, int block, int iteration) {
+SIDECORE_HOT_PATH void client::clear(std::string_view name, int block, int iteration) {
   call_timer timer(*this);
   std::size_t v = variable_index(name);
   check_block(v, block);
@@ -362,7 +365,7 @@ void client::signal(std::string_view name) {
   m_engine->signal(event, e, m_iteration);
 }
 
-void client::end_iteration() {
+SIDECORE_HOT_PATH void client::end_iteration() {
   call_timer timer(*this);
   check_running("damaris_end_iteration");
   // Allocated blocks of this iteration that were never committed are committed now: the data

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/hot_path.hpp"
 #include "common/job_failure.hpp"
 
 namespace sidecore::interrupt_notice {
@@ -175,7 +176,7 @@ void uninstall() noexcept {
   g_iteration.store(-1, std::memory_order_relaxed);
 }
 
-void note_iteration(int iteration) noexcept {
+SIDECORE_HOT_PATH void note_iteration(int iteration) noexcept {
   g_iteration.store(iteration, std::memory_order_relaxed);
 }
 

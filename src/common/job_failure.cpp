@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "common/hot_path.hpp"
 #include "common/log.hpp"
 
 namespace sidecore::job_failure {
@@ -54,7 +55,7 @@ const char* note_doing(const char* what) noexcept {
   return g_doing.exchange(what, std::memory_order_relaxed);
 }
 
-const char* note_call(const char* function) noexcept {
+SIDECORE_HOT_PATH const char* note_call(const char* function) noexcept {
   // Every API call passes here twice: a plain load and store, no read-modify-write (only
   // messages read it, and a stale value there is harmless).
   const char* before = g_call.load(std::memory_order_relaxed);

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/hot_path.hpp"
 #include "common/job_failure.hpp"
 #include "common/mpi_finalize_hook.hpp"
 #include "common/mpi_handles.hpp"
@@ -162,7 +163,7 @@ peer_watch::~peer_watch() {
   g_current.compare_exchange_strong(self, nullptr);
 }
 
-peer_watch* peer_watch::current() noexcept { return g_current.load(); }
+SIDECORE_HOT_PATH peer_watch* peer_watch::current() noexcept { return g_current.load(); }
 
 void peer_watch::stop() noexcept {
   {
@@ -188,7 +189,7 @@ void peer_watch::run() {
   }
 }
 
-const peer_watch::identity* peer_watch::on_this_machine(int rank) const noexcept {
+SIDECORE_HOT_PATH const peer_watch::identity* peer_watch::on_this_machine(int rank) const noexcept {
   const auto at = std::lower_bound(m_machine.begin(), m_machine.end(), rank,
                                    [](const peer& p, int r) { return p.rank < r; });
   return at != m_machine.end() && at->rank == rank ? &at->who : nullptr;
@@ -211,7 +212,7 @@ peer_watch::state peer_watch::state_of(int rank) const noexcept {
   return state::alive;
 }
 
-bool peer_watch::gone(int rank) const noexcept {
+SIDECORE_HOT_PATH bool peer_watch::gone(int rank) const noexcept {
   const identity* p = on_this_machine(rank);
   if (p == nullptr) return false;
   return ::kill(static_cast<pid_t>(p->pid), 0) != 0 && errno == ESRCH;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/hot_path.hpp"
 #include "common/log.hpp"
 #include "common/units.hpp"
 
@@ -39,7 +40,7 @@ void mark_updating(heap_state* state, std::uint32_t value) noexcept {
 // it (recover), then marks the mutex consistent.
 class shared_heap::lock {
  public:
-  explicit lock(const shared_heap& heap) : m_heap(heap) {
+  SIDECORE_HOT_PATH explicit lock(const shared_heap& heap) : m_heap(heap) {
     const int rc = pthread_mutex_lock(&m_heap.m_state->mutex);
     if (rc == EOWNERDEAD) {
       m_heap.recover();
@@ -88,7 +89,7 @@ void shared_heap::initialize(void* memory, std::uint64_t heap_offset, std::uint6
   list[0] = {heap_offset, state->heap_size};
 }
 
-void shared_heap::check_fits(std::uint64_t bytes) const {
+SIDECORE_HOT_PATH void shared_heap::check_fits(std::uint64_t bytes) const {
   if (bytes > m_state->heap_size || rounded(bytes) > m_state->heap_size)
     throw block_never_fits(bytes, m_state->heap_size, "a dedicated core's shared buffer");
 }
@@ -166,12 +167,12 @@ void shared_heap::recover() const noexcept {
   pthread_mutex_consistent(&m_state->mutex);
 }
 
-void shared_heap::throw_if_poisoned_locked() const {
+SIDECORE_HOT_PATH void shared_heap::throw_if_poisoned_locked() const {
   if (m_state->poisoned) throw allocation_error(m_state->poison_reason);
 }
 
-std::optional<std::uint64_t> shared_heap::take_locked(std::uint64_t bytes,
-                                                      std::uint64_t hint) noexcept {
+SIDECORE_HOT_PATH std::optional<std::uint64_t> shared_heap::take_locked(
+    std::uint64_t bytes, std::uint64_t hint) noexcept {
   heap_extent* list = extents();
   const std::uint32_t count = m_state->extent_count;
   if (count == 0) return std::nullopt;
@@ -226,7 +227,8 @@ std::uint64_t shared_heap::stretch_of(std::uint32_t slot, std::uint32_t clients)
   return m_state->heap_offset + share * slot;
 }
 
-std::optional<std::uint64_t> shared_heap::try_allocate(std::uint64_t bytes, std::uint64_t hint) {
+SIDECORE_HOT_PATH std::optional<std::uint64_t> shared_heap::try_allocate(std::uint64_t bytes,
+                                                                         std::uint64_t hint) {
   check_fits(bytes);
   lock held(*this);
   throw_if_poisoned_locked();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/hot_path.hpp"
 #include "memory/shared_heap.hpp"
 
 namespace sidecore::protocol {
@@ -86,7 +87,8 @@ std::string block_problem(const message& m, const message_limits& limits) {
 
 }  // namespace
 
-message control_message(message_kind kind, int iteration, int source, std::uint32_t flags) {
+SIDECORE_HOT_PATH message control_message(message_kind kind, int iteration, int source,
+                                          std::uint32_t flags) {
   message m{};
   m.kind = kind;
   m.iteration = iteration;

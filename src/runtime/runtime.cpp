@@ -15,6 +15,7 @@
 #include "common/agreement.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/hot_path.hpp"
 #include "common/interrupt_notice.hpp"
 #include "common/job_failure.hpp"
 #include "common/log.hpp"
@@ -202,7 +203,7 @@ std::string runtime::failure_context() {
   return text;
 }
 
-client::client& runtime::as_client(const char* call) {
+SIDECORE_HOT_PATH client::client& runtime::as_client(const char* call) {
   if (!m_client)
     throw error(DAMARIS_CORE_IS_SERVER,
                 std::string(call) + " is a client call, made on a dedicated core");

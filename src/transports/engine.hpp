@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "common/hot_path.hpp"
 #include "config/model.hpp"
 #include "memory/buffer_pool.hpp"
 #include "protocol/client_phase.hpp"
@@ -40,7 +41,9 @@ class engine {
   virtual reservation reserve(std::uint64_t bytes) = 0;
   // As reserve, for a block the caller fills at once and commits next, with no other call in
   // between (damaris_write): engines may pack such blocks together.
-  virtual reservation reserve_to_copy(std::uint64_t bytes) { return reserve(bytes); }
+  SIDECORE_HOT_PATH virtual reservation reserve_to_copy(std::uint64_t bytes) {
+    return reserve(bytes);
+  }
   // Hands a block over: m describes it (its offset, for shared memory); owned is its memory
   // when the engine gave process memory.
   virtual void commit(const protocol::message& m, block_buffer owned) = 0;

@@ -14,6 +14,7 @@
 #include <new>
 
 #include "common/error.hpp"
+#include "common/hot_path.hpp"
 
 namespace sidecore::transports {
 
@@ -187,8 +188,8 @@ protocol::message* channel::slots_of(ring* r) const noexcept {
   return reinterpret_cast<protocol::message*>(r + 1);
 }
 
-bool channel::try_push(std::uint32_t client, const protocol::message& m,
-                       std::uint32_t keep_free) noexcept {
+SIDECORE_HOT_PATH bool channel::try_push(std::uint32_t client, const protocol::message& m,
+                                         std::uint32_t keep_free) noexcept {
   ring* r = ring_of(client);
   const std::uint64_t write = r->tail.load(std::memory_order_relaxed);
   const std::uint64_t read = r->head.load(std::memory_order_acquire);
@@ -199,7 +200,7 @@ bool channel::try_push(std::uint32_t client, const protocol::message& m,
   return true;
 }
 
-std::uint64_t channel::pending(std::uint32_t client) const noexcept {
+SIDECORE_HOT_PATH std::uint64_t channel::pending(std::uint32_t client) const noexcept {
   ring* r = ring_of(client);
   return r->tail.load(std::memory_order_relaxed) - r->head.load(std::memory_order_relaxed);
 }
@@ -215,7 +216,7 @@ bool channel::try_pop(std::uint32_t client, protocol::message& out) noexcept {
   return true;
 }
 
-void channel::wake_server() noexcept {
+SIDECORE_HOT_PATH void channel::wake_server() noexcept {
   header* h = head();
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (h->server_sleeping.load(std::memory_order_seq_cst)) {
@@ -280,7 +281,7 @@ void channel::publish_ended(std::uint32_t client, std::uint32_t iterations) noex
 // reads the progress word, then checks the condition, then sleeps on that word's value. Either
 // the waker sees the waiter and raises the word (the sleep returns at once or is woken), or the
 // waiter's check sees the change: no wake-up is lost.
-void channel::note_progress() noexcept {
+SIDECORE_HOT_PATH void channel::note_progress() noexcept {
   header* h = head();
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (h->progress_waiters.load(std::memory_order_relaxed) == 0) return;
@@ -330,7 +331,7 @@ bool channel::wait_for_slowest(std::uint32_t iterations, double timeout_seconds)
   return wait_for_progress([&] { return slowest_ended() >= iterations; }, timeout_seconds);
 }
 
-std::uint32_t channel::slowest_ended() const noexcept {
+SIDECORE_HOT_PATH std::uint32_t channel::slowest_ended() const noexcept {
   std::uint32_t slowest = UINT32_MAX;
   for (std::uint32_t c = 0; c < client_count(); ++c)
     slowest = std::min(slowest, ring_of(c)->ended.load(std::memory_order_acquire));

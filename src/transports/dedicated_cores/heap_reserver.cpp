@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "common/hot_path.hpp"
 #include "common/log.hpp"
 #include "common/quiet_thread.hpp"
 #include "common/thread_policy.hpp"
@@ -48,7 +49,7 @@ bool raise_to(std::atomic<std::uint64_t>& value, std::uint64_t wanted) noexcept 
 
 }  // namespace
 
-void window_mapper::map_ahead(std::uint64_t from, std::uint64_t to) {
+SIDECORE_HOT_PATH void window_mapper::map_ahead(std::uint64_t from, std::uint64_t to) {
   if (to <= m_to.load(std::memory_order_acquire)) return;
   raise_to(m_skip_to, from);  // before the end: the thread never maps the gap before `from`
   if (raise_to(m_to, to)) m_asked.notify_one();

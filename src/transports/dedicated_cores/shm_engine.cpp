@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/hot_path.hpp"
 #include "common/job_failure.hpp"
 #include "common/peer_watch.hpp"
 #include "common/waiting.hpp"
@@ -33,9 +34,11 @@ shm_engine::shm_engine(const config::model& model, channel& channel, std::uint32
   std::memset(m_channel.address(m_stretch), 0, std::min<std::uint64_t>(share, 4u << 20));
 }
 
-std::uint64_t shm_engine::capacity() const noexcept { return m_channel.heap().capacity(); }
+SIDECORE_HOT_PATH std::uint64_t shm_engine::capacity() const noexcept {
+  return m_channel.heap().capacity();
+}
 
-void shm_engine::end_job_if_server_died(bool thorough, const char* call) const {
+SIDECORE_HOT_PATH void shm_engine::end_job_if_server_died(bool thorough, const char* call) const {
   const peer_watch* peers = peer_watch::current();
   if (!peers) return;
   const bool dead = thorough ? peers->state_of(m_server_rank) == peer_watch::state::dead
@@ -74,7 +77,7 @@ void shm_engine::note_server_stalled() {
   m_stalled_at = m_channel.heartbeat();
 }
 
-reservation shm_engine::reserve(std::uint64_t bytes) {
+SIDECORE_HOT_PATH reservation shm_engine::reserve(std::uint64_t bytes) {
   memory::shared_heap& heap = m_channel.heap();
   reservation r;
   if (m_model.arch.policy == config::full_buffer_policy::wait) {
@@ -107,7 +110,7 @@ reservation shm_engine::reserve(std::uint64_t bytes) {
   return r;
 }
 
-void shm_engine::send(const protocol::message& m, bool wake) {
+SIDECORE_HOT_PATH void shm_engine::send(const protocol::message& m, bool wake) {
   if (m_overflow.empty() && m_channel.try_push(m_slot, m, m_keep_free)) {
     if (wake || m_channel.pending(m_slot) * 2 >= m_channel.ring_capacity()) m_channel.wake_server();
     return;
@@ -157,7 +160,7 @@ void shm_engine::push_waiting(const protocol::message& m) {
   m_channel.wake_server();
 }
 
-void shm_engine::commit(const protocol::message& m, block_buffer) {
+SIDECORE_HOT_PATH void shm_engine::commit(const protocol::message& m, block_buffer) {
   try {
     send(m, false);
   } catch (...) {
@@ -171,7 +174,8 @@ void shm_engine::signal(const config::event& event, std::size_t index, int itera
   send(protocol::signal_message(event, index, iteration, m_source), true);
 }
 
-void shm_engine::end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) {
+SIDECORE_HOT_PATH void shm_engine::end_iteration(int iteration, bool skipped,
+                                                 std::uint64_t dropped_bytes) {
   end_job_if_server_died(false, "damaris_end_iteration");
   protocol::message m =
       protocol::control_message(protocol::message_kind::end_iteration, iteration, m_source,
@@ -180,7 +184,7 @@ void shm_engine::end_iteration(int iteration, bool skipped, std::uint64_t droppe
   send(m, true);
 }
 
-void shm_engine::report_store_failures() {
+SIDECORE_HOT_PATH void shm_engine::report_store_failures() {
   const std::uint32_t failures = m_channel.store_failures();
   if (failures == m_failures_seen) return;
   const std::uint32_t fresh = failures - m_failures_seen;
@@ -190,7 +194,7 @@ void shm_engine::report_store_failures() {
                       " in all); the first: " + m_channel.first_store_failure());
 }
 
-void shm_engine::iteration_started(int started) {
+SIDECORE_HOT_PATH void shm_engine::iteration_started(int started) {
   const bool bounded = m_model.arch.policy == config::full_buffer_policy::wait;
   // This client's progress is published before anything can throw: a store failure reported
   // below must not hide it from the other clients, which would wait for it (with every
