@@ -19,7 +19,9 @@
  *                           memory (P = the pages the write touched), last followed one round
  *                           earlier, as the library's tables were last used one round earlier;
  *              chase_lines  a chain through the same number of lines, 64 per page (P / 64 pages);
- *            and back to back, without a compute phase: write_hot, the same write again.
+ *            and back to back, without a compute phase: write_hot, the same write again (the
+ *            second after the measured one: the library may leave some of its cold work, a
+ *            system call it makes only now and then, to the first).
  * If the write after a compute phase costs what chase_pages costs and chase_lines far less, the
  * time goes to address translation (TLB misses and page walks, which a virtual machine makes
  * two-dimensional), not to the library's work (write_hot).
@@ -310,7 +312,8 @@ static void run(const struct options* o) {
       switch ((it + k) % 3) {
         case 0:
           write_ns[it] = write_and_end(field);
-          hot_ns[it] = write_and_end(field);
+          write_and_end(field); /* the first call after the phase may leave some of its */
+          hot_ns[it] = write_and_end(field); /* cold work to the next (a system call) */
           break;
         case 1:
           pages_ns[it] = chase(pages_chain, count);

@@ -105,7 +105,9 @@ def report(meta, runs):
            "8-byte field).", "",
            "Microseconds: median over runs of each run's median over its rounds, (range over "
            "runs). Each measurement follows its own compute phase (a busy loop), except "
-           "*write + end, back to back*, which follows the measured write at once. The chases "
+           "*write + end, back to back*, the second call after the measured one (the first "
+           "may do cold work the library leaves to it, a system call made only now and "
+           "then). The chases "
            "go through as many pages of plain memory as the write touched (one line each), or "
            "as many lines 64 to a page; their nodes were last followed one round earlier, as "
            "the library's tables were last used one round earlier.", "",

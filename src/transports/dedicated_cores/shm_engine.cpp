@@ -176,7 +176,13 @@ void shm_engine::signal(const config::event& event, std::size_t index, int itera
 
 SIDECORE_HOT_PATH void shm_engine::end_iteration(int iteration, bool skipped,
                                                  std::uint64_t dropped_bytes) {
-  end_job_if_server_died(false, "damaris_end_iteration");
+  // The core beats at every turn of its loop (about every millisecond when idle, between two
+  // stores when busy): a beat since the last end of iteration says it lived since then, and the
+  // system call that asks whether it is gone (1-2 us after a compute phase here) is left out. A
+  // core that dies is noticed at the next end of iteration, or by any wait for it.
+  const std::uint64_t beat = m_channel.heartbeat();
+  if (beat == m_beat_at_last_end) end_job_if_server_died(false, "damaris_end_iteration");
+  m_beat_at_last_end = beat;
   protocol::message m =
       protocol::control_message(protocol::message_kind::end_iteration, iteration, m_source,
                                 skipped ? protocol::iteration_skipped : 0);

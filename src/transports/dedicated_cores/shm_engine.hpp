@@ -73,15 +73,16 @@ class shm_engine final : public engine {
   std::uint32_t m_slot;
   int m_source;
   int m_server_rank;
-  std::uint64_t m_stretch;            // where this client's searches of the shared heap start
-  std::uint32_t m_keep_free;          // ring slots plain notifications leave to batches
-  overflow_chain m_overflow;          // notifications that found the ring full
-  std::int64_t m_slowest_seen = 0;    // iterations the slowest client of the core had ended
-  std::uint32_t m_failures_seen = 0;  // store failures of the server already reported here
-  bool m_server_stalled = false;      // a wait for the server timed out...
-  std::uint64_t m_stalled_at = 0;     // ...when its heartbeat was this
-  window_mapper* m_mapper;            // the setup's, which outlives the engine; may be null
-  std::uint64_t m_mapped_to = 0;      // how far the mapper was asked to map
+  std::uint64_t m_stretch;               // where this client's searches of the shared heap start
+  std::uint32_t m_keep_free;             // ring slots plain notifications leave to batches
+  overflow_chain m_overflow;             // notifications that found the ring full
+  std::int64_t m_slowest_seen = 0;       // iterations the slowest client of the core had ended
+  std::uint32_t m_failures_seen = 0;     // store failures of the server already reported here
+  bool m_server_stalled = false;         // a wait for the server timed out...
+  std::uint64_t m_stalled_at = 0;        // ...when its heartbeat was this
+  std::uint64_t m_beat_at_last_end = 0;  // the core's heartbeat at the last end of iteration
+  window_mapper* m_mapper;               // the setup's, which outlives the engine; may be null
+  std::uint64_t m_mapped_to = 0;         // how far the mapper was asked to map
 };
 
 }  // namespace sidecore::transports
