@@ -28,7 +28,6 @@
  */
 #define _DEFAULT_SOURCE
 
-#include <Damaris.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -39,6 +38,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BENCH_PROGRAM "cold_write"
+#include "bench_calls.h"
+
 enum { page_bytes = 4096, line_bytes = 64, count_rounds = 3, max_mappings = 16 };
 
 struct options {
@@ -47,41 +49,6 @@ struct options {
   int iterations;
   long pause_us;
 };
-
-static void check(int rc, const char* call) {
-  if (rc != DAMARIS_OK && rc != DAMARIS_NO_SERVER) {
-    fprintf(stderr, "cold_write: %s failed: %s\n  %s\n", call, damaris_error_string(rc),
-            damaris_last_error_message());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-}
-
-static void* checked_malloc(size_t bytes) {
-  void* p = malloc(bytes ? bytes : 1);
-  if (!p) {
-    fprintf(stderr, "cold_write: out of memory (%zu bytes)\n", bytes);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  return p;
-}
-
-static int64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-/* Stands for the simulation's compute phase: keeps the core busy, as a simulation would. */
-static void compute_for(long microseconds) {
-  const int64_t end = now_ns() + (int64_t)microseconds * 1000;
-  while (now_ns() < end) {
-  }
-}
-
-static int compare_i64(const void* a, const void* b) {
-  const int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
-  return (x > y) - (x < y);
-}
 
 static int64_t median(int64_t* v, int n) {
   qsort(v, (size_t)n, sizeof *v, compare_i64);

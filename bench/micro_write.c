@@ -31,7 +31,6 @@
  */
 #define _DEFAULT_SOURCE
 
-#include <Damaris.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +39,9 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
+
+#define BENCH_PROGRAM "micro_write"
+#include "bench_calls.h"
 
 enum { phase_write = 1, phase_alloc = 2, phase_small = 4, phase_empty = 8, phase_stream = 16 };
 
@@ -58,48 +60,11 @@ struct options {
 /* Written through so that no copy under test can be optimized away. */
 static volatile unsigned char g_sink;
 
-/* DAMARIS_NO_SERVER is what damaris_start and damaris_stop return, as in Damaris, when the
- * configuration has no dedicated cores or nodes: every process is then a client. */
-static void check(int rc, const char* call) {
-  if (rc != DAMARIS_OK && rc != DAMARIS_NO_SERVER) {
-    fprintf(stderr, "micro_write: %s failed: %s\n  %s\n", call, damaris_error_string(rc),
-            damaris_last_error_message());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-}
-
-static void* checked_malloc(size_t bytes) {
-  void* p = malloc(bytes ? bytes : 1);
-  if (!p) {
-    fprintf(stderr, "micro_write: out of memory (%zu bytes)\n", bytes);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  return p;
-}
-
-static int64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-/* Stands for the simulation's compute phase: keeps the core busy, as a simulation would. */
-static void compute_for(long microseconds) {
-  const int64_t end = now_ns() + (int64_t)microseconds * 1000;
-  while (now_ns() < end) {
-  }
-}
-
 /* Minor page faults of this process so far: tells whether a write touched unmapped memory. */
 static long minor_faults(void) {
   struct rusage usage;
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_minflt;
-}
-
-static int compare_i64(const void* a, const void* b) {
-  const int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
-  return (x > y) - (x < y);
 }
 
 struct summary {
