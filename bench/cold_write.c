@@ -4,8 +4,9 @@
  *
  * Usage: sidecore_cold_write CONFIG.xml [--iterations N] [--pause-us US] [--label TEXT]
  *
- * The configuration is bench/micro_dedicated.xml with bytes = 8: one client, one dedicated core,
- * a store that discards the data. On the client:
+ * The configuration is one of bench/micro_<mode>.xml with bytes = 8: one client, a store that
+ * discards the data, and a dedicated core, a dedicated node, a background thread or nothing
+ * (synchronous). On the client:
  *   pages    after a compute phase, /proc/self/clear_refs clears the accessed bits of every
  *            page of the process, damaris_write("field") + damaris_end_iteration run, and
  *            /proc/self/smaps tells which pages were accessed since, mapping by mapping (code of

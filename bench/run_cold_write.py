@@ -12,7 +12,10 @@ Usage: bench/run_cold_write.py [options] NAME=BUILD[,VAR=VALUE...] ...
                and the pauses take turns, the order rotating run by run
   --iterations rounds per run (10)
   --pauses     compute phases in microseconds ("1000 100000")
-  --quick      1 run, 3 rounds, pauses of 1 and 20 ms: checks the harness only
+  --setups     the modes, among dedicated (a dedicated core, np 2), thread (a background
+               thread, np 1), nodes (a dedicated node, np 2) and sync (synchronous, np 1), each
+               with its bench/micro_<mode>.xml and an 8-byte field ("dedicated")
+  --quick      1 run, 3 rounds, pauses of 1 and 20 ms, dedicated and thread: checks the harness
   --out DIR    where cold_write.md and cold_write.json go (bench/results)
 Environment: MPIRUN (mpirun), MPIRUN_FLAGS (--oversubscribe).
 """
@@ -27,6 +30,10 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# setup -> (configuration of bench/, ranks, environment of the job)
+SETUPS = {"dedicated": ("micro_dedicated.xml", 2, {}), "thread": ("micro_thread.xml", 1, {}),
+          "nodes": ("micro_nodes.xml", 2, {"SIDECORE_RANKS_PER_NODE": "1"}),
+          "sync": ("micro_sync.xml", 1, {})}
 MEASURES = [("write", "write + end after the phase"), ("chase_pages", "chase, 1 line per page"),
             ("chase_lines", "chase, 64 lines per page"), ("write_hot", "write + end, back to back")]
 
@@ -49,12 +56,14 @@ def parse_config(spec):
     return name, binary, env
 
 
-def run_once(config, xml, pause, iterations, label):
+def run_once(config, setup, xml, pause, iterations, label):
     name, binary, extra = config
+    _, ranks, setup_env = SETUPS[setup]
+    extra = dict(setup_env, **extra)
     exports = [flag for var in extra for flag in ("-x", var)]
     command = [os.environ.get("MPIRUN", "mpirun"),
                *shlex.split(os.environ.get("MPIRUN_FLAGS", "--oversubscribe")), *exports,
-               "-np", "2", binary, xml, "--pause-us", str(pause), "--iterations",
+               "-np", str(ranks), binary, xml, "--pause-us", str(pause), "--iterations",
                str(iterations), "--label", label]
     env = dict(os.environ, SIDECORE_REPORT=os.environ.get("SIDECORE_REPORT", "off"), **extra)
     if os.geteuid() == 0:
@@ -66,6 +75,7 @@ def run_once(config, xml, pause, iterations, label):
                  f"{done.stdout}{done.stderr}")
     result = json.loads(lines[0])
     result["config"] = name
+    result["setup"] = setup
     return result
 
 
@@ -100,9 +110,9 @@ def report(meta, runs):
                f"`{c['name']}` = {c['binary']}" + (f" with {c['env']}" if c["env"] else "")
                for c in meta["configs"]),
            f"- {meta['runs']} runs per configuration and pause, {meta['iterations']} rounds per "
-           "run; one client, "
-           "one dedicated core, a store that discards the data (bench/micro_dedicated.xml, "
-           "8-byte field).", "",
+           "run; one client and a store that discards the data (bench/micro_<setup>.xml, "
+           "8-byte field), with a dedicated core (dedicated), a background thread (thread), a "
+           "dedicated node (nodes) or none (sync).", "",
            "Microseconds: median over runs of each run's median over its rounds, (range over "
            "runs). Each measurement follows its own compute phase (a busy loop), except "
            "*write + end, back to back*, the second call after the measured one (the first "
@@ -111,26 +121,30 @@ def report(meta, runs):
            "go through as many pages of plain memory as the write touched (one line each), or "
            "as many lines 64 to a page; their nodes were last followed one round earlier, as "
            "the library's tables were last used one round earlier.", "",
-           "| pause | config | pages | " + " | ".join(label for _, label in MEASURES) +
-           " | write / chase of pages |",
-           "|---|---|---|" + "---|" * len(MEASURES) + "---|"]
+           "| pause | setup | config | pages | " +
+           " | ".join(label for _, label in MEASURES) + " | write / chase of pages |",
+           "|---|---|---|---|" + "---|" * len(MEASURES) + "---|"]
     for pause in meta["pauses"]:
-        for config in meta["configs"]:
-            mine = [r for r in runs if r["pause_us"] == pause and r["config"] == config["name"]]
-            cells = [spread([r["ns"][key] for r in mine]) for key, _ in MEASURES]
-            ratio = spread([r["ns"]["write"] / max(1, r["ns"]["chase_pages"]) for r in mine], 1)
-            pages = spread([r["pages"] for r in mine], 1, 0)
-            out.append(f"| {pause / 1000:g} ms | {config['name']} | {pages} | " +
-                       " | ".join(cells) + f" | {ratio} |")
+        for setup in meta["setups"]:
+            for config in meta["configs"]:
+                mine = [r for r in runs if r["pause_us"] == pause and r["setup"] == setup and
+                        r["config"] == config["name"]]
+                cells = [spread([r["ns"][key] for r in mine]) for key, _ in MEASURES]
+                ratio = spread([r["ns"]["write"] / max(1, r["ns"]["chase_pages"])
+                                for r in mine], 1)
+                pages = spread([r["pages"] for r in mine], 1, 0)
+                out.append(f"| {pause / 1000:g} ms | {setup} | {config['name']} | {pages} | " +
+                           " | ".join(cells) + f" | {ratio} |")
     longest = max(meta["pauses"])
-    for config in meta["configs"]:
-        out += ["", f"## Pages accessed by one write + end: {config['name']}", "",
-                f"After a compute phase of {longest / 1000:g} ms, accessed bits cleared through "
-                "/proc/self/clear_refs just before, read from /proc/self/smaps just after; "
-                "median over runs. The baseline is what clearing and reading touch with nothing "
-                "between them: part of it is touched by the write as well.", ""]
-        out += mappings_table([r for r in runs if r["pause_us"] == longest and
-                               r["config"] == config["name"]])
+    for setup in meta["setups"]:
+        for config in meta["configs"]:
+            out += ["", f"## Pages accessed by one write + end: {setup}, {config['name']}", "",
+                    f"After a compute phase of {longest / 1000:g} ms, accessed bits cleared "
+                    "through /proc/self/clear_refs just before, read from /proc/self/smaps just "
+                    "after; median over runs. The baseline is what clearing and reading touch "
+                    "with nothing between them: part of it is touched by the write as well.", ""]
+            out += mappings_table([r for r in runs if r["pause_us"] == longest and
+                                   r["setup"] == setup and r["config"] == config["name"]])
     return "\n".join(out) + "\n"
 
 
@@ -140,12 +154,18 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--pauses", default="1000 100000")
+    ap.add_argument("--setups", default="dedicated")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     args = ap.parse_args()
     if args.quick:
         args.runs, args.iterations, args.pauses = 1, 3, "1000 20000"
+        args.setups = "dedicated thread"
     pauses = [int(p) for p in args.pauses.split()]
+    setups = args.setups.split()
+    unknown = [s for s in setups if s not in SETUPS]
+    if unknown:
+        sys.exit(f"run_cold_write.py: no setup {', '.join(unknown)} (setups: {', '.join(SETUPS)})")
     configs = [parse_config(spec) for spec in args.configs]
     if len({name for name, _, _ in configs}) != len(configs):
         sys.exit("run_cold_write.py: two configurations have the same name")
@@ -153,19 +173,23 @@ def main():
     started = datetime.datetime.now()
     runs = []
     with tempfile.TemporaryDirectory(prefix="sidecore-cold-") as work:
-        with open(os.path.join(HERE, "micro_dedicated.xml")) as f:
-            text = f.read().replace("@BYTES@", "8").replace("@OUTPUT@", work)
-        xml = os.path.join(work, "cold.xml")
-        with open(xml, "w") as f:
-            f.write(text)
+        xmls = {}
+        for setup in setups:
+            with open(os.path.join(HERE, SETUPS[setup][0])) as f:
+                text = f.read().replace("@BYTES@", "8").replace("@OUTPUT@", work)
+            xmls[setup] = os.path.join(work, f"cold_{setup}.xml")
+            with open(xmls[setup], "w") as f:
+                f.write(text)
         for run in range(args.runs):
             order = pauses if run % 2 == 0 else pauses[::-1]
             for k, pause in enumerate(order):
-                shift = (run + k) % len(configs)
-                for config in configs[shift:] + configs[:shift]:
-                    print(f"run_cold_write.py: run {run + 1}/{args.runs}, {config[0]}, pause "
-                          f"{pause} us", file=sys.stderr)
-                    runs.append(run_once(config, xml, pause, args.iterations, f"run{run + 1}"))
+                for setup in setups:
+                    shift = (run + k) % len(configs)
+                    for config in configs[shift:] + configs[:shift]:
+                        print(f"run_cold_write.py: run {run + 1}/{args.runs}, {setup}, "
+                              f"{config[0]}, pause {pause} us", file=sys.stderr)
+                        runs.append(run_once(config, setup, xmls[setup], pause, args.iterations,
+                                             f"run{run + 1}"))
     meta = {"command": "bench/run_cold_write.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
             "date": started.isoformat(timespec="seconds"),
             "seconds": (datetime.datetime.now() - started).total_seconds(),
@@ -175,6 +199,7 @@ def main():
             "load_before": load_before,
             "load_after": " ".join(open("/proc/loadavg").read().split()[:3]),
             "runs": args.runs, "iterations": args.iterations, "pauses": pauses,
+            "setups": setups,
             "configs": [{"name": name, "binary": binary,
                          "env": ",".join(f"{k}={v}" for k, v in env.items())}
                         for name, binary, env in configs],
