@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/hot_path.hpp"
 #include "common/quiet_thread.hpp"
 #include "common/units.hpp"
 #include "common/waiting.hpp"
@@ -57,7 +58,7 @@ void populate(std::byte* p, std::size_t bytes) noexcept {
     reinterpret_cast<std::atomic<unsigned char>*>(p + at)->fetch_add(0, std::memory_order_relaxed);
 }
 
-pool_state& state() {
+SIDECORE_HOT_PATH pool_state& state() {
   static pool_state* s = new pool_state;  // never destroyed: see the file comment
   return *s;
 }
@@ -104,7 +105,7 @@ void pooled_deleter::operator()(std::byte* p) const noexcept {
 
 namespace buffer_pool {
 
-block_buffer acquire(std::uint64_t bytes) {
+SIDECORE_HOT_PATH block_buffer acquire(std::uint64_t bytes) {
   const std::size_t wanted = bytes ? static_cast<std::size_t>(bytes) : 1;
   pool_state& s = state();
   if (s.arena.load(std::memory_order_relaxed)) {  // without an arena, nothing more to pay

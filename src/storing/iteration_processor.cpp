@@ -12,6 +12,7 @@
 
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/hot_path.hpp"
 #include "common/log.hpp"
 #include "common/run_clock.hpp"
 #include "common/text.hpp"
@@ -35,7 +36,7 @@ std::string milliseconds(std::uint64_t ns) {
 
 }  // namespace
 
-stored_block stored_block_from(const protocol::message& m, const void* data) {
+SIDECORE_HOT_PATH stored_block stored_block_from(const protocol::message& m, const void* data) {
   stored_block b;
   b.variable = m.variable;
   b.view.source = m.source;

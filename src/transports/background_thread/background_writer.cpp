@@ -7,6 +7,7 @@
 #include <climits>
 
 #include "common/error.hpp"
+#include "common/hot_path.hpp"
 #include "common/log.hpp"
 #include "common/mpi_handles.hpp"
 #include "common/thread_policy.hpp"
@@ -48,7 +49,7 @@ background_writer::~background_writer() {
   if (m_thread.joinable()) m_thread.join();
 }
 
-block_buffer background_writer::reserve(std::uint64_t bytes) {
+SIDECORE_HOT_PATH block_buffer background_writer::reserve(std::uint64_t bytes) {
   if (bytes > m_budget) throw block_never_fits(bytes, m_budget, "this process's buffer");
   std::unique_lock<std::mutex> lock(m_mutex);
   if (m_reserved + bytes > m_budget) {
@@ -82,7 +83,7 @@ void background_writer::unreserve(std::uint64_t bytes) {
   m_progress.notify_all();
 }
 
-void background_writer::push(task t, bool wake) {
+SIDECORE_HOT_PATH void background_writer::push(task t, bool wake) {
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_tasks.push_back(std::move(t));
@@ -91,15 +92,16 @@ void background_writer::push(task t, bool wake) {
   if (wake) m_work.notify_one();
 }
 
-void background_writer::submit_block(storing::stored_block block) {
+SIDECORE_HOT_PATH void background_writer::submit_block(storing::stored_block block) {
   task t;
   t.what = task::kind::block;
   t.block = std::move(block);
   push(std::move(t), false);
 }
 
-void background_writer::submit_end_iteration(int source, int iteration, bool skipped,
-                                             std::uint64_t dropped_bytes) {
+SIDECORE_HOT_PATH void background_writer::submit_end_iteration(int source, int iteration,
+                                                               bool skipped,
+                                                               std::uint64_t dropped_bytes) {
   m_client_iteration = iteration + 1;
   task t;
   t.what = task::kind::end_iteration;
@@ -191,7 +193,7 @@ void background_writer::take_part_until_all_stopped() {
   }
 }
 
-void background_writer::rethrow_failure() {
+SIDECORE_HOT_PATH void background_writer::rethrow_failure() {
   std::string failure;
   {
     std::lock_guard<std::mutex> lock(m_mutex);

@@ -1,6 +1,7 @@
 // Background thread: the client's calls become tasks of the I/O thread.
 #include "transports/background_thread/thread_engine.hpp"
 
+#include "common/hot_path.hpp"
 #include "storing/iteration_processor.hpp"
 
 namespace sidecore::transports {
@@ -11,14 +12,14 @@ thread_engine::thread_engine(const config::model& model, MPI_Comm writers, MPI_C
       m_source(source),
       m_writer(model, writers, finish_comm, writer_index, writer_count, source) {}
 
-reservation thread_engine::reserve(std::uint64_t bytes) {
+SIDECORE_HOT_PATH reservation thread_engine::reserve(std::uint64_t bytes) {
   reservation r;
   r.owned = m_writer.reserve(bytes);
   r.address = r.owned.get();
   return r;
 }
 
-void thread_engine::commit(const protocol::message& m, block_buffer owned) {
+SIDECORE_HOT_PATH void thread_engine::commit(const protocol::message& m, block_buffer owned) {
   storing::stored_block b = storing::stored_block_from(m, owned.get());
   b.owned = std::move(owned);
   m_writer.submit_block(std::move(b));
@@ -28,13 +29,14 @@ void thread_engine::signal(const config::event& event, std::size_t, int iteratio
   m_writer.submit_signal(event, m_source, iteration);
 }
 
-void thread_engine::end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) {
+SIDECORE_HOT_PATH void thread_engine::end_iteration(int iteration, bool skipped,
+                                                    std::uint64_t dropped_bytes) {
   // The I/O thread's processor has one source: this process.
   m_writer.submit_end_iteration(0, iteration, skipped, dropped_bytes);
 }
 
 // A store failure of an earlier iteration reaches the program at the next end of iteration.
-void thread_engine::iteration_started(int) { m_writer.report_failure(); }
+SIDECORE_HOT_PATH void thread_engine::iteration_started(int) { m_writer.report_failure(); }
 
 void thread_engine::sync(int) { m_writer.sync(m_model.arch.wait_timeout_seconds); }
 

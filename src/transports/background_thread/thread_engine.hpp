@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include "common/hot_path.hpp"
 #include "transports/background_thread/background_writer.hpp"
 #include "transports/engine.hpp"
 
@@ -16,7 +17,9 @@ class thread_engine final : public engine {
   thread_engine(const config::model& model, MPI_Comm writers, MPI_Comm finish_comm,
                 int writer_index, int writer_count, int source);
 
-  std::uint64_t capacity() const noexcept override { return m_model.arch.buffer_size; }
+  SIDECORE_HOT_PATH std::uint64_t capacity() const noexcept override {
+    return m_model.arch.buffer_size;
+  }
   const char* buffer_name() const noexcept override { return "the buffer"; }
   reservation reserve(std::uint64_t bytes) override;
   void commit(const protocol::message& m, block_buffer owned) override;
