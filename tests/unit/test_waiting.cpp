@@ -16,12 +16,13 @@ namespace {
 constexpr pace quick{3, microseconds(100), microseconds(400)};
 
 TEST(waiting, a_deadline_ends_the_wait_and_never_before_it_passed) {
+  // How many naps fit in the 20 ms depends on the machine's load (a yield alone may last
+  // longer than that on a busy processor): only when the wait ends is checked.
   waiter w(quick, 0.02);
-  int naps = 0;
-  while (w.nap()) ++naps;
+  while (w.nap()) {
+  }
   EXPECT_GE(w.seconds(), 0.02);
   EXPECT_TRUE(w.expired());
-  EXPECT_GT(naps, quick.free_looks);
   EXPECT_FALSE(w.nap());  // stays over
 }
 
