@@ -8,31 +8,9 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SIDECORE_MPICH_BUILD_DIR:-$root/build-mpich}
 
-sudo_cmd=()
-[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-packages=(mpich libmpich-dev libhdf5-mpich-dev)
-# shellcheck source=lib/debian_packages.sh
-. "$root/scripts/lib/debian_packages.sh"
-mapfile -t missing < <(missing_packages "${packages[@]}")
-if ((${#missing[@]})); then
-  # The alternatives that choose the default MPI (mpicc, mpirun, MPI headers, h5pcc, hdf5.pc):
-  # whatever they point to now, they point to after the installation.
-  groups=(mpi mpirun "mpi-$(gcc -print-multiarch)" h5pcc hdf5.pc)
-  declare -A before=()
-  for g in "${groups[@]}"; do
-    before[$g]=$(update-alternatives --query "$g" 2>/dev/null | sed -n 's/^Value: //p' || true)
-  done
-  echo "sidecore test_mpich: installing ${missing[*]}"
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
-  for g in "${groups[@]}"; do
-    now=$(update-alternatives --query "$g" 2>/dev/null | sed -n 's/^Value: //p' || true)
-    if [ -n "${before[$g]}" ] && [ "$now" != "${before[$g]}" ]; then
-      echo "sidecore test_mpich: alternative $g back to ${before[$g]} (not $now)"
-      "${sudo_cmd[@]}" update-alternatives --quiet --set "$g" "${before[$g]}"
-    fi
-  done
-fi
+# shellcheck source=lib/mpich.sh
+. "$root/scripts/lib/mpich.sh"
+install_mpich "sidecore test_mpich"
 
 # No Python module or script runner: the mpi4py they need is built against the default MPI.
 # No benchmarks: nothing tests them. setup.sh installs the rest of what the build needs.

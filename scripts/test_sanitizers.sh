@@ -46,21 +46,51 @@ only_tracer_crashes() {
 jobs=${SIDECORE_TEST_JOBS:-$(($(nproc) * 2))}
 # shellcheck source=lib/ompi_session.sh
 . "$root/scripts/lib/ompi_session.sh"
+# shellcheck source=lib/mpich.sh
+. "$root/scripts/lib/mpich.sh"
+# Each build's tests start their jobs with that build's launcher (tests/CMakeLists.txt).
+unset SIDECORE_TEST_MPIEXEC
 keep_ompi_session_dir
 one_blas_thread
-no_io_device_discovery
+hwloc_given=${HWLOC_COMPONENTS+yes}
+# Runs the tests of test preset $1 (build dir $2; the rest: ctest arguments); fails, saying so,
+# when one fails for any other reason than LeakSanitizer's tracer crash.
+run_preset() {
+  local preset=$1 build=$2
+  shift 2
+  (cd "$root" && ctest --preset "$preset" -j "$jobs" "$@") && return 0
+  if only_tracer_crashes "$build"; then
+    # LeakSanitizer's own thread sometimes crashes while it stops the process's threads at exit
+    # ("Tracer caught signal 11"): the runtime's fault, seen about once in a thousand programs,
+    # not a leak report. Those tests alone run once more; any other failure stands.
+    echo "== $preset: LeakSanitizer's tracer crashed at exit (no leak report); rerunning those tests"
+    (cd "$root" && ctest --preset "$preset" --rerun-failed) && return 0
+  fi
+  echo "== $preset: FAILED" >&2
+  return 1
+}
+
 status=0
 for config in "${configs[@]}"; do
   start=$SECONDS
   case "$config" in
     asan-ubsan)
       build="$root/build-san-asan"
-      cache=(-DSIDECORE_SANITIZE=address,undefined)
-      # Every test runs under AddressSanitizer and UndefinedBehaviorSanitizer.
+      # Built against MPICH: this pass is also the suite's MPICH pass (the build of
+      # scripts/test.sh and the TSan pass use Open MPI), so every test the MPICH build
+      # registers runs here, under AddressSanitizer and UndefinedBehaviorSanitizer.
+      install_mpich test_sanitizers.sh
+      cache=(-DSIDECORE_SANITIZE=address,undefined -DSIDECORE_MPI=mpich
+             -DSIDECORE_BUILD_PYTHON=OFF)
+      # MPICH's I/O device discovery is left as it is: with HWLOC_COMPONENTS=-pci,-linuxio,
+      # LeakSanitizer's tracer crashes at the exit of every Fortran program of this build
+      # ("Tracer caught signal 11"), and MPICH reads few PCI devices at start (docs/testing.md).
+      [ -n "$hwloc_given" ] || unset HWLOC_COMPONENTS
       ;;
     tsan)
       build="$root/build-san-tsan"
       cache=(-DSIDECORE_SANITIZE=thread)
+      no_io_device_discovery
       # The test preset leaves out the label install: those tests build a program outside the
       # project, without -fsanitize=thread, and ThreadSanitizer's runtime cannot start as a mere
       # dependency of libsidecore.so (pthread_cond_init fails with EINVAL). Everything else runs.
@@ -70,20 +100,16 @@ for config in "${configs[@]}"; do
   # setup.sh installs what is missing and builds; same cache as the preset of that name.
   "$root/scripts/setup.sh" "$build" "${cache[@]}" -DSIDECORE_BUILD_BENCH=OFF
   echo "== $config: testing"
-  if ! (cd "$root" && ctest --preset "$config" -j "$jobs" "$@"); then
-    if only_tracer_crashes "$build"; then
-      # LeakSanitizer's own thread sometimes crashes while it stops the process's threads at
-      # exit ("Tracer caught signal 11"): the runtime's fault, seen about once in a thousand
-      # programs, not a leak report. Those tests alone run once more; any other failure stands.
-      echo "== $config: LeakSanitizer's tracer crashed at exit (no leak report); rerunning those tests"
-      if ! (cd "$root" && ctest --preset "$config" --rerun-failed); then
-        echo "== $config: FAILED" >&2
-        status=1
-      fi
-    else
-      echo "== $config: FAILED" >&2
-      status=1
-    fi
+  run_preset "$config" "$build" "$@" || status=1
+  if [ "$config" = asan-ubsan ]; then
+    # The tests whose Python driver loads libsidecore.so with ctypes (label python_ctypes),
+    # with the runtime preloaded into every process of theirs, interpreter included: there
+    # before the C library allocates, it owns every allocation. The C++ library is preloaded
+    # beside it, so that its interception of exceptions (__cxa_throw) finds the real one
+    # (docs/testing.md).
+    echo "== $config: the python_ctypes tests, AddressSanitizer's runtime preloaded"
+    SIDECORE_ASAN_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \
+      run_preset asan-ubsan-ctypes "$build" "$@" || status=1
   fi
   echo "== $config: $((SECONDS - start)) s"
 done
