@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds Sidecore with each sanitizer configuration (CMakePresets.json) in its own build directory
-# and runs the test suite under it. See docs/testing.md.
+# and runs the test suite under it: ASan+UBSan against MPICH (also the suite's MPICH pass), TSan
+# against Open MPI. See docs/testing.md.
 # Usage: scripts/test_sanitizers.sh [asan-ubsan] [tsan]   (default: both)
 #        extra ctest arguments after --, e.g. scripts/test_sanitizers.sh tsan -- -R unit
 # Build directories: build-san-asan and build-san-tsan (the presets' binaryDir).
