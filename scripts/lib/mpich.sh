@@ -6,13 +6,12 @@
 #                     system's default MPI (mpicc, mpirun, the MPI headers, h5pcc, hdf5.pc) point,
 #                     after the installation, where they pointed before it: installing MPICH
 #                     never changes what the default build (Open MPI) finds.
+
+# shellcheck source=debian_packages.sh
+. "$(dirname "${BASH_SOURCE[0]}")/debian_packages.sh"
+
 install_mpich() {
-  local who=$1
-  local root
-  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-  # shellcheck source=debian_packages.sh
-  . "$root/scripts/lib/debian_packages.sh"
-  local missing
+  local who=$1 missing
   mapfile -t missing < <(missing_packages mpich libmpich-dev libhdf5-mpich-dev)
   ((${#missing[@]})) || return 0
   local groups=(mpi mpirun "mpi-$(gcc -print-multiarch)" h5pcc hdf5.pc) g now
