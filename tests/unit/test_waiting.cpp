@@ -17,9 +17,17 @@ constexpr pace quick{3, microseconds(100), microseconds(400)};
 
 TEST(waiting, a_deadline_ends_the_wait_and_never_before_it_passed) {
   // How many naps fit in the 20 ms depends on the machine's load (a yield alone may last
-  // longer than that on a busy processor): only when the wait ends is checked.
+  // longer than that on a busy processor): when the wait ends is checked, and that every look
+  // after the free ones sleeps its length or to the deadline (lower bounds, which load only
+  // lengthens).
+  const auto deadline = waiter::clock::now() + std::chrono::milliseconds(20);
   waiter w(quick, 0.02);
-  while (w.nap()) {
+  int looks = 0;
+  for (;;) {
+    const auto before = waiter::clock::now();
+    if (!w.nap()) break;
+    if (++looks > quick.free_looks && deadline - before > quick.first)
+      EXPECT_GE(waiter::clock::now() - before, quick.first) << "look " << looks;
   }
   EXPECT_GE(w.seconds(), 0.02);
   EXPECT_TRUE(w.expired());
