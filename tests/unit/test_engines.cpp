@@ -4,6 +4,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -322,6 +323,39 @@ TEST_F(engines_test, shm_engine_maps_the_buffer_ahead_of_its_blocks) {
   // The held 20 MiB were never asked for: at most the block's own page besides.
   EXPECT_LE(mapped, ahead + (64u << 10)) << "pages before the block were mapped too";
   c.stop();
+}
+
+// A block beyond every earlier block and beyond what the mapper has reached (a mapper the busy
+// processor starves, or none) is mapped by its reservation, in one system call, before the
+// program writes it: the write itself takes no page fault.
+TEST_F(engines_test, shm_engine_maps_a_block_beyond_its_reach_before_the_write) {
+  const config::model model = model_in(m_directory);
+  transports::channel channel = unlinked_channel("reach", 64u << 20, 1, 64);
+  channel.reserve_heap(0);
+  const std::atomic<bool> never{false};
+  ASSERT_EQ(channel.reserve_heap_rest(never), "");
+  const std::uint64_t begin = channel.heap().begin_offset();
+  const std::uint64_t held = 20u << 20;  // blocks a busy core has not released yet
+  ASSERT_EQ(channel.heap().try_allocate(held, begin).value_or(0), begin);
+  transports::shm_engine engine(model, channel, 0, 0);  // no mapper
+  const std::uint64_t bytes = 4u << 20;
+  const std::uint64_t before = resident_bytes_around(channel.address(begin));
+  const transports::reservation block = engine.reserve(bytes);
+  ASSERT_TRUE(block);
+  EXPECT_GE(block.offset, begin + held);
+  EXPECT_GE(resident_bytes_around(channel.address(begin)) - before, bytes)
+      << "the block's pages were not mapped when the reservation returned";
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // A sanitizer's shadow memory takes its own faults on first access: only the mapping counts.
+  std::memset(block.address, 7, bytes);
+#else
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const long faults = usage.ru_minflt;
+  std::memset(block.address, 7, bytes);
+  ::getrusage(RUSAGE_SELF, &usage);
+  EXPECT_LE(usage.ru_minflt - faults, 2) << "writing the reserved block faulted";
+#endif
 }
 
 TEST_F(engines_test, shm_engine_under_skip_policy_drops_what_does_not_fit) {

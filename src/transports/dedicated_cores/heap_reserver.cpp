@@ -26,6 +26,7 @@ window_mapper::window_mapper(channel& c, std::uint64_t offset, std::uint64_t byt
     : m_from(offset),
       m_to(offset + bytes),
       m_skip_to(offset),
+      m_mapped_to(offset),
       m_thread(start_quiet_thread([this, &c] { run(c); })) {}
 
 window_mapper::~window_mapper() {
@@ -93,7 +94,9 @@ void window_mapper::run(channel& c) {
       constexpr std::uint64_t piece = 1u << 20;
       for (std::uint64_t p = m_from; p < m_from + n; p += piece) {
         if (m_stop.load(std::memory_order_relaxed)) return;
-        c.prefault(p, std::min(piece, m_from + n - p));
+        const std::uint64_t end = std::min(p + piece, m_from + n);
+        c.prefault(p, end - p);
+        m_mapped_to.store(end, std::memory_order_release);
       }
       m_from += n;
     } else if (c.heap_reservation_stopped()) {

@@ -49,14 +49,18 @@ class window_mapper {
   // priority (a lock it held could keep the simulation waiting while it is not scheduled).
   void map_ahead(std::uint64_t from, std::uint64_t to);
 
+  // Where the thread has got to: it has mapped no page at or after this offset.
+  std::uint64_t mapped_to() const noexcept { return m_mapped_to.load(std::memory_order_acquire); }
+
  private:
   void run(channel& c);
 
   std::mutex m_mutex;  // the thread's sleep and the destructor's stop only
   std::condition_variable m_asked;
-  std::uint64_t m_from;                  // the first page not mapped yet (the thread's)
-  std::atomic<std::uint64_t> m_to;       // the end of what was asked
-  std::atomic<std::uint64_t> m_skip_to;  // where the next pages to map begin at the earliest
+  std::uint64_t m_from;                    // the first page not mapped yet (the thread's)
+  std::atomic<std::uint64_t> m_to;         // the end of what was asked
+  std::atomic<std::uint64_t> m_skip_to;    // where the next pages to map begin at the earliest
+  std::atomic<std::uint64_t> m_mapped_to;  // the end of the last piece mapped
   std::atomic<bool> m_stop{false};
   std::thread m_thread;
 };

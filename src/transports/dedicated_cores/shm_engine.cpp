@@ -106,6 +106,7 @@ SIDECORE_HOT_PATH reservation shm_engine::reserve(std::uint64_t bytes) {
                            " bytes in the shared buffer: " + m_channel.heap_reservation_error());
   }
   r.address = m_channel.address(r.offset);
+  map_block(r.offset, bytes);
   map_ahead_of(r.offset + bytes);
   return r;
 }
