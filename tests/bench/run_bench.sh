@@ -86,7 +86,7 @@ case $name in
       --out "$work/scale"
     ;;
   paraview_cost)
-    "$python" "$bench/paraview/run_cost.py" "$build" --runs 1 --iterations 10 \
+    "$python" "$bench/paraview/run_cost.py" "$build" --runs 1 --iterations 10 --steps 100 \
       --out "$work/paraview"
     ;;
   paraview_first_iteration)
