@@ -19,6 +19,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -293,19 +294,30 @@ std::uint64_t resident_bytes_around(const void* address) {
   return 0;
 }
 
+// Bytes at the start of the heap that channel_with_its_start_held holds.
+constexpr std::uint64_t held_at_the_start = 20u << 20;
+
+// A channel of 64 MiB, its heap wholly reserved, its first held_at_the_start bytes allocated
+// as blocks a busy core has not released yet would hold them: the next block lands beyond.
+transports::channel channel_with_its_start_held(const std::string& suffix) {
+  transports::channel channel = unlinked_channel(suffix, 64u << 20, 1, 64);
+  channel.reserve_heap(0);
+  const std::atomic<bool> never{false};
+  const std::string failure = channel.reserve_heap_rest(never);
+  if (!failure.empty()) throw std::runtime_error("reserving the heap: " + failure);
+  const std::uint64_t begin = channel.heap().begin_offset();
+  if (channel.heap().try_allocate(held_at_the_start, begin).value_or(0) != begin)
+    throw std::runtime_error("the start of the heap could not be held");
+  return channel;
+}
+
 // A client maps the pages after its furthest block ahead of its next writes, on its mapper's
 // thread (blocks held by a busy core move the allocator into pages never touched), and only
 // those: the pages between its window and that block are left to the writes.
 TEST_F(engines_test, shm_engine_maps_the_buffer_ahead_of_its_blocks) {
   const config::model model = model_in(m_directory);
-  transports::channel channel = unlinked_channel("ahead", 64u << 20, 1, 64);
-  channel.reserve_heap(0);
-  const std::atomic<bool> never{false};
-  ASSERT_EQ(channel.reserve_heap_rest(never), "");
+  transports::channel channel = channel_with_its_start_held("ahead");
   const std::uint64_t begin = channel.heap().begin_offset();
-  // Hold the start of the heap, as blocks a busy core has not released yet would.
-  const std::uint64_t held = 20u << 20;
-  ASSERT_EQ(channel.heap().try_allocate(held, begin).value_or(0), begin);
   transports::window_mapper mapper(channel, begin, 0);  // no window: nothing mapped at start
   client::client c(model, 0,
                    std::make_unique<transports::shm_engine>(model, channel, 0, 0, -1, &mapper));
@@ -330,19 +342,14 @@ TEST_F(engines_test, shm_engine_maps_the_buffer_ahead_of_its_blocks) {
 // program writes it: the write itself takes no page fault.
 TEST_F(engines_test, shm_engine_maps_a_block_beyond_its_reach_before_the_write) {
   const config::model model = model_in(m_directory);
-  transports::channel channel = unlinked_channel("reach", 64u << 20, 1, 64);
-  channel.reserve_heap(0);
-  const std::atomic<bool> never{false};
-  ASSERT_EQ(channel.reserve_heap_rest(never), "");
+  transports::channel channel = channel_with_its_start_held("reach");
   const std::uint64_t begin = channel.heap().begin_offset();
-  const std::uint64_t held = 20u << 20;  // blocks a busy core has not released yet
-  ASSERT_EQ(channel.heap().try_allocate(held, begin).value_or(0), begin);
   transports::shm_engine engine(model, channel, 0, 0);  // no mapper
   const std::uint64_t bytes = 4u << 20;
   const std::uint64_t before = resident_bytes_around(channel.address(begin));
   const transports::reservation block = engine.reserve(bytes);
   ASSERT_TRUE(block);
-  EXPECT_GE(block.offset, begin + held);
+  EXPECT_GE(block.offset, begin + held_at_the_start);
   EXPECT_GE(resident_bytes_around(channel.address(begin)) - before, bytes)
       << "the block's pages were not mapped when the reservation returned";
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
