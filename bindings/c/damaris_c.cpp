@@ -1,6 +1,7 @@
 // The Damaris C API. Every function body runs inside guarded(): no exception crosses this
 // boundary; the code is returned and the message kept per thread for
 // damaris_last_error_message().
+#include <pthread.h>
 #include <string.h>
 
 #include <algorithm>
@@ -83,32 +84,52 @@ enum class failure_report {
 // (plugins and scripts on the I/O thread use them).
 enum class thread_use { one_at_a_time, any };
 
-std::atomic<bool> g_call_in_progress{false};
-thread_local int t_call_depth = 0;  // nested calls of one thread (an action inside damaris_start)
+// The thread inside a call (its thread pointer), or null. A thread's identity is read from its
+// thread pointer rather than kept in a thread_local: in a shared library every thread_local
+// access is a call into the dynamic loader (__tls_get_addr), whose code and data are pages of
+// their own, cold after a compute phase (bench/run_cold_write.py).
+std::atomic<const void*> g_call_thread{nullptr};
 std::atomic<const char*> g_call_owner{nullptr};
 
-// Holds the API for this thread for one call; throws when another thread holds it.
+// The calling thread, unique among the live threads of the process.
+SIDECORE_HOT_PATH const void* this_thread() noexcept {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__aarch64__))
+  return __builtin_thread_pointer();
+#else
+  return reinterpret_cast<const void*>(pthread_self());
+#endif
+}
+
+// Holds the API for this thread for one call; throws when another thread holds it. A call
+// made inside another call of the same thread (an action inside damaris_start) passes.
 class exclusive_call {
  public:
-  explicit exclusive_call(const char* function) {
-    if (t_call_depth++ > 0) return;
-    if (g_call_in_progress.exchange(true, std::memory_order_acquire)) {
-      --t_call_depth;
-      const char* other = g_call_owner.load(std::memory_order_relaxed);
-      throw sidecore::error(
-          DAMARIS_ERROR_UNKNOWN,
-          std::string("called while another thread of this process is inside ") +
-              (other ? other : "a Sidecore call") +
-              "; the Damaris API is used from one thread at a time (call it from one thread, "
-              "or serialize the calls with a lock)");
+  SIDECORE_HOT_PATH explicit exclusive_call(const char* function) {
+    const void* const self = this_thread();
+    const void* holder = nullptr;
+    if (g_call_thread.compare_exchange_strong(holder, self, std::memory_order_acquire,
+                                              std::memory_order_relaxed)) {
+      m_outermost = true;
+      g_call_owner.store(function, std::memory_order_relaxed);
+      return;
     }
-    g_call_owner.store(function, std::memory_order_relaxed);
+    if (holder == self) return;
+    const char* other = g_call_owner.load(std::memory_order_relaxed);
+    throw sidecore::error(
+        DAMARIS_ERROR_UNKNOWN,
+        std::string("called while another thread of this process is inside ") +
+            (other ? other : "a Sidecore call") +
+            "; the Damaris API is used from one thread at a time (call it from one thread, "
+            "or serialize the calls with a lock)");
   }
   ~exclusive_call() {
-    if (--t_call_depth == 0) g_call_in_progress.store(false, std::memory_order_release);
+    if (m_outermost) g_call_thread.store(nullptr, std::memory_order_release);
   }
   exclusive_call(const exclusive_call&) = delete;
   exclusive_call& operator=(const exclusive_call&) = delete;
+
+ private:
+  bool m_outermost = false;
 };
 
 template <typename Body>
@@ -174,14 +195,16 @@ SIDECORE_HOT_PATH sidecore::client::client& current_client(const char* function)
 
 // A name given to a call: not NULL, and no longer than any name the configuration can declare,
 // so that a wrong pointer or a runaway string is refused without being copied or printed whole.
-SIDECORE_HOT_PATH const char* checked_name(const char* name, const char* what) {
+// Its length is measured once, here.
+SIDECORE_HOT_PATH std::string_view checked_name(const char* name, const char* what) {
   if (!name) throw sidecore::argument_error(std::string(what) + " is NULL");
   constexpr std::size_t longest = sidecore::config::max_name_bytes;
-  if (::strnlen(name, longest + 1) > longest)
+  const std::size_t length = ::strnlen(name, longest + 1);
+  if (length > longest)
     throw sidecore::argument_error(std::string(what) + " '" + std::string(name, 60) +
                                    "...' is longer than " + std::to_string(longest) +
                                    " bytes; no configured name is");
-  return name;
+  return {name, length};
 }
 
 // MPI_Finalize reached with Sidecore still initialized (damaris_finalize forgotten, or MPI
@@ -387,7 +410,7 @@ SIDECORE_API int damaris_bind(const char* signal_name, signal_t sig) {
       "damaris_bind",
       [&] {
         sidecore::storing::action_registry::instance().bind(
-            checked_name(signal_name, "signal_name"), sig);
+            std::string(checked_name(signal_name, "signal_name")), sig);
       },
       failure_report::usual, thread_use::any);
 }
@@ -487,7 +510,7 @@ SIDECORE_API int damaris_get_type(const char* variable_name, DAMARIS_TYPE_STR* v
         const sidecore::config::model& model = current("damaris_get_type").model();
         if (!vartype) throw sidecore::argument_error("vartype is NULL");
         *vartype = DAMARIS_TYPE_UNDEFINED;
-        const std::string name = checked_name(variable_name, "variable_name");
+        const std::string name(checked_name(variable_name, "variable_name"));
         const std::size_t v = model.find_variable(name);
         if (v == sidecore::config::model::npos)
           throw sidecore::error(DAMARIS_UNDEFINED_VARIABLE, model.unknown_variable(name));

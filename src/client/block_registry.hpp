@@ -19,6 +19,7 @@ struct block_settings {
   std::vector<std::int64_t> extents;   // C order; empty: the layout's
   std::uint64_t bytes = 0;             // of the extents, when set
   int handed_over = -1;                // the last iteration it was written or allocated in
+  std::int32_t allocation = -1;        // its slot in the client's allocation_slots, until cleared
 };
 
 class block_registry {

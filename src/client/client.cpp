@@ -25,12 +25,13 @@ client::client(const config::model& model, int client_index,
       m_client_index(client_index),
       m_engine(std::move(engine)),
       m_parameters(model),
-      m_blocks(model.variables.size(), model.arch.domains) {
+      m_blocks(model.variables.size(), model.arch.domains),
+      // Room for every declared block of one iteration, so that damaris_alloc does not grow it.
+      m_allocations(std::min<std::size_t>(
+          model.variables.size() * static_cast<std::size_t>(std::max(1, model.arch.domains)),
+          1024)) {
   for (std::size_t v = 0; v < model.variables.size(); ++v)
     m_variables.emplace(std::string_view(model.variables[v].name), v);
-  // Room for every declared block of one iteration, so that damaris_alloc does not grow it.
-  m_allocations.reserve(std::min<std::size_t>(
-      model.variables.size() * static_cast<std::size_t>(std::max(1, model.arch.domains)), 1024));
   m_time_calls = environment::write_times();
 }
 
@@ -166,9 +167,19 @@ SIDECORE_HOT_PATH void client::hand_over(const protocol::message& m, block_buffe
   m_engine->commit(m, std::move(owned));
 }
 
-client::allocation* client::find_allocation(std::size_t variable, int block, int iteration) {
-  auto it = m_allocations.find({static_cast<std::int32_t>(variable), block, iteration});
-  return it == m_allocations.end() ? nullptr : &it->second;
+SIDECORE_HOT_PATH allocation* client::find_allocation(std::size_t variable, int block,
+                                                      int iteration) {
+  block_settings* settings = m_blocks.find(variable, block);
+  if (!settings || settings->allocation < 0) return nullptr;
+  allocation& a = m_allocations[settings->allocation];
+  return a.block.iteration == iteration ? &a : nullptr;
+}
+
+SIDECORE_HOT_PATH void client::forget_allocation(std::size_t variable, int block) noexcept {
+  block_settings* settings = m_blocks.find(variable, block);
+  if (!settings || settings->allocation < 0) return;
+  m_allocations.remove(settings->allocation);
+  settings->allocation = -1;
 }
 
 SIDECORE_HOT_PATH void client::check_running(const char* call) const {
@@ -315,7 +326,7 @@ SIDECORE_HOT_PATH client::allocated_block client::alloc_shaped(std::string_view 
   a.block = block_message(v, block, m_iteration, offset, shape, settings.position);
   allocated_block allocated{a.address, m_model.layouts[m_model.variables[v].layout_index].type,
                             &shape.dims};
-  m_allocations.insert_or_assign({static_cast<std::int32_t>(v), block, m_iteration}, std::move(a));
+  settings.allocation = m_allocations.add(std::move(a));
   return allocated;
 }
 
@@ -348,7 +359,7 @@ SIDECORE_HOT_PATH void client::clear(std::string_view name, int block, int itera
                 "clear of block " + std::to_string(block) + " of " + single_quoted(name) +
                     " at iteration " + std::to_string(iteration) + ": no such allocated block");
   if (!a->committed) commit(name, block, iteration);
-  m_allocations.erase({static_cast<std::int32_t>(v), block, iteration});
+  forget_allocation(v, block);
 }
 
 void client::signal(std::string_view name) {
@@ -370,8 +381,8 @@ SIDECORE_HOT_PATH void client::end_iteration() {
   check_running("damaris_end_iteration");
   // Allocated blocks of this iteration that were never committed are committed now: the data
   // the simulation put there is what it meant to write.
-  for (auto& [key, a] : m_allocations) {
-    if (a.block.iteration > m_iteration || a.committed) continue;
+  m_allocations.for_each([&](std::int32_t, allocation& a) {
+    if (a.block.iteration > m_iteration || a.committed) return;
     const std::string& variable = m_model.variables[a.block.variable].name;
     // A program that leaves the commits to the end of the iteration does so every iteration.
     if (log::first_time("uncommitted block of " + variable))
@@ -380,9 +391,11 @@ SIDECORE_HOT_PATH void client::end_iteration() {
                    " but never committed; committing it at the end of the iteration (said "
                    "once per variable: later ones are committed alike)");
     commit(variable, a.block.block, a.block.iteration);
-  }
-  for (auto it = m_allocations.begin(); it != m_allocations.end();)
-    it = it->second.block.iteration <= m_iteration ? m_allocations.erase(it) : std::next(it);
+  });
+  m_allocations.for_each([&](std::int32_t, allocation& a) {
+    if (a.block.iteration <= m_iteration)
+      forget_allocation(static_cast<std::size_t>(a.block.variable), a.block.block);
+  });
   m_engine->end_iteration(m_iteration, m_iteration_skipped, m_dropped_this_iteration);
   m_blocks.end_iteration();
   ++m_iteration;
@@ -448,8 +461,8 @@ void client::stop() {
   if (m_stopped) return;
   // Blocks allocated and never committed are handed over now, as at the end of an iteration:
   // otherwise their memory would stay taken, and their data lost, for the rest of the job.
-  for (auto& [key, a] : m_allocations) {
-    if (a.committed) continue;
+  m_allocations.for_each([&](std::int32_t, allocation& a) {
+    if (a.committed) return;
     const std::string& variable = m_model.variables[a.block.variable].name;
     log::warning("block ", a.block.block, " of '", variable, "' was allocated at iteration ",
                  a.block.iteration, " but never committed; committing it as the client stops");
@@ -458,7 +471,7 @@ void client::stop() {
     } catch (const std::exception& e) {
       log::error("could not hand over block ", a.block.block, " of '", variable, "': ", e.what());
     }
-  }
+  });
   m_stopped = true;
   m_engine->stop(m_iteration);
 }

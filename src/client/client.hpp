@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/allocation_slots.hpp"
 #include "client/block_registry.hpp"
 #include "client/parameters.hpp"
 #include "config/model.hpp"
@@ -84,32 +85,10 @@ class client {
   bool times_calls() const noexcept { return m_time_calls; }
 
  private:
-  // A block from damaris_alloc, until it is cleared. Its notification (shape and position as
-  // at alloc time) is prepared at once, so that commit only hands it over.
-  struct allocation {
-    protocol::message block;  // variable, block, iteration, offset, shape, position
-    block_buffer owned;       // process memory (no dedicated core), or a dropped (skipped) block
-    void* address = nullptr;
-    bool committed = false;
-    bool dropped = false;
-  };
-  struct allocation_key {
-    std::int32_t variable, block, iteration;
-    bool operator==(const allocation_key& o) const noexcept {
-      return variable == o.variable && block == o.block && iteration == o.iteration;
-    }
-  };
-  struct allocation_key_hash {
-    std::size_t operator()(const allocation_key& k) const noexcept {
-      std::uint64_t h = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.block)) << 32) ^
-                        static_cast<std::uint32_t>(k.iteration);
-      h ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.variable)) *
-           0x9e3779b97f4a7c15ull;
-      return static_cast<std::size_t>(h ^ (h >> 29));
-    }
-  };
   // The allocation of (variable, block, iteration), or nullptr.
   allocation* find_allocation(std::size_t variable, int block, int iteration);
+  // The block's allocation (if any) is cleared: its slot is freed for the next one.
+  void forget_allocation(std::size_t variable, int block) noexcept;
 
   std::size_t variable_index(std::string_view name) const;
   void check_block(std::size_t variable, int block) const;
@@ -156,9 +135,8 @@ class client {
   block_registry m_blocks;
   evaluated_layout m_block_shape;  // block_shape's result for a block with its own extents
   std::vector<std::int64_t> m_extents_scratch;  // set_extents checks extents here first
-  // Allocated blocks until cleared: as many as a code allocates per iteration, thousands for
-  // an irregular one, hence a hash table.
-  std::unordered_map<allocation_key, allocation, allocation_key_hash> m_allocations;
+  // Allocated blocks until cleared, each found from its block's settings.
+  allocation_slots m_allocations;
   int m_iteration = 0;
   bool m_iteration_skipped = false;
   bool m_stopped = false;

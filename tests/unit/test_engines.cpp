@@ -276,6 +276,60 @@ TEST_F(engines_test, blocks_left_uncommitted_every_iteration_are_handed_over_and
   std::remove(log_path.c_str());
 }
 
+// The code of the sidecore::error `call` throws, or 0 when it returns.
+template <typename Call>
+int error_code_of(Call&& call) {
+  try {
+    call();
+  } catch (const sidecore::error& e) {
+    return e.code();
+  }
+  return 0;
+}
+
+// Blocks allocated in any order, with ids of the dense table (below <domains count>, 1 here)
+// and far beyond it, committed and cleared out of order, iteration after iteration: each is
+// announced once with its own data, a cleared block's slot serves the next one, and a block is
+// found only in the iteration it was allocated in.
+TEST_F(engines_test, allocated_blocks_are_found_by_block_and_iteration_until_cleared) {
+  const config::model model = model_in(m_directory);
+  transports::channel channel = unlinked_channel("allocations", 1 << 16, 1, 256);
+  client::client c(model, 0, std::make_unique<transports::shm_engine>(model, channel, 0, 0));
+  const std::vector<int> ids = {0, 7, 1000, 3, 1 << 20};
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    for (int id : ids) {
+      auto* data = static_cast<std::int32_t*>(c.alloc("v", id));
+      ASSERT_NE(data, nullptr);
+      for (int k = 0; k < 4; ++k) data[k] = iteration * 1000000 + id * 10 + k;
+    }
+    // Committed last-first; every other block cleared now, the rest left to the iteration's end.
+    for (auto it = ids.rbegin(); it != ids.rend(); ++it) c.commit("v", *it, iteration);
+    for (std::size_t i = 0; i < ids.size(); i += 2) c.clear("v", ids[i], iteration);
+    EXPECT_EQ(error_code_of([&] { c.commit("v", ids[0], iteration); }), DAMARIS_BLOCK_NOT_FOUND)
+        << "a cleared block is still found";
+    EXPECT_EQ(error_code_of([&] { c.clear("v", ids[1], iteration + 1); }), DAMARIS_BLOCK_NOT_FOUND)
+        << "a block is found in an iteration it was not allocated in";
+    c.commit("v", ids[1], iteration);  // committed already: nothing more happens
+    c.end_iteration();
+
+    std::vector<int> announced;
+    message m{};
+    while (channel.try_pop(0, m) && m.kind == message_kind::block) {
+      EXPECT_EQ(m.iteration, iteration);
+      std::int32_t stored[4];
+      std::memcpy(stored, channel.address(m.offset), sizeof stored);
+      for (int k = 0; k < 4; ++k)
+        EXPECT_EQ(stored[k], iteration * 1000000 + m.block * 10 + k)
+            << "block " << m.block << " of iteration " << iteration;
+      announced.push_back(m.block);
+    }
+    EXPECT_EQ(m.kind, message_kind::end_iteration);
+    EXPECT_EQ(announced, std::vector<int>(ids.rbegin(), ids.rend()));
+    // Ended with the iteration: not found any more.
+    EXPECT_EQ(error_code_of([&] { c.clear("v", ids[1], iteration); }), DAMARIS_BLOCK_NOT_FOUND);
+  }
+}
+
 // Bytes of this process's mapping that holds `address` now mapped (Rss of /proc/self/smaps).
 std::uint64_t resident_bytes_around(const void* address) {
   std::ifstream smaps("/proc/self/smaps");

@@ -1,0 +1,77 @@
+// The blocks damaris_alloc handed out, until they are cleared: a table of reusable slots, each
+// found from its block's settings (block_settings::allocation). Once the table holds as many
+// slots as the code allocates per iteration, the zero-copy path allocates nothing, hashes
+// nothing and touches one slot per block: after a compute phase every line and page the calls
+// touch is cold, and a hash table's buckets, nodes and the allocator's state were pages of
+// their own (bench/run_cold_write.py --apis alloc).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "protocol/message.hpp"
+#include "transports/engine.hpp"
+
+namespace sidecore::client {
+
+// A block from damaris_alloc, until it is cleared. Its notification (shape and position as at
+// alloc time) is prepared at once, so that commit only hands it over.
+struct allocation {
+  protocol::message block;  // variable, block, iteration, offset, shape, position
+  block_buffer owned;       // process memory (no dedicated core), or a dropped (skipped) block
+  void* address = nullptr;
+  bool committed = false;
+  bool dropped = false;
+  bool in_use = false;  // the slot holds a block not yet cleared
+};
+
+class allocation_slots {
+ public:
+  // expected: how many blocks may be allocated at once without the table growing.
+  explicit allocation_slots(std::size_t expected) {
+    m_slots.reserve(expected);
+    m_free.reserve(expected);
+  }
+
+  // Stores a and returns its slot.
+  std::int32_t add(allocation a) {
+    a.in_use = true;
+    if (!m_free.empty()) {
+      const std::int32_t slot = m_free.back();
+      m_free.pop_back();
+      m_slots[static_cast<std::size_t>(slot)] = std::move(a);
+      return slot;
+    }
+    m_slots.push_back(std::move(a));
+    // Room for the slot's return to the free list, taken now: remove() cannot fail.
+    if (m_free.capacity() < m_slots.size()) m_free.reserve(m_slots.capacity());
+    return static_cast<std::int32_t>(m_slots.size() - 1);
+  }
+
+  allocation& operator[](std::int32_t slot) noexcept {
+    return m_slots[static_cast<std::size_t>(slot)];
+  }
+
+  // The slot's block was cleared: its memory (if it owned any) goes back, the slot is reused.
+  void remove(std::int32_t slot) noexcept {
+    allocation& a = m_slots[static_cast<std::size_t>(slot)];
+    a.owned = block_buffer{};
+    a.in_use = false;
+    m_free.push_back(slot);
+  }
+
+  // Calls f(slot, allocation&) for every block not yet cleared, in slot order.
+  template <class F>
+  void for_each(F&& f) {
+    for (std::size_t s = 0; s < m_slots.size(); ++s)
+      if (m_slots[s].in_use) f(static_cast<std::int32_t>(s), m_slots[s]);
+  }
+
+ private:
+  std::vector<allocation> m_slots;
+  std::vector<std::int32_t> m_free;  // slots not in use; capacity >= m_slots.size()
+};
+
+}  // namespace sidecore::client
