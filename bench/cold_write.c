@@ -2,20 +2,25 @@
  * pointer chase touching as many pages (and lines) in plain memory after the same compute phase,
  * in the same process. Prints one JSON line per run for bench/run_cold_write.sh.
  *
- * Usage: sidecore_cold_write CONFIG.xml [--iterations N] [--pause-us US] [--label TEXT]
+ * Usage: sidecore_cold_write CONFIG.xml [--api write|alloc] [--iterations N] [--pause-us US]
+ *                            [--label TEXT]
  *
  * The configuration is one of bench/micro_<mode>.xml with bytes = 8: one client, a store that
  * discards the data, and a dedicated core, a dedicated node, a background thread or nothing
  * (synchronous). On the client:
  *   pages    after a compute phase, /proc/self/clear_refs clears the accessed bits of every
- *            page of the process, damaris_write("field") + damaris_end_iteration run, and
+ *            page of the process, the hand-over runs (--api write: damaris_write("field") +
+ *            damaris_end_iteration; --api alloc: damaris_alloc, the 8 bytes copied into the
+ *            block, damaris_commit, damaris_clear, damaris_end_iteration: the zero-copy path,
+ *            whose calls do the same work whatever the block's size), and
  *            /proc/self/smaps tells which pages were accessed since, mapping by mapping (code of
  *            libsidecore, of the C and C++ runtimes, the shared segment, the heap, the stack...).
  *            The same with nothing between the two (what reading smaps itself touches) is given
  *            as the baseline. Three rounds; the median count is the chase's size.
  *   timed    --iterations rounds, each made of the measurements below in a rotating order, each
  *            after its own compute phase of --pause-us (a busy loop, as a simulation's):
- *              write        damaris_write of 8 bytes + damaris_end_iteration;
+ *              write        the hand-over (damaris_write of 8 bytes + damaris_end_iteration,
+ *                           or the five calls of --api alloc);
  *              chase_pages  a pointer chain through one cache line in each of P pages of plain
  *                           memory (P = the pages the write touched), last followed one round
  *                           earlier, as the library's tables were last used one round earlier;
@@ -47,6 +52,7 @@ enum { page_bytes = 4096, line_bytes = 64, count_rounds = 3, max_mappings = 96 }
 struct options {
   const char* config;
   const char* label;
+  int zero_copy; /* --api alloc */
   int iterations;
   long pause_us;
 };
@@ -213,9 +219,22 @@ static int64_t chase(void** start, long count) {
 
 /* ---- The runs ------------------------------------------------------------------------- */
 
+/* The hand-over timed and counted: the 8 bytes through damaris_write, or through a block of
+ * the shared buffer (damaris_alloc, filled, committed and cleared), then the end of the
+ * iteration. */
+static int g_zero_copy;
+
 __attribute__((noinline)) static int64_t write_and_end(const char* field) {
   const int64_t t0 = now_ns();
-  check(damaris_write("field", field), "damaris_write");
+  if (g_zero_copy) {
+    void* block = NULL;
+    check(damaris_alloc("field", &block), "damaris_alloc");
+    memcpy(block, field, 8);
+    check(damaris_commit("field"), "damaris_commit");
+    check(damaris_clear("field"), "damaris_clear");
+  } else {
+    check(damaris_write("field", field), "damaris_write");
+  }
   check(damaris_end_iteration(), "damaris_end_iteration");
   return now_ns() - t0;
 }
@@ -229,6 +248,7 @@ static void print_count(const char* key, const struct page_count* c) {
 
 static void run(const struct options* o) {
   char field[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  g_zero_copy = o->zero_copy;
   g_smaps = mmap(NULL, g_smaps_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (g_smaps == MAP_FAILED) {
     perror("cold_write: mmap");
@@ -298,8 +318,10 @@ static void run(const struct options* o) {
       }
     }
   }
-  printf("COLD {\"label\":\"%s\",\"pause_us\":%ld,\"iterations\":%d,\"pages\":%ld,", o->label,
-         o->pause_us, n, pages);
+  printf(
+      "COLD {\"label\":\"%s\",\"api\":\"%s\",\"pause_us\":%ld,\"iterations\":%d,"
+      "\"pages\":%ld,",
+      o->label, o->zero_copy ? "alloc" : "write", o->pause_us, n, pages);
   print_count("counted", &counted[typical]);
   printf(",");
   print_count("baseline", &baseline[typical]);
@@ -320,6 +342,7 @@ static int parse_options(int argc, char** argv, struct options* o) {
   o->label = "run";
   o->iterations = 10;
   o->pause_us = 100000;
+  o->zero_copy = 0;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     if (a[0] != '-') {
@@ -334,6 +357,8 @@ static int parse_options(int argc, char** argv, struct options* o) {
       o->pause_us = atol(v);
     else if (!strcmp(a, "--label"))
       o->label = v;
+    else if (!strcmp(a, "--api") && (!strcmp(v, "write") || !strcmp(v, "alloc")))
+      o->zero_copy = !strcmp(v, "alloc");
     else
       return -1;
   }
@@ -347,7 +372,9 @@ int main(int argc, char** argv) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0)
-      fprintf(stderr, "usage: %s CONFIG.xml [--iterations N] [--pause-us US] [--label TEXT]\n",
+      fprintf(stderr,
+              "usage: %s CONFIG.xml [--api write|alloc] [--iterations N] [--pause-us US] "
+              "[--label TEXT]\n",
               argv[0]);
     MPI_Finalize();
     return 1;

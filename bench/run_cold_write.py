@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Where a small write after a compute phase spends its time (bench/cold_write.c): the pages
-damaris_write + damaris_end_iteration touch, their time after a compute phase beside pointer
-chases through as many pages and as many lines of plain memory after the same compute phase,
-and the same write back to back.
+damaris_write + damaris_end_iteration touch (or the zero-copy calls: damaris_alloc, commit,
+clear, end_iteration), their time after a compute phase beside pointer chases through as many
+pages and as many lines of plain memory after the same compute phase, and the same hand-over
+back to back.
 
 Usage: bench/run_cold_write.py [options] NAME=BUILD[,VAR=VALUE...] ...
   NAME=BUILD   a configuration: a build with bench/sidecore_cold_write, and the environment of
@@ -15,7 +16,11 @@ Usage: bench/run_cold_write.py [options] NAME=BUILD[,VAR=VALUE...] ...
   --setups     the modes, among dedicated (a dedicated core, np 2), thread (a background
                thread, np 1), nodes (a dedicated node, np 2) and sync (synchronous, np 1), each
                with its bench/micro_<mode>.xml and an 8-byte field ("dedicated")
-  --quick      1 run, 3 rounds, pauses of 1 and 20 ms, dedicated and thread: checks the harness
+  --apis       the hand-overs, among write (damaris_write + damaris_end_iteration) and alloc
+               (damaris_alloc, the 8 bytes copied in, damaris_commit, damaris_clear,
+               damaris_end_iteration) ("write")
+  --quick      1 run, 3 rounds, pauses of 1 and 20 ms, dedicated and thread, both apis: checks
+               the harness
   --out DIR    where cold_write.md and cold_write.json go (bench/results)
 Environment: MPIRUN (mpirun), MPIRUN_FLAGS (--oversubscribe).
 """
@@ -34,8 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SETUPS = {"dedicated": ("micro_dedicated.xml", 2, {}), "thread": ("micro_thread.xml", 1, {}),
           "nodes": ("micro_nodes.xml", 2, {"SIDECORE_RANKS_PER_NODE": "1"}),
           "sync": ("micro_sync.xml", 1, {})}
-MEASURES = [("write", "write + end after the phase"), ("chase_pages", "chase, 1 line per page"),
-            ("chase_lines", "chase, 64 lines per page"), ("write_hot", "write + end, back to back")]
+MEASURES = [("write", "hand-over after the phase"), ("chase_pages", "chase, 1 line per page"),
+            ("chase_lines", "chase, 64 lines per page"), ("write_hot", "hand-over, back to back")]
 
 
 def parse_config(spec):
@@ -56,14 +61,15 @@ def parse_config(spec):
     return name, binary, env
 
 
-def run_once(config, setup, xml, pause, iterations, label):
+def run_once(config, setup, api, xml, pause, iterations, label):
     name, binary, extra = config
     _, ranks, setup_env = SETUPS[setup]
     extra = dict(setup_env, **extra)
     exports = [flag for var in extra for flag in ("-x", var)]
     command = [os.environ.get("MPIRUN", "mpirun"),
                *shlex.split(os.environ.get("MPIRUN_FLAGS", "--oversubscribe")), *exports,
-               "-np", str(ranks), binary, xml, "--pause-us", str(pause), "--iterations",
+               "-np", str(ranks), binary, xml, "--api", api, "--pause-us", str(pause),
+               "--iterations",
                str(iterations), "--label", label]
     env = dict(os.environ, SIDECORE_REPORT=os.environ.get("SIDECORE_REPORT", "off"), **extra)
     if os.geteuid() == 0:
@@ -76,6 +82,7 @@ def run_once(config, setup, xml, pause, iterations, label):
     result = json.loads(lines[0])
     result["config"] = name
     result["setup"] = setup
+    result.setdefault("api", api)  # a benchmark older than --api prints none
     return result
 
 
@@ -89,7 +96,7 @@ def mappings_table(runs):
     """Pages by mapping, median over runs, written and baseline."""
     names = sorted({n for r in runs for part in ("counted", "baseline")
                     for n in r[part]["by_mapping"]})
-    rows = ["| mapping | pages touched by write + end | by reading smaps alone (baseline) |",
+    rows = ["| mapping | pages touched by the hand-over | by reading smaps alone (baseline) |",
             "|---|---|---|"]
     for n in names:
         got = [r["counted"]["by_mapping"].get(n, 0) for r in runs]
@@ -112,39 +119,48 @@ def report(meta, runs):
            f"- {meta['runs']} runs per configuration and pause, {meta['iterations']} rounds per "
            "run; one client and a store that discards the data (bench/micro_<setup>.xml, "
            "8-byte field), with a dedicated core (dedicated), a background thread (thread), a "
-           "dedicated node (nodes) or none (sync).", "",
+           "dedicated node (nodes) or none (sync). The hand-over (api): write = damaris_write + "
+           "damaris_end_iteration; alloc = damaris_alloc, the 8 bytes copied into the block, "
+           "damaris_commit, damaris_clear, damaris_end_iteration (the zero-copy path: its calls "
+           "do the same work whatever the block's size).", "",
            "Microseconds: median over runs of each run's median over its rounds, (range over "
            "runs). Each measurement follows its own compute phase (a busy loop), except "
-           "*write + end, back to back*, the second call after the measured one (the first "
+           "*hand-over, back to back*, the second after the measured one (the first "
            "may do cold work the library leaves to it, a system call made only now and "
            "then). The chases "
-           "go through as many pages of plain memory as the write touched (one line each), or "
+           "go through as many pages of plain memory as the hand-over touched (one line each), or "
            "as many lines 64 to a page; their nodes were last followed one round earlier, as "
            "the library's tables were last used one round earlier.", "",
-           "| pause | setup | config | pages | " +
-           " | ".join(label for _, label in MEASURES) + " | write / chase of pages |",
-           "|---|---|---|---|" + "---|" * len(MEASURES) + "---|"]
+           "| pause | setup | api | config | pages | " +
+           " | ".join(label for _, label in MEASURES) + " | hand-over / chase of pages |",
+           "|---|---|---|---|---|" + "---|" * len(MEASURES) + "---|"]
+    apis = meta.get("apis", ["write"])
     for pause in meta["pauses"]:
         for setup in meta["setups"]:
-            for config in meta["configs"]:
-                mine = [r for r in runs if r["pause_us"] == pause and r["setup"] == setup and
-                        r["config"] == config["name"]]
-                cells = [spread([r["ns"][key] for r in mine]) for key, _ in MEASURES]
-                ratio = spread([r["ns"]["write"] / max(1, r["ns"]["chase_pages"])
-                                for r in mine], 1)
-                pages = spread([r["pages"] for r in mine], 1, 0)
-                out.append(f"| {pause / 1000:g} ms | {setup} | {config['name']} | {pages} | " +
-                           " | ".join(cells) + f" | {ratio} |")
+            for api in apis:
+                for config in meta["configs"]:
+                    mine = [r for r in runs if r["pause_us"] == pause and r["setup"] == setup
+                            and r.get("api", "write") == api and r["config"] == config["name"]]
+                    cells = [spread([r["ns"][key] for r in mine]) for key, _ in MEASURES]
+                    ratio = spread([r["ns"]["write"] / max(1, r["ns"]["chase_pages"])
+                                    for r in mine], 1)
+                    pages = spread([r["pages"] for r in mine], 1, 0)
+                    out.append(f"| {pause / 1000:g} ms | {setup} | {api} | {config['name']} | "
+                               f"{pages} | " + " | ".join(cells) + f" | {ratio} |")
     longest = max(meta["pauses"])
     for setup in meta["setups"]:
-        for config in meta["configs"]:
-            out += ["", f"## Pages accessed by one write + end: {setup}, {config['name']}", "",
+        for api in apis:
+            for config in meta["configs"]:
+                out += ["", f"## Pages accessed by one hand-over: {setup}, {api}, "
+                        f"{config['name']}", "",
                     f"After a compute phase of {longest / 1000:g} ms, accessed bits cleared "
                     "through /proc/self/clear_refs just before, read from /proc/self/smaps just "
                     "after; median over runs. The baseline is what clearing and reading touch "
-                    "with nothing between them: part of it is touched by the write as well.", ""]
-            out += mappings_table([r for r in runs if r["pause_us"] == longest and
-                                   r["setup"] == setup and r["config"] == config["name"]])
+                    "with nothing between them: part of it is touched by the hand-over as well.",
+                    ""]
+                out += mappings_table([r for r in runs if r["pause_us"] == longest and
+                                       r["setup"] == setup and r.get("api", "write") == api and
+                                       r["config"] == config["name"]])
     return "\n".join(out) + "\n"
 
 
@@ -155,14 +171,18 @@ def main():
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--pauses", default="1000 100000")
     ap.add_argument("--setups", default="dedicated")
+    ap.add_argument("--apis", default="write")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     args = ap.parse_args()
     if args.quick:
         args.runs, args.iterations, args.pauses = 1, 3, "1000 20000"
-        args.setups = "dedicated thread"
+        args.setups, args.apis = "dedicated thread", "write alloc"
     pauses = [int(p) for p in args.pauses.split()]
     setups = args.setups.split()
+    apis = args.apis.split()
+    if not apis or any(a not in ("write", "alloc") for a in apis):
+        sys.exit(f"run_cold_write.py: --apis '{args.apis}': give write and/or alloc")
     unknown = [s for s in setups if s not in SETUPS]
     if unknown:
         sys.exit(f"run_cold_write.py: no setup {', '.join(unknown)} (setups: {', '.join(SETUPS)})")
@@ -184,12 +204,13 @@ def main():
             order = pauses if run % 2 == 0 else pauses[::-1]
             for k, pause in enumerate(order):
                 for setup in setups:
-                    shift = (run + k) % len(configs)
-                    for config in configs[shift:] + configs[:shift]:
-                        print(f"run_cold_write.py: run {run + 1}/{args.runs}, {setup}, "
-                              f"{config[0]}, pause {pause} us", file=sys.stderr)
-                        runs.append(run_once(config, setup, xmls[setup], pause, args.iterations,
-                                             f"run{run + 1}"))
+                    for api in apis:
+                        shift = (run + k) % len(configs)
+                        for config in configs[shift:] + configs[:shift]:
+                            print(f"run_cold_write.py: run {run + 1}/{args.runs}, {setup}, "
+                                  f"{api}, {config[0]}, pause {pause} us", file=sys.stderr)
+                            runs.append(run_once(config, setup, api, xmls[setup], pause,
+                                                 args.iterations, f"run{run + 1}"))
     meta = {"command": "bench/run_cold_write.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
             "date": started.isoformat(timespec="seconds"),
             "seconds": (datetime.datetime.now() - started).total_seconds(),
@@ -199,7 +220,7 @@ def main():
             "load_before": load_before,
             "load_after": " ".join(open("/proc/loadavg").read().split()[:3]),
             "runs": args.runs, "iterations": args.iterations, "pauses": pauses,
-            "setups": setups,
+            "setups": setups, "apis": apis,
             "configs": [{"name": name, "binary": binary,
                          "env": ",".join(f"{k}={v}" for k, v in env.items())}
                         for name, binary, env in configs],
