@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One command for the proxy benchmarks on a fresh Debian/Ubuntu machine: installs what is
 # missing (Sidecore's packages, FUSE 3 for the throttled write target, a Python venv with
-# ADIOS2, h5py, numpy and matplotlib), builds Sidecore and the proxy in Release with the ADIOS2
-# back-ends, then runs the matrix on both write targets, draws the tiles and runs the scaling
-# curves. Results go to bench/proxy/results/.
+# ADIOS2, h5py, numpy, matplotlib and nanobind), builds Sidecore, its Python module (whose read
+# API reads the output back) and the proxy in Release with the ADIOS2 back-ends, then runs the
+# matrix on both write targets, draws the tiles and runs the scaling curves. Results go to
+# bench/proxy/results/.
 #
 # Usage: bench/proxy/run.sh [--matrix-only | --quick] [run_matrix.py options...]
 #   --matrix-only   skip the scaling curves
@@ -41,9 +42,10 @@ fi
 
 mkdir -p "$build"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-python=$venv/bin/python
-"$python" -c "import adios2, h5py, numpy, matplotlib" 2>/dev/null ||
-  "$venv/bin/pip" install --quiet --disable-pip-version-check adios2 h5py numpy matplotlib
+python=$(cd "$venv/bin" && pwd)/python  # absolute: CMake takes the module's Python by its path
+# nanobind builds the sidecore Python module, whose read API reads the output back.
+"$python" -c "import adios2, h5py, numpy, matplotlib, nanobind" 2>/dev/null ||
+  "$venv/bin/pip" install --quiet --disable-pip-version-check adios2 h5py numpy matplotlib nanobind
 adios2_dir=$("$python" -c "import adios2, os; print(os.path.dirname(adios2.__file__))")/cmake/adios2
 [ -f "$adios2_dir/adios2-config.cmake" ] || {
   echo "proxy bench: the adios2 wheel has no CMake package under $adios2_dir" >&2
@@ -51,7 +53,8 @@ adios2_dir=$("$python" -c "import adios2, os; print(os.path.dirname(adios2.__fil
 }
 
 # Installs Sidecore's own packages when missing, configures and builds everything.
-"$root/scripts/setup.sh" "$build" -DCMAKE_BUILD_TYPE=Release "-DADIOS2_DIR=$adios2_dir"
+"$root/scripts/setup.sh" "$build" -DCMAKE_BUILD_TYPE=Release "-DADIOS2_DIR=$adios2_dir" \
+  -DSIDECORE_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$python"
 
 "$python" "$here/run_matrix.py" --build "$build/bench/proxy" "${matrix_args[@]}"
 if ((quick)); then

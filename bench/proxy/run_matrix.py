@@ -27,14 +27,16 @@ THROTTLE_SCRIPT = os.path.join(os.path.dirname(HERE), "throttle", "throttle.sh")
 
 
 class Config(collections.namedtuple(
-        "Config", "name backend dedicated file_mode extra notes group clients")):
+        "Config", "name backend dedicated file_mode extra notes group clients proxy_args",
+        defaults=((),))):
     """One column of the matrix. `extra`: Sidecore processes added to the clients; `group`:
     "main" (args.clients ranks, --grid cells each) or "equal" (the same global domain on a
-    fixed total number of processes, --global); `clients`: ranks of an "equal" run."""
+    fixed total number of processes, --global); `clients`: ranks of an "equal" run;
+    `proxy_args`: options of the proxy itself (--alloc-derived)."""
 
 
-def _main(name, backend, dedicated, file_mode, extra, notes):
-    return Config(name, backend, dedicated, file_mode, extra, notes, "main", None)
+def _main(name, backend, dedicated, file_mode, extra, notes, proxy_args=()):
+    return Config(name, backend, dedicated, file_mode, extra, notes, "main", None, proxy_args)
 
 
 CONFIGS = [
@@ -45,6 +47,9 @@ CONFIGS = [
     _main("adios2-async", "adios2-async", None, None, 0, "the same with AsyncWrite=true"),
     _main("sc-core-fpc", "sidecore", 'cores="1" nodes="0"', "FilePerCore", 1,
           "Sidecore, 1 dedicated core, file per core"),
+    _main("sc-core-alloc", "sidecore", 'cores="1" nodes="0"', "FilePerCore", 1,
+          "Sidecore, 1 dedicated core, file per core, pressure and density computed into "
+          "damaris_alloc blocks (zero-copy; the temperature is written)", ("--alloc-derived",)),
     _main("sc-core-coll", "sidecore", 'cores="1" nodes="0"', "Collective", 1,
           "Sidecore, 1 dedicated core, collective"),
     _main("sc-node-fpc", "sidecore", 'cores="0" nodes="1"', "FilePerCore", 1,
@@ -62,7 +67,7 @@ CONFIGS = [
 BASELINES = ["hdf5-fpp", "phdf5", "adios2", "adios2-async"]
 SYNCHRONOUS_BASELINES = ["hdf5-fpp", "phdf5", "adios2"]
 # Modes whose stores run beside the simulation, where an idle fraction means something.
-OVERLAPPED = ("sc-core-fpc", "sc-core-coll", "sc-node-fpc", "sc-thread-fpc")
+OVERLAPPED = ("sc-core-fpc", "sc-core-alloc", "sc-core-coll", "sc-node-fpc", "sc-thread-fpc")
 # The server's closing line at finalize: "... X bytes processed, T s in stores; ..." (before
 # 5747e4b: "... X bytes stored in T s; ...").
 SERVER_LINE = re.compile(r"server (\d+): (\d+) iterations, (\d+) blocks, (\d+) bytes "
@@ -161,6 +166,25 @@ def expected_temperature(global_, steps, alpha):
     return t[1:-1, 1:-1, 1:-1]
 
 
+# The folder of the sidecore Python module built beside the proxy (<build>/python), set by main().
+SIDECORE_MODULE_DIR = None
+
+
+@functools.lru_cache(maxsize=None)
+def sidecore_module():
+    """The sidecore Python module of the build under test: its read API reads Sidecore's output
+    back, whichever file mode wrote it."""
+    if SIDECORE_MODULE_DIR and SIDECORE_MODULE_DIR not in sys.path:
+        sys.path.insert(0, SIDECORE_MODULE_DIR)
+    try:
+        import sidecore
+    except ImportError as e:
+        sys.exit("reading Sidecore's output back needs the sidecore Python module of the build "
+                 "(%s): configure it with -DSIDECORE_BUILD_PYTHON=ON (bench/proxy/run.sh and "
+                 "scripts/python_env.sh do); import failed: %s" % (SIDECORE_MODULE_DIR, e))
+    return sidecore
+
+
 def read_back(config, out, meta, phase, name, master=False):
     """One variable of one phase as the back-end stored it, as a global array."""
     import h5py
@@ -169,26 +193,13 @@ def read_back(config, out, meta, phase, name, master=False):
     if backend == "phdf5":
         with h5py.File(os.path.join(out, "coll_p%04d.h5" % phase), "r") as f:
             return f[name][...]
-    if backend == "sidecore" and config.file_mode == "FilePerCore" and not master:
-        # The blocks as each writer stored them, placed at their position attribute.
-        data = np.full(global_, np.nan)
-        prefix = "proxy_It%d_Pr" % phase
-        for fname in sorted(os.listdir(out)):
-            if not fname.startswith(prefix):
-                continue
-            with h5py.File(os.path.join(out, fname), "r") as f:
-                if name not in f:
-                    continue
-                # <name>/P<source> with one block per client, <name>/P<source>/B<block> with
-                # several (docs/hdf5_store.md).
-                for source in f[name].values():
-                    blocks = [source] if isinstance(source, h5py.Dataset) else source.values()
-                    for block in blocks:
-                        pos = [int(v) for v in block.attrs["position"]]
-                        data[tuple(slice(o, o + n) for o, n in zip(pos, block.shape))] = block[...]
-        return data
+    if backend == "sidecore" and not master:
+        # Sidecore's own reader (the read API, docs/blocks.md): one reader of every file mode.
+        with sidecore_module().read_output(os.path.join(out, "proxy"), phase) as o:
+            assert o.complete, "iteration %d of %s is incomplete" % (phase, out)
+            return o.read(name, dtype=o.variables[name][0])
     if backend == "sidecore":
-        # The collective file, or the master file of virtual datasets in FilePerCore mode.
+        # The master file of virtual datasets (FilePerCore), read as any HDF5 program would.
         with h5py.File(os.path.join(out, "proxy_It%d.h5" % phase), "r") as f:
             return f[name][...]
     data = np.full(global_, np.nan)
@@ -221,6 +232,9 @@ def verify(config, out, meta):
         got = read_back(config, out, meta, phase, "pressure")
         result["pressure_equal"] = bool(
             np.array_equal(got, (100000.0 + 350.0 * expected).astype(np.float32)))
+    if "density" in meta["variables"]:
+        got = read_back(config, out, meta, phase, "density")
+        result["density_equal"] = bool(np.array_equal(got, 1.0 / (1.0 + 0.01 * expected)))
     if config.backend == "sidecore" and config.file_mode == "FilePerCore":
         # The per-iteration master file must show the same array, where there is one.
         if os.path.exists(os.path.join(out, "proxy_It%d.h5" % phase)):
@@ -295,7 +309,7 @@ def run_one(config, args, rep, workdir, target):
     cmd += [args.proxy] + extents + [
         "--iterations", str(args.iterations), "--write-period", str(args.write_period),
         "--sweeps", str(args.sweeps), "--backend", config.backend, "--output", out,
-        "--json", json_path]
+        "--json", json_path] + list(config.proxy_args)
     if config.backend == "sidecore":
         # The servers' store counters are printed at finalize, at level info.
         env["SIDECORE_LOG_LEVEL"] = "info"
@@ -554,7 +568,8 @@ def fmt_pct(fraction):
 def verdict_of(check):
     if check is None:
         return "-"
-    ok = check["temperature_equal"] and check.get("pressure_equal", True)
+    ok = (check["temperature_equal"] and check.get("pressure_equal", True)
+          and check.get("density_equal", True))
     verdict = "identical" if ok else "DIFFER (%.3g)" % check["temperature_max_abs_diff"]
     if check.get("master_view_equal") is False:
         verdict += "; master file wrong"
@@ -900,6 +915,9 @@ def main():
     if args.equal_procs is None:
         args.equal_procs = args.clients
     args.proxy = os.path.join(args.build, "proxy")
+    global SIDECORE_MODULE_DIR
+    SIDECORE_MODULE_DIR = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(args.build))), "python")
     if not os.access(args.proxy, os.X_OK):
         sys.exit("no proxy executable in %s: build bench/proxy first (see README.md)" % args.build)
     configs = CONFIGS + equal_configs(args.equal_procs, args.clients)
@@ -1002,6 +1020,7 @@ def main():
     bad = ["%s/%s" % (t, n) for t, w in write_targets.items() for n, s in w["summary"].items()
            if s.get("check") and not (s["check"]["temperature_equal"]
                                       and s["check"].get("pressure_equal", True)
+                                      and s["check"].get("density_equal", True)
                                       and s["check"].get("master_view_equal", True))]
     log("wrote %s/matrix.md and matrix.json" % args.out)
     if bad:

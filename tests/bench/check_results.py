@@ -117,9 +117,10 @@ def compute_phase(work):
 def cold_write(work):
     d = load(os.path.join(work, "cold", "cold_write.json"))
     expect(d["meta"]["quick"], "cold_write.json does not say quick mode")
-    rows = sorted((r["setup"], r["pause_us"], r["config"]) for r in d["runs"])
-    expect(rows == [("dedicated", 1000, "now"), ("dedicated", 20000, "now"),
-                    ("thread", 1000, "now"), ("thread", 20000, "now")], f"cold_write runs: {rows}")
+    rows = sorted((r["setup"], r["api"], r["pause_us"], r["config"]) for r in d["runs"])
+    expect(rows == sorted((s, a, p, "now") for s in ("dedicated", "thread")
+                          for a in ("write", "alloc") for p in (1000, 20000)),
+           f"cold_write runs: {rows}")
     for r in d["runs"]:
         # The write runs the library's code: some of its pages must be counted.
         by = r["counted"]["by_mapping"]
@@ -130,9 +131,9 @@ def cold_write(work):
         for key in ("write", "write_hot", "chase_pages", "chase_lines"):
             expect(r["ns"][key] > 0, f"{key} not measured: {r['ns']}")
     md = text(os.path.join(work, "cold", "cold_write.md"))
-    expect(len(table_rows(md, "1 ms")) == 2 and len(table_rows(md, "20 ms")) == 2,
-           "cold_write.md lacks a row per pause and setup")
-    expect(len(table_rows(md, "**all**")) == 2, "cold_write.md lacks the pages by mapping")
+    expect(len(table_rows(md, "1 ms")) == 4 and len(table_rows(md, "20 ms")) == 4,
+           "cold_write.md lacks a row per pause, setup and api")
+    expect(len(table_rows(md, "**all**")) == 4, "cold_write.md lacks the pages by mapping")
 
 
 def blocks(work):
@@ -280,17 +281,23 @@ def small_calls_versus(work):
 def proxy_matrix(work):
     d = load(os.path.join(work, "matrix-results", "matrix.json"))
     runs = {r["config"]: r for r in d["runs"]}
-    names = {"none", "hdf5-fpp", "phdf5", "sc-core-fpc", "sc-core-coll", "sc-node-fpc",
-             "sc-thread-fpc", "sc-sync-fpc", "sc-sync-coll"}
+    names = {"none", "hdf5-fpp", "phdf5", "sc-core-fpc", "sc-core-alloc", "sc-core-coll",
+             "sc-node-fpc", "sc-thread-fpc", "sc-sync-fpc", "sc-sync-coll"}
     expect(set(runs) == names, f"configurations {sorted(runs)}")
     for name, r in runs.items():
         if name == "none":
             continue
         check = r["check"]
-        expect(check and check["temperature_equal"] and check.get("pressure_equal", True)
-               and check.get("master_view_equal", True), f"{name}: read back {check}")
-    for name in ("sc-core-fpc", "sc-core-coll", "sc-node-fpc"):
+        expect(check and check["temperature_equal"] and check["pressure_equal"]
+               and check["density_equal"] and check.get("master_view_equal", True),
+               f"{name}: read back {check}")
+    for name in ("sc-core-fpc", "sc-core-alloc", "sc-core-coll", "sc-node-fpc"):
         expect(runs[name]["servers"], f"{name}: the server's closing summary was not parsed")
+    # The zero-copy run did hand its derived variables over through damaris_alloc (and the
+    # read-back above found them exact).
+    expect(runs["sc-core-alloc"].get("alloc_derived") is True and
+           runs["sc-core-fpc"].get("alloc_derived") is False,
+           "sc-core-alloc did not run with --alloc-derived, or sc-core-fpc did")
     text(os.path.join(work, "matrix-results", "matrix.md"))
 
 

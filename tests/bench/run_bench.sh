@@ -105,7 +105,7 @@ case $name in
   proxy_matrix)
     # Every configuration but the ADIOS2 ones (the proxy of this build may lack them; run.sh
     # builds them), on the local disk only (the throttled target mounts a FUSE file system).
-    configs=hdf5-fpp,phdf5,sc-core-fpc,sc-core-coll,sc-node-fpc,sc-thread-fpc,sc-sync-fpc
+    configs=hdf5-fpp,phdf5,sc-core-fpc,sc-core-alloc,sc-core-coll,sc-node-fpc,sc-thread-fpc,sc-sync-fpc
     "$python" "$bench/proxy/run_matrix.py" --build "$build/bench/proxy" --quick --targets disk \
       --only "$configs,sc-sync-coll" --workdir "$work/matrix" --out "$work/matrix-results"
     ;;
