@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <new>
-#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -100,11 +99,13 @@ SIDECORE_HOT_PATH const void* this_thread() noexcept {
 #endif
 }
 
-// Holds the API for this thread for one call; throws when another thread holds it. A call
-// made inside another call of the same thread (an action inside damaris_start) passes.
+// Holds the API for this thread for one call (when `needed`); throws when another thread
+// holds it. A call made inside another call of the same thread (an action inside
+// damaris_start) passes.
 class exclusive_call {
  public:
-  SIDECORE_HOT_PATH explicit exclusive_call(const char* function) {
+  SIDECORE_HOT_PATH exclusive_call(const char* function, bool needed) {
+    if (!needed) return;
     const void* const self = this_thread();
     const void* holder = nullptr;
     if (g_call_thread.compare_exchange_strong(holder, self, std::memory_order_acquire,
@@ -143,8 +144,7 @@ int guarded(const char* function, Body&& body, failure_report report = failure_r
   } marker(function);
   int code = DAMARIS_OK;
   try {
-    std::optional<exclusive_call> exclusive;
-    if (threads == thread_use::one_at_a_time) exclusive.emplace(function);
+    const exclusive_call exclusive(function, threads == thread_use::one_at_a_time);
     if constexpr (std::is_same_v<decltype(body()), notice>) {
       notice n = body();
       if (n.code != DAMARIS_OK) {
@@ -199,7 +199,9 @@ SIDECORE_HOT_PATH sidecore::client::client& current_client(const char* function)
 SIDECORE_HOT_PATH std::string_view checked_name(const char* name, const char* what) {
   if (!name) throw sidecore::argument_error(std::string(what) + " is NULL");
   constexpr std::size_t longest = sidecore::config::max_name_bytes;
-  const std::size_t length = ::strnlen(name, longest + 1);
+  // A loop rather than strnlen: names are short, and the call would be a page of libc's code.
+  std::size_t length = 0;
+  while (length <= longest && name[length] != '\0') ++length;
   if (length > longest)
     throw sidecore::argument_error(std::string(what) + " '" + std::string(name, 60) +
                                    "...' is longer than " + std::to_string(longest) +

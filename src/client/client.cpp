@@ -18,20 +18,29 @@
 #include "storing/actions.hpp"
 
 namespace sidecore::client {
+namespace {
+
+std::vector<std::string_view> variable_names(const config::model& model) {
+  std::vector<std::string_view> names;
+  names.reserve(model.variables.size());
+  for (const config::variable& v : model.variables) names.emplace_back(v.name);
+  return names;
+}
+
+}  // namespace
 
 client::client(const config::model& model, int client_index,
                std::unique_ptr<transports::engine> engine)
     : m_model(model),
       m_client_index(client_index),
       m_engine(std::move(engine)),
+      m_variables(variable_names(model)),
       m_parameters(model),
       m_blocks(model.variables.size(), model.arch.domains),
       // Room for every declared block of one iteration, so that damaris_alloc does not grow it.
       m_allocations(std::min<std::size_t>(
           model.variables.size() * static_cast<std::size_t>(std::max(1, model.arch.domains)),
           1024)) {
-  for (std::size_t v = 0; v < model.variables.size(); ++v)
-    m_variables.emplace(std::string_view(model.variables[v].name), v);
   m_time_calls = environment::write_times();
 }
 
@@ -82,14 +91,14 @@ void client::close_iteration_time(double seconds) noexcept {
 }
 
 SIDECORE_HOT_PATH std::size_t client::variable_index(std::string_view name) const {
-  auto it = m_variables.find(name);
-  if (it == m_variables.end())
+  const std::size_t v = m_variables.find(name);
+  if (v == name_index::npos)
     throw error(DAMARIS_UNDEFINED_VARIABLE,
                 m_model.unknown_variable(name) +
                     (name.find('/') == std::string_view::npos && m_model.variables.size() > 12
                          ? "; a variable of a group is named with the groups, joined with '/'"
                          : ""));
-  return it->second;
+  return v;
 }
 
 SIDECORE_HOT_PATH void client::check_block(std::size_t variable, int block) const {

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/fnv1a.hpp"
 #include "common/hot_path.hpp"
 #include "common/job_failure.hpp"
 #include "common/mpi_finalize_hook.hpp"
@@ -25,11 +26,6 @@ namespace sidecore {
 namespace {
 
 std::atomic<peer_watch*> g_current{nullptr};
-
-std::uint64_t fnv1a(const std::string& text, std::uint64_t hash = 1469598103934665603ull) {
-  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
-  return hash;
-}
 
 // This machine: its host name and the boot it runs (two containers of one host share a boot
 // id and a process table only when they share a host name too).
