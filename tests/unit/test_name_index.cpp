@@ -15,8 +15,8 @@ using sidecore::name_index;
 TEST(name_index, finds_every_name_at_its_position_and_nothing_else) {
   // Enough names that slots collide and probes wrap around the table.
   std::vector<std::string> owned;
-  for (int i = 0; i < 300; ++i) owned.push_back("group" + std::to_string(i % 7) + "/field" +
-                                                std::to_string(i));
+  for (int i = 0; i < 300; ++i)
+    owned.push_back("group" + std::to_string(i % 7) + "/field" + std::to_string(i));
   owned.push_back("");  // an empty name is a name like any other
   const std::vector<std::string_view> names(owned.begin(), owned.end());
   const name_index index(names);
