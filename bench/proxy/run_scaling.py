@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+import run_matrix
 from run_matrix import THROTTLE_SCRIPT, ghosted_phase_bytes, throttle_mounted, write_xml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,6 +64,13 @@ def run(args, kind, mib, rep, workdir):
                                                          proc.stdout, proc.stderr))
     with open(json_path) as f:
         meta = json.load(f)
+    # The stored values, read back as the matrix reads them (Sidecore's through its read API).
+    config = next(c for c in run_matrix.CONFIGS
+                  if c.name == ("sc-core-fpc" if kind == "sidecore" else kind))
+    check = run_matrix.verify(config, out, meta) or {}
+    if not all(v for k, v in check.items() if k.endswith("_equal")):
+        raise RuntimeError("%s stored other values than the proxy computed: %s" % (
+            " ".join(cmd), check))
     shutil.rmtree(out, ignore_errors=True)
     w = np.array(meta["write_time"][0])
     m = np.array(meta["memcpy_time"][0])
@@ -72,7 +80,7 @@ def run(args, kind, mib, rep, workdir):
             "write_mean": float(w.mean()), "write_max": float(w.max()),
             "memcpy_mean": float(m.mean()), "total": max(meta["total_time"]),
             "flush": max(meta["flush_time"]), "wall": time.time() - started,
-            "command": " ".join(cmd)}
+            "check": check, "command": " ".join(cmd)}
 
 
 def fits(args, mib):
@@ -194,6 +202,8 @@ def main():
     args.proxy = os.path.join(args.build, "proxy")
     if not os.access(args.proxy, os.X_OK):
         sys.exit("no proxy executable in %s: build bench/proxy first (see README.md)" % args.build)
+    run_matrix.SIDECORE_MODULE_DIR = os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(args.build))), "python")
     sizes = [float(v) for v in args.sizes.split(",")]
 
     mounted_here = False

@@ -299,6 +299,20 @@ def proxy_matrix(work):
            runs["sc-core-fpc"].get("alloc_derived") is False,
            "sc-core-alloc did not run with --alloc-derived, or sc-core-fpc did")
     text(os.path.join(work, "matrix-results", "matrix.md"))
+    for picture in ("tiles.png", "breakdown.png"):
+        expect(os.path.getsize(os.path.join(work, "matrix-results", picture)) > 0,
+               f"plot_tiles.py drew no {picture}")
+    # The scaling curve: both back-ends at both sizes, each read back exact.
+    scaling = load(os.path.join(work, "scaling", "scaling.json"))
+    points = {(p["kind"], p["mib"]): p for p in scaling["points"]}
+    expect(set(points) == {(k, m) for k in ("sidecore", "hdf5-fpp") for m in (0.25, 1.0)},
+           f"scaling points {sorted(points)}")
+    for key, p in points.items():
+        check = p["check"]
+        expect(check and check["temperature_equal"] and check["pressure_equal"] and
+               check["density_equal"], f"scaling {key}: read back {check}")
+    text(os.path.join(work, "scaling", "scaling.md"))
+    expect(os.path.getsize(os.path.join(work, "scaling", "scaling.png")) > 0, "no scaling.png")
 
 
 def main():

@@ -108,6 +108,10 @@ case $name in
     configs=hdf5-fpp,phdf5,sc-core-fpc,sc-core-alloc,sc-core-coll,sc-node-fpc,sc-thread-fpc,sc-sync-fpc
     "$python" "$bench/proxy/run_matrix.py" --build "$build/bench/proxy" --quick --targets disk \
       --only "$configs,sc-sync-coll" --workdir "$work/matrix" --out "$work/matrix-results"
+    # The tiles of that matrix, and the scaling curve at two sizes (both read back).
+    "$python" "$bench/proxy/plot_tiles.py" --results "$work/matrix-results"
+    "$python" "$bench/proxy/run_scaling.py" --build "$build/bench/proxy" --sizes 0.25,1 \
+      --phases 2 --reps 1 --buffer-mib 32 --out "$work/scaling"
     ;;
   *)
     echo "run_bench.sh: unknown benchmark '$name'" >&2
