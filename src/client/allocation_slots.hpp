@@ -62,11 +62,11 @@ class allocation_slots {
     m_free.push_back(slot);
   }
 
-  // Calls f(slot, allocation&) for every block not yet cleared, in slot order.
+  // Calls f(allocation&) for every block not yet cleared, in slot order.
   template <class F>
   void for_each(F&& f) {
-    for (std::size_t s = 0; s < m_slots.size(); ++s)
-      if (m_slots[s].in_use) f(static_cast<std::int32_t>(s), m_slots[s]);
+    for (allocation& a : m_slots)
+      if (a.in_use) f(a);
   }
 
  private:

@@ -18,23 +18,12 @@
 #include "storing/actions.hpp"
 
 namespace sidecore::client {
-namespace {
-
-std::vector<std::string_view> variable_names(const config::model& model) {
-  std::vector<std::string_view> names;
-  names.reserve(model.variables.size());
-  for (const config::variable& v : model.variables) names.emplace_back(v.name);
-  return names;
-}
-
-}  // namespace
 
 client::client(const config::model& model, int client_index,
                std::unique_ptr<transports::engine> engine)
     : m_model(model),
       m_client_index(client_index),
       m_engine(std::move(engine)),
-      m_variables(variable_names(model)),
       m_parameters(model),
       m_blocks(model.variables.size(), model.arch.domains),
       // Room for every declared block of one iteration, so that damaris_alloc does not grow it.
@@ -91,8 +80,8 @@ void client::close_iteration_time(double seconds) noexcept {
 }
 
 SIDECORE_HOT_PATH std::size_t client::variable_index(std::string_view name) const {
-  const std::size_t v = m_variables.find(name);
-  if (v == name_index::npos)
+  const std::size_t v = m_model.find_variable(name);
+  if (v == config::name_index::npos)
     throw error(DAMARIS_UNDEFINED_VARIABLE,
                 m_model.unknown_variable(name) +
                     (name.find('/') == std::string_view::npos && m_model.variables.size() > 12
@@ -390,7 +379,7 @@ SIDECORE_HOT_PATH void client::end_iteration() {
   check_running("damaris_end_iteration");
   // Allocated blocks of this iteration that were never committed are committed now: the data
   // the simulation put there is what it meant to write.
-  m_allocations.for_each([&](std::int32_t, allocation& a) {
+  m_allocations.for_each([&](allocation& a) {
     if (a.block.iteration > m_iteration || a.committed) return;
     const std::string& variable = m_model.variables[a.block.variable].name;
     // A program that leaves the commits to the end of the iteration does so every iteration.
@@ -401,7 +390,7 @@ SIDECORE_HOT_PATH void client::end_iteration() {
                    "once per variable: later ones are committed alike)");
     commit(variable, a.block.block, a.block.iteration);
   });
-  m_allocations.for_each([&](std::int32_t, allocation& a) {
+  m_allocations.for_each([&](allocation& a) {
     if (a.block.iteration <= m_iteration)
       forget_allocation(static_cast<std::size_t>(a.block.variable), a.block.block);
   });
@@ -470,7 +459,7 @@ void client::stop() {
   if (m_stopped) return;
   // Blocks allocated and never committed are handed over now, as at the end of an iteration:
   // otherwise their memory would stay taken, and their data lost, for the rest of the job.
-  m_allocations.for_each([&](std::int32_t, allocation& a) {
+  m_allocations.for_each([&](allocation& a) {
     if (a.committed) return;
     const std::string& variable = m_model.variables[a.block.variable].name;
     log::warning("block ", a.block.block, " of '", variable, "' was allocated at iteration ",

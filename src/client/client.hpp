@@ -12,7 +12,6 @@
 #include "client/allocation_slots.hpp"
 #include "client/block_registry.hpp"
 #include "client/parameters.hpp"
-#include "common/name_index.hpp"
 #include "config/model.hpp"
 #include "protocol/message.hpp"
 #include "transports/engine.hpp"
@@ -130,7 +129,6 @@ class client {
   int m_client_index;
   std::unique_ptr<transports::engine> m_engine;
 
-  name_index m_variables;  // variable name -> index in the model
   sidecore::client::parameters m_parameters;
   block_registry m_blocks;
   evaluated_layout m_block_shape;  // block_shape's result for a block with its own extents

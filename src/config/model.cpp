@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/hot_path.hpp"
 
 namespace sidecore::config {
 
@@ -108,7 +109,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::size_t model::find_parameter(std::string_view name) const {
   return parameter_names.find(parameters, name);
 }
-std::size_t model::find_variable(std::string_view name) const {
+SIDECORE_HOT_PATH std::size_t model::find_variable(std::string_view name) const {
   return variable_names.find(variables, name);
 }
 std::string model::unknown_variable(std::string_view name) const {

@@ -9,11 +9,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "Damaris.h"
+#include "config/name_index.hpp"
 
 namespace sidecore::config {
 
@@ -315,34 +315,6 @@ struct paraview_settings {
   double realtime_timestep = 0.1;  // Catalyst's time = iteration x this
   std::int64_t end_iteration = 0;  // at this iteration (when > 0), every pipeline writes
   int line = 0;
-};
-
-// Positions of a list's items by name, for the items the list held when extend() last saw it,
-// so that a configuration of 50,000 variables is not read in quadratic time. The names of
-// indexed items must not change; a list that holds items not yet indexed is searched in order.
-class name_index {
- public:
-  template <typename T>
-  void extend(const std::vector<T>& items) {
-    if (m_covered > items.size()) *this = name_index();  // a list replaced by a shorter one
-    for (; m_covered < items.size(); ++m_covered)
-      m_positions.emplace(items[m_covered].name, m_covered);
-  }
-  // The first item of that name; npos when absent.
-  template <typename T>
-  std::size_t find(const std::vector<T>& items, std::string_view name) const {
-    if (m_covered == items.size()) {
-      const auto found = m_positions.find(std::string(name));
-      return found == m_positions.end() ? static_cast<std::size_t>(-1) : found->second;
-    }
-    for (std::size_t i = 0; i < items.size(); ++i)
-      if (items[i].name == name) return i;
-    return static_cast<std::size_t>(-1);
-  }
-
- private:
-  std::unordered_map<std::string, std::size_t> m_positions;
-  std::size_t m_covered = 0;
 };
 
 struct model {
