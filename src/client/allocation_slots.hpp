@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <utility>
 #include <vector>
 
@@ -29,10 +30,12 @@ struct allocation {
 
 class allocation_slots {
  public:
-  // expected: how many blocks may be allocated at once without the table growing.
-  explicit allocation_slots(std::size_t expected) {
+  // expected: how many blocks may be allocated at once without the table growing; the table
+  // is allocated from memory (the client's arena).
+  allocation_slots(std::size_t expected, std::pmr::memory_resource* memory)
+      : m_slots(memory), m_free(memory) {
+    m_free.reserve(expected);  // first: its start lies next to the first slots
     m_slots.reserve(expected);
-    m_free.reserve(expected);
   }
 
   // Stores a and returns its slot.
@@ -70,8 +73,8 @@ class allocation_slots {
   }
 
  private:
-  std::vector<allocation> m_slots;
-  std::vector<std::int32_t> m_free;  // slots not in use; capacity >= m_slots.size()
+  std::pmr::vector<allocation> m_slots;
+  std::pmr::vector<std::int32_t> m_free;  // slots not in use; capacity >= m_slots.size()
 };
 
 }  // namespace sidecore::client

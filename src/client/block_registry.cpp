@@ -6,8 +6,10 @@
 
 namespace sidecore::client {
 
-block_registry::block_registry(std::size_t variables, int domains)
-    : m_domains(std::max(1, domains)), m_dense(variables * static_cast<std::size_t>(m_domains)) {}
+block_registry::block_registry(std::size_t variables, int domains,
+                               std::pmr::memory_resource* memory)
+    : m_domains(std::max(1, domains)),
+      m_dense(variables * static_cast<std::size_t>(m_domains), memory) {}
 
 SIDECORE_HOT_PATH block_settings* block_registry::find(std::size_t variable, std::int32_t block) {
   if (dense(block)) return &m_dense[dense_index(variable, block)];

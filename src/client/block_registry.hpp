@@ -9,22 +9,26 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <unordered_map>
 #include <vector>
+
+#include "client/extent_list.hpp"
 
 namespace sidecore::client {
 
 struct block_settings {
-  std::vector<std::int64_t> position;  // C order; empty: zeros
-  std::vector<std::int64_t> extents;   // C order; empty: the layout's
-  std::uint64_t bytes = 0;             // of the extents, when set
-  int handed_over = -1;                // the last iteration it was written or allocated in
-  std::int32_t allocation = -1;        // its slot in the client's allocation_slots, until cleared
+  extent_list position;          // C order; empty: zeros
+  extent_list extents;           // C order; empty: the layout's
+  std::uint64_t bytes = 0;       // of the extents, when set
+  int handed_over = -1;          // the last iteration it was written or allocated in
+  std::int32_t allocation = -1;  // its slot in the client's allocation_slots, until cleared
 };
 
 class block_registry {
  public:
-  block_registry(std::size_t variables, int domains);
+  // The dense array is allocated from memory (the client's arena).
+  block_registry(std::size_t variables, int domains, std::pmr::memory_resource* memory);
 
   // The settings of a block, or nullptr when the program never set nor wrote it.
   block_settings* find(std::size_t variable, std::int32_t block);
@@ -45,7 +49,7 @@ class block_registry {
   }
 
   int m_domains;
-  std::vector<block_settings> m_dense;  // variable * domains + block
+  std::pmr::vector<block_settings> m_dense;  // variable * domains + block
   std::unordered_map<std::uint64_t, block_settings> m_sparse;
   // The sparse entry last looked up (element pointers of an unordered_map survive rehashing).
   std::uint64_t m_last_key = ~std::uint64_t{0};

@@ -18,18 +18,52 @@
 #include "storing/actions.hpp"
 
 namespace sidecore::client {
+namespace {
+
+// Blocks damaris_alloc may hold at once before its table grows: every declared block of one
+// iteration, up to a bound.
+std::size_t expected_allocations(const config::model& model) {
+  return std::min<std::size_t>(
+      model.variables.size() * static_cast<std::size_t>(std::max(1, model.arch.domains)), 1024);
+}
+
+// About what the client's tables take for this configuration (a little more), so that the
+// arena is one allocation: its name index (a table of up to four slots of 24 bytes and the
+// bytes of each name), the layout of each variable, the evaluated layouts, the allocation
+// slots with their free list, and the settings of every declared block.
+std::size_t table_bytes(const config::model& model) {
+  const std::size_t variables = model.variables.size();
+  std::size_t bytes = 4096;  // alignment, and the arena's own bookkeeping
+  for (const config::variable& v : model.variables) bytes += v.name.size() + 4 * 24 + 4;
+  bytes += model.layouts.size() * sizeof(evaluated_layout);
+  bytes += expected_allocations(model) * (sizeof(allocation) + sizeof(std::int32_t));
+  bytes += variables * static_cast<std::size_t>(std::max(1, model.arch.domains)) *
+           sizeof(block_settings);
+  return bytes;
+}
+
+std::pmr::vector<std::uint32_t> layout_of_each(const config::model& model,
+                                               std::pmr::memory_resource* memory) {
+  std::pmr::vector<std::uint32_t> layouts(memory);
+  layouts.reserve(model.variables.size());
+  for (const config::variable& v : model.variables)
+    layouts.push_back(static_cast<std::uint32_t>(v.layout_index));
+  return layouts;
+}
+
+}  // namespace
 
 client::client(const config::model& model, int client_index,
                std::unique_ptr<transports::engine> engine)
     : m_model(model),
       m_client_index(client_index),
       m_engine(std::move(engine)),
-      m_parameters(model),
-      m_blocks(model.variables.size(), model.arch.domains),
-      // Room for every declared block of one iteration, so that damaris_alloc does not grow it.
-      m_allocations(std::min<std::size_t>(
-          model.variables.size() * static_cast<std::size_t>(std::max(1, model.arch.domains)),
-          1024)) {
+      m_arena(table_bytes(model)),
+      m_names(model.variables, &m_arena),
+      m_layout(layout_of_each(model, &m_arena)),
+      m_parameters(model, &m_arena),
+      m_allocations(expected_allocations(model), &m_arena),
+      m_blocks(model.variables.size(), model.arch.domains, &m_arena) {
   m_time_calls = environment::write_times();
 }
 
@@ -80,7 +114,7 @@ void client::close_iteration_time(double seconds) noexcept {
 }
 
 SIDECORE_HOT_PATH std::size_t client::variable_index(std::string_view name) const {
-  const std::size_t v = m_model.find_variable(name);
+  const std::size_t v = m_names.find(name);
   if (v == config::name_index::npos)
     throw error(DAMARIS_UNDEFINED_VARIABLE,
                 m_model.unknown_variable(name) +
@@ -137,9 +171,10 @@ void client::mark_skipped(std::size_t variable) {
   }
 }
 
-SIDECORE_HOT_PATH protocol::message client::block_message(
-    std::size_t variable, int block, int iteration, std::uint64_t offset,
-    const evaluated_layout& shape, const std::vector<std::int64_t>& position) const {
+SIDECORE_HOT_PATH protocol::message client::block_message(std::size_t variable, int block,
+                                                          int iteration, std::uint64_t offset,
+                                                          const evaluated_layout& shape,
+                                                          const extent_list& position) const {
   protocol::message m{};
   m.kind = protocol::message_kind::block;
   m.variable = static_cast<std::int32_t>(variable);
@@ -190,7 +225,7 @@ SIDECORE_HOT_PATH void client::check_running(const char* call) const {
 
 SIDECORE_HOT_PATH void client::check_placement(std::size_t variable, int block,
                                                const evaluated_layout& shape,
-                                               const std::vector<std::int64_t>& position) const {
+                                               const extent_list& position) const {
   // A block's interior (its extents without ghosts) must lie inside the global extents: a
   // collective file could not hold it, and the global view of file-per-core output would
   // leave it out.
@@ -211,7 +246,8 @@ SIDECORE_HOT_PATH void client::check_placement(std::size_t variable, int block,
   if (fits) return;
   std::vector<std::int64_t> interior(n);
   for (std::size_t d = 0; d < n; ++d) interior[d] = interior_of(d);
-  std::vector<std::int64_t> extents = shape.dims, global = shape.global_dims;
+  std::vector<std::int64_t> extents = shape.dims.to_vector(),
+                            global = shape.global_dims.to_vector();
   std::vector<std::int64_t> at(n, 0);
   for (std::size_t d = 0; d < n && d < position.size(); ++d) at[d] = position[d];
   // Shown in the order the program uses: fastest first for a Fortran layout.
@@ -243,32 +279,35 @@ SIDECORE_HOT_PATH void client::check_fits(std::size_t variable, std::uint64_t by
 }
 
 SIDECORE_HOT_PATH const evaluated_layout& client::checked_shape(std::size_t variable) const {
-  const evaluated_layout& shape = m_parameters.layout(m_model.variables[variable].layout_index);
+  const evaluated_layout& shape = m_parameters.layout(m_layout[variable]);
+  bool usable = !shape.too_large;
+  for (std::int64_t d : shape.dims) usable = usable && d >= 1;
+  if (!usable) throw_unusable_shape(variable, shape);
+  check_fits(variable, shape.bytes);
+  return shape;
+}
+
+void client::throw_unusable_shape(std::size_t variable, const evaluated_layout& shape) const {
+  // Here, not in checked_shape: the model (and the variable's name) is read only to say what
+  // is wrong, so a call that succeeds does not touch its pages.
   const std::string& name = m_model.variables[variable].name;
-  if (shape.dims.size() > static_cast<std::size_t>(protocol::max_dimensions))
-    throw error(DAMARIS_INVALID_DIMENSIONS, "variable " + single_quoted(name) + " has " +
-                                                std::to_string(shape.dims.size()) +
-                                                " dimensions; at most 8 are supported");
   for (std::int64_t d : shape.dims)
     if (d < 1)
       throw error(DAMARIS_INVALID_DIMENSIONS,
                   "variable " + single_quoted(name) + ": its layout evaluates to a dimension of " +
                       std::to_string(d) + " with the current parameter values");
-  if (shape.too_large)
-    throw error(DAMARIS_INVALID_DIMENSIONS,
-                "variable " + single_quoted(name) +
-                    ": its layout evaluates to more than 2^64 bytes with the current parameter "
-                    "values");
-  check_fits(variable, shape.bytes);
-  return shape;
+  throw error(DAMARIS_INVALID_DIMENSIONS,
+              "variable " + single_quoted(name) +
+                  ": its layout evaluates to more than 2^64 bytes with the current parameter "
+                  "values");
 }
 
 SIDECORE_HOT_PATH const evaluated_layout& client::block_shape(std::size_t variable,
                                                               const block_settings& settings) {
   if (settings.extents.empty()) return checked_shape(variable);
-  const config::variable& var = m_model.variables[variable];
   evaluated_layout& shape = m_block_shape;
-  const evaluated_layout& declared = m_parameters.layout(var.layout_index);
+  const evaluated_layout& declared = m_parameters.layout(m_layout[variable]);
+  shape.type = declared.type;
   shape.global_dims = declared.global_dims;
   shape.ghosts_before = declared.ghosts_before;
   shape.ghosts_after = declared.ghosts_after;
@@ -322,8 +361,7 @@ SIDECORE_HOT_PATH client::allocated_block client::alloc_shaped(std::string_view 
   }
   settings.handed_over = m_iteration;
   a.block = block_message(v, block, m_iteration, offset, shape, settings.position);
-  allocated_block allocated{a.address, m_model.layouts[m_model.variables[v].layout_index].type,
-                            &shape.dims};
+  allocated_block allocated{a.address, shape.type, &shape.dims};
   settings.allocation = m_allocations.add(std::move(a));
   return allocated;
 }
@@ -418,8 +456,8 @@ void client::set_position(std::string_view name, int block, const std::int64_t* 
     throw argument_error("damaris_set_position(" + single_quoted(name) + "): position is NULL");
   const config::layout& layout = m_model.layouts[m_model.variables[v].layout_index];
   const std::size_t n = layout.dimensions.size();
-  std::vector<std::int64_t>& stored = m_blocks.settings_of(v, block).position;
-  stored.assign(position, position + n);
+  extent_list& stored = m_blocks.settings_of(v, block).position;
+  stored.assign(position, n);
   // Kept in C order, like the layout's dimensions.
   if (layout.fortran_order) std::reverse(stored.begin(), stored.end());
 }
@@ -439,19 +477,17 @@ void client::set_extents(std::string_view name, int block, const std::int64_t* e
                   "sidecore_set_block_extents(" + single_quoted(name) + ", block " +
                       std::to_string(block) + "): extent " + std::to_string(d) + " is " +
                       std::to_string(extents[d]) + "; every extent must be 1 or more");
-  // Checked in a scratch vector so that a refused call changes nothing, then swapped in: no
-  // allocation once both have room (this runs for every block of an irregular code).
-  std::vector<std::int64_t>& wanted = m_extents_scratch;
-  wanted.assign(extents, extents + n);
+  // Checked aside so that a refused call changes nothing.
+  extent_list wanted(extents, n);
   // Kept in C order, like the layout's dimensions.
   if (layout.fortran_order) std::reverse(wanted.begin(), wanted.end());
   const std::optional<std::uint64_t> bytes =
-      config::array_bytes(wanted, config::element_size(layout.type));
+      config::array_bytes(wanted.data(), wanted.size(), config::element_size(layout.type));
   if (!bytes)
     throw error(DAMARIS_INVALID_DIMENSIONS, "sidecore_set_block_extents(" + single_quoted(name) +
                                                 "): the extents make more than 2^64 bytes");
   block_settings& settings = m_blocks.settings_of(v, block);
-  settings.extents.swap(wanted);
+  settings.extents = wanted;
   settings.bytes = *bytes;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,7 +37,9 @@ struct iteration_time {
   double ended = 0.0;
 };
 
-class client {
+// One per process, aligned so that the fields every call reads (the first kilobyte) lie on one
+// page: after a compute phase each page is a miss of its own.
+class alignas(1024) client {
  public:
   // client_index: this process among all clients; engine: where its data goes.
   client(const config::model& model, int client_index, std::unique_ptr<transports::engine> engine);
@@ -48,7 +51,7 @@ class client {
   struct allocated_block {
     void* address = nullptr;
     config::element_type type = config::element_type::int8;
-    const std::vector<std::int64_t>* extents = nullptr;
+    const extent_list* extents = nullptr;
   };
   allocated_block alloc_shaped(std::string_view variable, int block);
   void* alloc(std::string_view variable, int block) {
@@ -95,12 +98,14 @@ class client {
   // Throws DAMARIS_INVALID_DIMENSIONS when the block's interior is empty or, for a variable
   // with global extents, lies outside them at the block's position.
   void check_placement(std::size_t variable, int block, const evaluated_layout& shape,
-                       const std::vector<std::int64_t>& position) const;
+                       const extent_list& position) const;
   // Throws DAMARIS_ALLOCATION_ERROR when no buffer of this mode could ever hold the block.
   void check_fits(std::size_t variable, std::uint64_t bytes) const;
   // The variable's layout as evaluated now; throws DAMARIS_INVALID_DIMENSIONS when unusable
   // and DAMARIS_ALLOCATION_ERROR when too large for the buffer.
   const evaluated_layout& checked_shape(std::size_t variable) const;
+  // Throws DAMARIS_INVALID_DIMENSIONS for a shape checked_shape found unusable.
+  [[noreturn]] void throw_unusable_shape(std::size_t variable, const evaluated_layout& shape) const;
   // The shape of one block: checked_shape, or the layout with the block's own extents (then
   // valid until the next call).
   const evaluated_layout& block_shape(std::size_t variable, const block_settings& settings);
@@ -114,7 +119,7 @@ class client {
                                   bool copied_at_once = false);
   protocol::message block_message(std::size_t variable, int block, int iteration,
                                   std::uint64_t offset, const evaluated_layout& shape,
-                                  const std::vector<std::int64_t>& position) const;
+                                  const extent_list& position) const;
   // Hands a block described by m over to the engine; owned is its process memory (empty for
   // shared memory).
   void hand_over(const protocol::message& m, block_buffer owned);
@@ -129,12 +134,17 @@ class client {
   int m_client_index;
   std::unique_ptr<transports::engine> m_engine;
 
+  // The tables every call reads (names, layouts, block settings, allocations) are allocated
+  // one after the other, the small ones first, from one allocation sized for them: after a
+  // compute phase a call finds them on two or three pages, not on a page per table wherever
+  // the heap put it (bench/run_cold_write.py counts those pages).
+  std::pmr::monotonic_buffer_resource m_arena;
+  config::name_index m_names;                // variable name -> index in the model
+  std::pmr::vector<std::uint32_t> m_layout;  // variable -> index of its layout
   sidecore::client::parameters m_parameters;
-  block_registry m_blocks;
-  evaluated_layout m_block_shape;  // block_shape's result for a block with its own extents
-  std::vector<std::int64_t> m_extents_scratch;  // set_extents checks extents here first
   // Allocated blocks until cleared, each found from its block's settings.
   allocation_slots m_allocations;
+  block_registry m_blocks;  // after the smaller tables: it holds every declared block
   int m_iteration = 0;
   bool m_iteration_skipped = false;
   bool m_stopped = false;
@@ -145,6 +155,8 @@ class client {
   bool m_in_call = false;       // a call_timer runs
   double m_call_seconds = 0.0;  // in calls of the current iteration
   std::vector<iteration_time> m_times;
+  // Last: only a block with its own extents reads it.
+  evaluated_layout m_block_shape;  // block_shape's result for a block with its own extents
 };
 
 }  // namespace sidecore::client

@@ -10,7 +10,9 @@
 
 namespace sidecore::client {
 
-parameters::parameters(const config::model& model) : m_model(model) {
+parameters::parameters(const config::model& model, std::pmr::memory_resource* memory)
+    : m_model(model), m_layouts(memory) {
+  m_layouts.reserve(model.layouts.size());
   for (const config::parameter& p : model.parameters) {
     m_values.push_back(p.int_value);
     m_reals.push_back(p.real_value);
@@ -42,6 +44,7 @@ evaluated_layout parameters::evaluate(std::size_t index,
                                       const std::vector<std::int64_t>& values) const {
   const config::layout& l = m_model.layouts[index];
   evaluated_layout e;
+  e.type = l.type;
   for (const config::expression& d : l.dimensions) e.dims.push_back(d.evaluate(values));
   for (const config::expression& d : l.global_dimensions)
     e.global_dims.push_back(d.evaluate(values));
@@ -49,7 +52,8 @@ evaluated_layout parameters::evaluate(std::size_t index,
     e.ghosts_before.push_back(before.evaluate(m_initial_values));
     e.ghosts_after.push_back(after.evaluate(m_initial_values));
   }
-  const auto bytes = config::array_bytes(e.dims, config::element_size(l.type));
+  const auto bytes =
+      config::array_bytes(e.dims.data(), e.dims.size(), config::element_size(l.type));
   e.too_large = !bytes;
   e.bytes = bytes.value_or(UINT64_MAX);
   return e;
@@ -150,7 +154,7 @@ void parameters::set(std::string_view name, const void* buffer, unsigned size) {
   m_values = std::move(values);
   m_reals[p] = real;
   for (std::size_t i = 0; i < updated.size(); ++i)
-    m_layouts[m_dependents[p][i]] = std::move(updated[i]);
+    m_layouts[m_dependents[p][i]] = updated[i];
 }
 
 }  // namespace sidecore::client

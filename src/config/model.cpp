@@ -11,14 +11,14 @@
 #include <cstring>
 
 #include "common/error.hpp"
-#include "common/hot_path.hpp"
 
 namespace sidecore::config {
 
-std::optional<std::uint64_t> array_bytes(const std::vector<std::int64_t>& extents,
+std::optional<std::uint64_t> array_bytes(const std::int64_t* extents, std::size_t count,
                                          std::size_t element_bytes) noexcept {
   std::uint64_t bytes = element_bytes;
-  for (const std::int64_t e : extents) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::int64_t e = extents[i];
     if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(e > 0 ? e : 0), &bytes))
       return std::nullopt;
   }
@@ -109,7 +109,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::size_t model::find_parameter(std::string_view name) const {
   return parameter_names.find(parameters, name);
 }
-SIDECORE_HOT_PATH std::size_t model::find_variable(std::string_view name) const {
+std::size_t model::find_variable(std::string_view name) const {
   return variable_names.find(variables, name);
 }
 std::string model::unknown_variable(std::string_view name) const {

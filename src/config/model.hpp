@@ -35,8 +35,12 @@ enum class element_type : std::uint8_t { int8, int16, int32, int64, float32, flo
 std::size_t element_size(element_type type) noexcept;
 // Bytes of an array of these extents and element size, or nothing when the count does not fit
 // in 64 bits (extents below 0 count as 0).
-std::optional<std::uint64_t> array_bytes(const std::vector<std::int64_t>& extents,
+std::optional<std::uint64_t> array_bytes(const std::int64_t* extents, std::size_t count,
                                          std::size_t element_bytes) noexcept;
+inline std::optional<std::uint64_t> array_bytes(const std::vector<std::int64_t>& extents,
+                                                std::size_t element_bytes) noexcept {
+  return array_bytes(extents.data(), extents.size(), element_bytes);
+}
 const char* element_type_name(element_type type) noexcept;   // "int", "double", ...
 std::int32_t damaris_type_code(element_type type) noexcept;  // DAMARIS_TYPE_CHAR, ... (Damaris.h)
 bool is_integer(element_type type) noexcept;

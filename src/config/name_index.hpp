@@ -9,8 +9,10 @@
 // of libstdc++'s hash and libc's memcmp (bench/run_cold_write.py counts those pages).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <string_view>
 #include <vector>
 
@@ -23,13 +25,25 @@ class name_index {
  public:
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
+  name_index() = default;
+  // Its table and names are allocated from memory (the client keeps its own index among the
+  // other tables its calls read).
+  explicit name_index(std::pmr::memory_resource* memory) : m_slots(memory), m_pool(memory) {}
+  template <typename T>
+  name_index(const std::vector<T>& items, std::pmr::memory_resource* memory) : name_index(memory) {
+    extend(items);
+  }
+
   // Indexes the items added to the list since the last call (items[i] is found as i; of two
   // items of one name the first is found). The names of indexed items must not change.
   template <typename T>
   void extend(const std::vector<T>& items) {
-    if (m_covered > items.size()) *this = name_index();  // a list replaced by a shorter one
+    if (m_covered > items.size()) clear();  // a list replaced by a shorter one
     if (m_covered == items.size()) return;
     make_room(items.size());
+    std::size_t bytes = m_pool.size();
+    for (std::size_t i = m_covered; i < items.size(); ++i) bytes += items[i].name.size();
+    if (bytes > m_pool.capacity()) m_pool.reserve(std::max(bytes, 2 * m_pool.capacity()));
     for (; m_covered < items.size(); ++m_covered) add(items[m_covered].name, m_covered);
   }
 
@@ -71,11 +85,18 @@ class name_index {
     std::size_t capacity = m_slots.empty() ? 8 : m_slots.size();
     while (capacity < 2 * count) capacity *= 2;
     if (capacity == m_slots.size()) return;
-    std::vector<slot> old(capacity, slot{});
+    std::pmr::vector<slot> old(capacity, slot{}, m_slots.get_allocator());
     old.swap(m_slots);
     m_mask = capacity - 1;
     for (const slot& s : old)
       if (s.position != empty) place(s);
+  }
+
+  void clear() noexcept {
+    m_slots.clear();
+    m_pool.clear();
+    m_mask = 0;
+    m_covered = 0;
   }
 
   void add(std::string_view name, std::size_t position) {
@@ -98,8 +119,8 @@ class name_index {
     return true;
   }
 
-  std::vector<slot> m_slots;
-  std::vector<char> m_pool;  // every indexed name's bytes, one after the other
+  std::pmr::vector<slot> m_slots;
+  std::pmr::vector<char> m_pool;  // every indexed name's bytes, one after the other
   std::size_t m_mask = 0;
   std::size_t m_covered = 0;  // items indexed
 };

@@ -32,6 +32,7 @@ class runtime {
   const config::model& model() const noexcept { return m_model; }
   // Throws error(DAMARIS_CORE_IS_SERVER) on a server.
   client::client& as_client(const char* call);
+  client::client* client_if_any() noexcept { return m_client.get(); }
   MPI_Comm client_comm() const noexcept { return m_topo.clients.get(); }
   // The servers' communicator (MPI_COMM_NULL on clients and without dedicated resources), and
   // Sidecore's duplicate of the communicator given to damaris_initialize().

@@ -18,7 +18,8 @@ namespace sidecore::transports {
 
 shm_engine::shm_engine(const config::model& model, channel& channel, std::uint32_t slot, int source,
                        int server_rank, window_mapper* mapper)
-    : m_model(model),
+    : m_waits(model.arch.policy == config::full_buffer_policy::wait),
+      m_timeout(model.arch.wait_timeout_seconds),
       m_channel(channel),
       m_slot(slot),
       m_source(source),
@@ -80,14 +81,14 @@ void shm_engine::note_server_stalled() {
 SIDECORE_HOT_PATH reservation shm_engine::reserve(std::uint64_t bytes) {
   memory::shared_heap& heap = m_channel.heap();
   reservation r;
-  if (m_model.arch.policy == config::full_buffer_policy::wait) {
+  if (m_waits) {
     if (auto got = heap.try_allocate(bytes, m_stretch)) {
       r.offset = *got;
     } else {
       check_server_alive("room in the shared buffer", DAMARIS_ALLOCATION_ERROR);
       const protocol::blocked_on_writer waiting(m_channel.phase_of(m_slot));
       try {
-        r.offset = heap.allocate(bytes, m_model.arch.wait_timeout_seconds, m_stretch);
+        r.offset = heap.allocate(bytes, m_timeout, m_stretch);
       } catch (const allocation_error&) {
         note_server_stalled();
         throw;
@@ -100,7 +101,7 @@ SIDECORE_HOT_PATH reservation shm_engine::reserve(std::uint64_t bytes) {
   }
   // Beyond the start of its stretch, a block may land on pages the core is still reserving in
   // the background (the first moments of a run with a large buffer): wait for them.
-  if (!m_channel.heap_reserved(r.offset, bytes, m_model.arch.wait_timeout_seconds)) {
+  if (!m_channel.heap_reserved(r.offset, bytes, m_timeout)) {
     heap.release(r.offset, bytes);
     throw allocation_error("cannot place a block of " + std::to_string(bytes) +
                            " bytes in the shared buffer: " + m_channel.heap_reservation_error());
@@ -147,7 +148,7 @@ void shm_engine::post_overflow(bool must) {
 
 void shm_engine::push_waiting(const protocol::message& m) {
   // One producer per ring: the room found stays.
-  const double timeout = m_model.arch.wait_timeout_seconds;
+  const double timeout = m_timeout;
   m_channel.wake_server();
   check_server_alive("room in the message queue", DAMARIS_CHANNEL_ERROR);
   const protocol::blocked_on_writer waiting(m_channel.phase_of(m_slot));
@@ -202,7 +203,7 @@ SIDECORE_HOT_PATH void shm_engine::report_store_failures() {
 }
 
 SIDECORE_HOT_PATH void shm_engine::iteration_started(int started) {
-  const bool bounded = m_model.arch.policy == config::full_buffer_policy::wait;
+  const bool bounded = m_waits;
   // This client's progress is published before anything can throw: a store failure reported
   // below must not hide it from the other clients, which would wait for it (with every
   // iteration's store failing, a client that reported at each end of iteration once seemed
@@ -219,7 +220,7 @@ SIDECORE_HOT_PATH void shm_engine::iteration_started(int started) {
   if (needed <= m_slowest_seen) return;
   m_slowest_seen = m_channel.slowest_ended();
   if (needed <= m_slowest_seen) return;
-  const double timeout = m_model.arch.wait_timeout_seconds;
+  const double timeout = m_timeout;
   if (!m_channel.wait_for_slowest(static_cast<std::uint32_t>(needed), timeout))
     throw error(DAMARIS_CHANNEL_ERROR,
                 "iteration " + std::to_string(started) + " would be more than " +
@@ -235,12 +236,11 @@ void shm_engine::sync(int iterations) {
   end_job_if_server_died(false, "damaris_sync");
   check_server_alive("iterations to be stored", DAMARIS_CHANNEL_ERROR);
   const protocol::blocked_on_writer waiting(m_channel.phase_of(m_slot));
-  if (!m_channel.wait_stored(static_cast<std::uint32_t>(iterations),
-                             m_model.arch.wait_timeout_seconds)) {
+  if (!m_channel.wait_stored(static_cast<std::uint32_t>(iterations), m_timeout)) {
     note_server_stalled();
-    throw error(DAMARIS_CHANNEL_ERROR,
-                "the dedicated core did not store iteration " + std::to_string(iterations - 1) +
-                    " within " + std::to_string(m_model.arch.wait_timeout_seconds) + " s");
+    throw error(DAMARIS_CHANNEL_ERROR, "the dedicated core did not store iteration " +
+                                           std::to_string(iterations - 1) + " within " +
+                                           std::to_string(m_timeout) + " s");
   }
   report_store_failures();
 }

@@ -84,7 +84,9 @@ class shm_engine final : public engine {
   // /proc (after a wait timed out); otherwise one system call (every end of iteration).
   void end_job_if_server_died(bool thorough, const char* call) const;
 
-  const config::model& m_model;
+  // From the model, kept here: the calls read them, and the model's pages stay cold.
+  bool m_waits;      // <buffer policy="wait">: a full buffer blocks the client, for at most...
+  double m_timeout;  // ...<buffer timeout=...> seconds, as every other wait for the core
   channel& m_channel;
   std::uint32_t m_slot;
   int m_source;
