@@ -3,7 +3,7 @@
  * in the same process. Prints one JSON line per run for bench/run_cold_write.sh.
  *
  * Usage: sidecore_cold_write CONFIG.xml [--api write|alloc] [--iterations N] [--pause-us US]
- *                            [--label TEXT]
+ *                            [--label TEXT] [--name-pages]
  *
  * The configuration is one of bench/micro_<mode>.xml with bytes = 8: one client, a store that
  * discards the data, and a dedicated core, a dedicated node, a background thread or nothing
@@ -28,20 +28,26 @@
  *            and back to back, without a compute phase: write_hot, the same write again (the
  *            second after the measured one: the library may leave some of its cold work, a
  *            system call it makes only now and then, to the first).
+ *   named    with --name-pages, one more hand-over after a compute phase with the heap and
+ *            libsidecore's mappings made inaccessible: each page's first access faults and is
+ *            recorded with the instruction that made it (first_touches), then allowed.
  * If the write after a compute phase costs what chase_pages costs and chase_lines far less, the
  * time goes to address translation (TLB misses and page walks, which a virtual machine makes
  * two-dimensional), not to the library's work (write_hot).
  */
-#define _DEFAULT_SOURCE
+#define _GNU_SOURCE
 
 #include <fcntl.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define BENCH_PROGRAM "cold_write"
@@ -55,6 +61,7 @@ struct options {
   int zero_copy; /* --api alloc */
   int iterations;
   long pause_us;
+  int name_pages; /* --name-pages */
 };
 
 static int64_t median(int64_t* v, int n) {
@@ -171,6 +178,118 @@ static struct page_count accessed_pages(void) {
     line = next;
   }
   return c;
+}
+
+static int64_t write_and_end(const char* field);
+
+/* ---- First touches, named -------------------------------------------------------------- */
+
+/* Which pages of the heap and of libsidecore one hand-over touches, and from where: after a
+ * compute phase those mappings are made inaccessible, each first access faults, and the
+ * handler records the page and the instruction that touched it, then gives the page its
+ * access back. Only the first access to each page is seen; the program's own frames and
+ * libc are left accessible (the handler runs on them). */
+enum { max_traced = 32, max_touches = 256 };
+
+struct traced_range {
+  uintptr_t low, high, base; /* base: the load address of the file (its lowest mapping) */
+  int prot;
+  char name[64];
+};
+
+struct touch {
+  uintptr_t page, ip;
+  int range, write, other_thread;
+};
+
+static struct traced_range g_traced[max_traced];
+static int g_traced_count;
+static struct touch g_touches[max_touches];
+static int g_touch_count;
+static pid_t g_tracing_thread;
+static char g_library_path[256];
+
+static void on_first_touch(int sig, siginfo_t* info, void* context) {
+  const uintptr_t address = (uintptr_t)info->si_addr;
+  const ucontext_t* uc = context;
+  for (int i = 0; i < g_traced_count; ++i) {
+    if (address < g_traced[i].low || address >= g_traced[i].high) continue;
+    const uintptr_t page = address & ~(uintptr_t)(page_bytes - 1);
+    if (g_touch_count < max_touches) {
+      struct touch* t = &g_touches[g_touch_count++];
+      t->page = page;
+      t->ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+      t->range = i;
+      t->write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+      t->other_thread = (pid_t)syscall(SYS_gettid) != g_tracing_thread;
+    }
+    mprotect((void*)page, page_bytes, g_traced[i].prot);
+    return;
+  }
+  signal(sig, SIG_DFL); /* a fault of the program itself: crash as it would have */
+}
+
+/* The heap and libsidecore's mappings, from /proc/self/maps. */
+static void find_traced_ranges(void) {
+  g_traced_count = 0;
+  FILE* maps = fopen("/proc/self/maps", "r");
+  char line[512];
+  uintptr_t library_base = 0;
+  while (maps && fgets(line, sizeof line, maps) && g_traced_count < max_traced) {
+    unsigned long low = 0, high = 0;
+    char perms[8] = "", path[256] = "";
+    if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255[^\n]", &low, &high, perms, path) < 3) continue;
+    const int heap = strstr(path, "[heap]") != NULL;
+    if (!heap && !strstr(path, "libsidecore.so")) continue;
+    if (!heap && !library_base) {
+      library_base = low;
+      snprintf(g_library_path, sizeof g_library_path, "%s", path);
+    }
+    struct traced_range* r = &g_traced[g_traced_count++];
+    r->low = low;
+    r->high = high;
+    r->base = heap ? low : library_base;
+    r->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+              (perms[2] == 'x' ? PROT_EXEC : 0);
+    snprintf(r->name, sizeof r->name, "%s%s", heap ? "[heap]" : "libsidecore.so",
+             heap ? "" : (perms[2] == 'x' ? " code" : (perms[1] == 'w' ? " data" : " rodata")));
+  }
+  if (maps) fclose(maps);
+}
+
+/* The first touches of one hand-over after a compute phase, as JSON: mapping, page offset in
+ * it, read or write, and where the instruction was (libsidecore.so+offset, or "other"). */
+static void print_first_touches(const char* field, long pause_us) {
+  struct sigaction action, previous;
+  memset(&action, 0, sizeof action);
+  action.sa_sigaction = on_first_touch;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, &previous);
+  g_tracing_thread = (pid_t)syscall(SYS_gettid);
+  find_traced_ranges();
+  g_touch_count = 0;
+  compute_for(pause_us);
+  for (int i = 0; i < g_traced_count; ++i)
+    mprotect((void*)g_traced[i].low, g_traced[i].high - g_traced[i].low, PROT_NONE);
+  write_and_end(field);
+  for (int i = 0; i < g_traced_count; ++i)
+    mprotect((void*)g_traced[i].low, g_traced[i].high - g_traced[i].low, g_traced[i].prot);
+  sigaction(SIGSEGV, &previous, NULL);
+  printf("\"library\":\"%s\",\"first_touches\":[", g_library_path);
+  for (int k = 0; k < g_touch_count; ++k) {
+    const struct touch* t = &g_touches[k];
+    const struct traced_range* r = &g_traced[t->range];
+    char where[64] = "other";
+    for (int i = 0; i < g_traced_count; ++i)
+      if (t->ip >= g_traced[i].low && t->ip < g_traced[i].high && strstr(g_traced[i].name, "lib"))
+        snprintf(where, sizeof where, "libsidecore.so+0x%lx",
+                 (unsigned long)(t->ip - g_traced[i].base));
+    printf("%s{\"mapping\":\"%s\",\"page\":%lu,\"write\":%d,\"ip\":\"%s\",\"other_thread\":%d}",
+           k ? "," : "", r->name, (unsigned long)((t->page - r->base) / page_bytes), t->write,
+           where, t->other_thread);
+  }
+  printf("],");
 }
 
 /* ---- The chase ------------------------------------------------------------------------- */
@@ -325,7 +444,9 @@ static void run(const struct options* o) {
   print_count("counted", &counted[typical]);
   printf(",");
   print_count("baseline", &baseline[typical]);
-  printf(",\"ns\":{\"write\":%lld,\"write_hot\":%lld,\"chase_pages\":%lld,\"chase_lines\":%lld}}\n",
+  printf(",");
+  if (o->name_pages) print_first_touches(field, o->pause_us);
+  printf("\"ns\":{\"write\":%lld,\"write_hot\":%lld,\"chase_pages\":%lld,\"chase_lines\":%lld}}\n",
          (long long)median(write_ns, n), (long long)median(hot_ns, n),
          (long long)median(pages_ns, n), (long long)median(lines_ns, n));
   fflush(stdout);
@@ -343,10 +464,15 @@ static int parse_options(int argc, char** argv, struct options* o) {
   o->iterations = 10;
   o->pause_us = 100000;
   o->zero_copy = 0;
+  o->name_pages = 0;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     if (a[0] != '-') {
       o->config = a;
+      continue;
+    }
+    if (!strcmp(a, "--name-pages")) {
+      o->name_pages = 1;
       continue;
     }
     if (i + 1 >= argc) return -1;
@@ -374,7 +500,7 @@ int main(int argc, char** argv) {
     if (rank == 0)
       fprintf(stderr,
               "usage: %s CONFIG.xml [--api write|alloc] [--iterations N] [--pause-us US] "
-              "[--label TEXT]\n",
+              "[--label TEXT] [--name-pages]\n",
               argv[0]);
     MPI_Finalize();
     return 1;

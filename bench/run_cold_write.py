@@ -29,6 +29,7 @@ import datetime
 import json
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -71,6 +72,10 @@ def run_once(config, setup, api, xml, pause, iterations, label):
                "-np", str(ranks), binary, xml, "--api", api, "--pause-us", str(pause),
                "--iterations",
                str(iterations), "--label", label]
+    # The first touches are named with a dedicated core only: with a background thread in the
+    # process, that thread would fault on the pages made inaccessible as well.
+    if setup == "dedicated":
+        command.append("--name-pages")
     env = dict(os.environ, SIDECORE_REPORT=os.environ.get("SIDECORE_REPORT", "off"), **extra)
     if os.geteuid() == 0:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -105,6 +110,36 @@ def mappings_table(runs):
     got = [r["counted"]["total"] for r in runs]
     base = [r["baseline"]["total"] for r in runs]
     rows.append(f"| **all** | **{statistics.median(got):g}** | {statistics.median(base):g} |")
+    return rows
+
+
+def symbolize(library, offsets):
+    """Function names of code offsets in library (addr2line, binutils); "?" without it."""
+    if not offsets or not shutil.which("addr2line"):
+        return {o: "?" for o in offsets}
+    done = subprocess.run(["addr2line", "-f", "-C", "-e", library, *offsets],
+                          capture_output=True, text=True, check=False)
+    lines = done.stdout.splitlines()
+    return {o: (lines[2 * i] if 2 * i < len(lines) else "?") for i, o in enumerate(offsets)}
+
+
+def touches_table(run):
+    """Each page of the heap and of libsidecore one hand-over touched first, and from where."""
+    touches = run.get("first_touches", [])
+    where = symbolize(run.get("library", ""),
+                      sorted({t["ip"].split("+", 1)[1] for t in touches if "+" in t["ip"]}))
+    rows = ["| # | mapping | page | access | by (function) |", "|---|---|---|---|---|"]
+    for i, t in enumerate(touches, 1):
+        name = where.get(t["ip"].split("+", 1)[1], "?") if "+" in t["ip"] else t["ip"]
+        if len(name) > 90:
+            name = name[:87] + "..."
+        thread = " (another thread)" if t.get("other_thread") else ""
+        rows.append(f"| {i} | {t['mapping']} | {t['page']} | "
+                    f"{'write' if t['write'] else 'read'} | `{name}`{thread} |")
+    heap = sum(1 for t in touches if t["mapping"] == "[heap]")
+    code = sum(1 for t in touches if t["mapping"].endswith(" code"))
+    rows += ["", f"{len(touches)} pages: {heap} of the heap, {code} of libsidecore's code, "
+             f"{len(touches) - heap - code} of its data."]
     return rows
 
 
@@ -158,9 +193,19 @@ def report(meta, runs):
                     "after; median over runs. The baseline is what clearing and reading touch "
                     "with nothing between them: part of it is touched by the hand-over as well.",
                     ""]
-                out += mappings_table([r for r in runs if r["pause_us"] == longest and
-                                       r["setup"] == setup and r.get("api", "write") == api and
-                                       r["config"] == config["name"]])
+                mine = [r for r in runs if r["pause_us"] == longest and r["setup"] == setup and
+                        r.get("api", "write") == api and r["config"] == config["name"]]
+                out += mappings_table(mine)
+                named = [r for r in mine if "first_touches" in r]
+                if named:
+                    out += ["", f"### Named: the heap's and libsidecore's pages, in the order "
+                            "first touched (first run)", "",
+                            "One more hand-over after the same compute phase, with the heap and "
+                            "libsidecore's mappings made inaccessible: each page's first access "
+                            "faulted and was recorded with the function that made it, then "
+                            "allowed. Pages are counted from the start of the heap, or of the "
+                            "library's first mapping.", ""]
+                    out += touches_table(named[0])
     return "\n".join(out) + "\n"
 
 

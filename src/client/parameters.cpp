@@ -153,8 +153,7 @@ void parameters::set(std::string_view name, const void* buffer, unsigned size) {
   for (std::size_t l : m_dependents[p]) updated.push_back(evaluate(l, values));
   m_values = std::move(values);
   m_reals[p] = real;
-  for (std::size_t i = 0; i < updated.size(); ++i)
-    m_layouts[m_dependents[p][i]] = updated[i];
+  for (std::size_t i = 0; i < updated.size(); ++i) m_layouts[m_dependents[p][i]] = updated[i];
 }
 
 }  // namespace sidecore::client

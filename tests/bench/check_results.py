@@ -130,10 +130,22 @@ def cold_write(work):
                    for n in by), f"no page of libsidecore's code counted: {by}")
         for key in ("write", "write_hot", "chase_pages", "chase_lines"):
             expect(r["ns"][key] > 0, f"{key} not measured: {r['ns']}")
+        # With a dedicated core the first touches are named: the call reads the client's
+        # tables on the heap and runs libsidecore's code, so both must appear.
+        touches = r.get("first_touches")
+        expect((touches is not None) == (r["setup"] == "dedicated"),
+               f"first touches named for {r['setup']}: {touches is not None}")
+        if touches is not None:
+            kinds = {t["mapping"] for t in touches if not t["other_thread"]}
+            expect("[heap]" in kinds and "libsidecore.so code" in kinds,
+                   f"first touches without the heap or libsidecore's code: {touches}")
     md = text(os.path.join(work, "cold", "cold_write.md"))
     expect(len(table_rows(md, "1 ms")) == 4 and len(table_rows(md, "20 ms")) == 4,
            "cold_write.md lacks a row per pause, setup and api")
     expect(len(table_rows(md, "**all**")) == 4, "cold_write.md lacks the pages by mapping")
+    named_heap = re.findall(r"^\| \d+ \| \[heap\] \| \d+ \| (?:read|write) \|", md, re.M)
+    expect(md.count("### Named:") == 2 and len(named_heap) >= 2,
+           "cold_write.md lacks the named first touches of the dedicated runs")
 
 
 def blocks(work):
