@@ -28,13 +28,12 @@ std::size_t expected_allocations(const config::model& model) {
 }
 
 // About what the client's tables take for this configuration (a little more), so that the
-// arena is one allocation: its name index (a table of up to four slots of 24 bytes and the
-// bytes of each name), the layout of each variable, the evaluated layouts, the allocation
-// slots with their free list, and the settings of every declared block.
+// arena is one allocation: its name index, the layout of each variable, the evaluated
+// layouts, the allocation slots with their free list, and the settings of every declared block.
 std::size_t table_bytes(const config::model& model) {
   const std::size_t variables = model.variables.size();
   std::size_t bytes = 4096;  // alignment, and the arena's own bookkeeping
-  for (const config::variable& v : model.variables) bytes += v.name.size() + 4 * 24 + 4;
+  bytes += config::name_index::bytes_for(model.variables) + variables * sizeof(std::uint32_t);
   bytes += model.layouts.size() * sizeof(evaluated_layout);
   bytes += expected_allocations(model) * (sizeof(allocation) + sizeof(std::int32_t));
   bytes += variables * static_cast<std::size_t>(std::max(1, model.arch.domains)) *

@@ -47,6 +47,15 @@ class name_index {
     for (; m_covered < items.size(); ++m_covered) add(items[m_covered].name, m_covered);
   }
 
+  // At least what extend(items) allocates on an empty index: its table (under four slots per
+  // item, eight at least) and the names' bytes.
+  template <typename T>
+  static std::size_t bytes_for(const std::vector<T>& items) {
+    std::size_t bytes = std::max<std::size_t>(8, 4 * items.size()) * sizeof(slot);
+    for (const T& item : items) bytes += item.name.size();
+    return bytes;
+  }
+
   // The first item of that name; npos when absent. A list holding items extend() has not seen
   // is searched in order.
   template <typename T>

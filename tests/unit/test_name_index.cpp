@@ -2,6 +2,8 @@
 // whether the list was indexed at once or as it grew, and a list it has not seen is searched.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <memory_resource>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +57,19 @@ TEST(name_index, a_list_indexed_as_it_grows_is_found_as_one_indexed_at_once) {
   }
   expect_exact(index, items);
   EXPECT_EQ(index.find(items, "group0/field1000"), name_index::npos);
+}
+
+TEST(name_index, bytes_for_bounds_what_indexing_allocates) {
+  // The client sizes its arena with bytes_for: indexing must fit in it (beyond, the upstream
+  // refuses with bad_alloc).
+  for (int count : {0, 1, 3, 4, 5, 100, 1000}) {
+    const std::vector<item> items = fields(count);
+    std::vector<std::byte> buffer(name_index::bytes_for(items) + 64);  // 64: alignment
+    std::pmr::monotonic_buffer_resource memory(buffer.data(), buffer.size(),
+                                               std::pmr::null_memory_resource());
+    name_index index(items, &memory);
+    expect_exact(index, items);
+  }
 }
 
 TEST(name_index, a_name_given_twice_is_found_at_its_first_position) {
