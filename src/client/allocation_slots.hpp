@@ -6,6 +6,7 @@
 // their own (bench/run_cold_write.py --apis alloc).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory_resource>
@@ -38,19 +39,24 @@ class allocation_slots {
     m_slots.reserve(expected);
   }
 
-  // Stores a and returns its slot.
-  std::int32_t add(allocation a) {
-    a.in_use = true;
+  // A free slot, reset to an empty allocation and marked in use, for the caller to fill in
+  // place (a block's notification is a few hundred bytes: built where it stays, it is not
+  // copied through the stack). Throws std::bad_alloc only when the table must grow.
+  std::int32_t claim() {
+    std::int32_t slot = 0;
     if (!m_free.empty()) {
-      const std::int32_t slot = m_free.back();
+      slot = m_free.back();
       m_free.pop_back();
-      m_slots[static_cast<std::size_t>(slot)] = std::move(a);
-      return slot;
+      m_slots[static_cast<std::size_t>(slot)] = allocation{};
+    } else {
+      // Room for the slot's return to the free list, taken first: remove() cannot fail.
+      const std::size_t slots = m_slots.size() + 1;
+      if (m_free.capacity() < slots) m_free.reserve(std::max(slots, 2 * m_free.capacity()));
+      m_slots.emplace_back();
+      slot = static_cast<std::int32_t>(m_slots.size() - 1);
     }
-    m_slots.push_back(std::move(a));
-    // Room for the slot's return to the free list, taken now: remove() cannot fail.
-    if (m_free.capacity() < m_slots.size()) m_free.reserve(m_slots.capacity());
-    return static_cast<std::int32_t>(m_slots.size() - 1);
+    m_slots[static_cast<std::size_t>(slot)].in_use = true;
+    return slot;
   }
 
   allocation& operator[](std::int32_t slot) noexcept {

@@ -242,9 +242,19 @@ SIDECORE_HOT_PATH void client::check_placement(std::size_t variable, int block,
         (!shape.global_dims.empty() && (at < 0 || at + inside > shape.global_dims[d])))
       fits = false;
   }
-  if (fits) return;
+  if (!fits) throw_misplaced(variable, block, shape, position);
+}
+
+void client::throw_misplaced(std::size_t variable, int block, const evaluated_layout& shape,
+                             const extent_list& position) const {
+  // Here, not in check_placement: building the message is most of the code, and a call that
+  // succeeds should not have it between the lines it runs (src/hot_path.ld).
+  const std::size_t n = shape.dims.size();
   std::vector<std::int64_t> interior(n);
-  for (std::size_t d = 0; d < n; ++d) interior[d] = interior_of(d);
+  for (std::size_t d = 0; d < n; ++d)
+    interior[d] = d < shape.ghosts_before.size()
+                      ? shape.dims[d] - shape.ghosts_before[d] - shape.ghosts_after[d]
+                      : shape.dims[d];
   std::vector<std::int64_t> extents = shape.dims.to_vector(),
                             global = shape.global_dims.to_vector();
   std::vector<std::int64_t> at(n, 0);
@@ -347,22 +357,20 @@ SIDECORE_HOT_PATH client::allocated_block client::alloc_shaped(std::string_view 
   check_not_handed_over(v, block, settings);
   const evaluated_layout& shape = block_shape(v, settings);
   check_placement(v, block, shape, settings.position);
-  allocation a;
   transports::reservation target = reserve(v, shape.bytes);
-  const std::uint64_t offset = target.offset;
-  a.address = target.address;
+  const bool dropped = !target.address;
+  // Dropped by policy="skip": scratch memory the caller can still fill, discarded at commit.
+  if (dropped) target.owned = buffer_pool::acquire(shape.bytes);
+  // Filled in place: nothing below throws once the slot is claimed.
+  const std::int32_t slot = m_allocations.claim();
+  allocation& a = m_allocations[slot];
+  a.address = dropped ? target.owned.get() : target.address;
   a.owned = std::move(target.owned);
-  if (!a.address) {
-    // Dropped by policy="skip": scratch memory the caller can still fill, discarded at commit.
-    a.dropped = true;
-    a.owned = buffer_pool::acquire(shape.bytes);
-    a.address = a.owned.get();
-  }
+  a.dropped = dropped;
+  a.block = block_message(v, block, m_iteration, target.offset, shape, settings.position);
   settings.handed_over = m_iteration;
-  a.block = block_message(v, block, m_iteration, offset, shape, settings.position);
-  allocated_block allocated{a.address, shape.type, &shape.dims};
-  settings.allocation = m_allocations.add(std::move(a));
-  return allocated;
+  settings.allocation = slot;
+  return allocated_block{a.address, shape.type, &shape.dims};
 }
 
 SIDECORE_HOT_PATH void client::commit(std::string_view name, int block, int iteration) {
@@ -417,15 +425,7 @@ SIDECORE_HOT_PATH void client::end_iteration() {
   // Allocated blocks of this iteration that were never committed are committed now: the data
   // the simulation put there is what it meant to write.
   m_allocations.for_each([&](allocation& a) {
-    if (a.block.iteration > m_iteration || a.committed) return;
-    const std::string& variable = m_model.variables[a.block.variable].name;
-    // A program that leaves the commits to the end of the iteration does so every iteration.
-    if (log::first_time("uncommitted block of " + variable))
-      log::warning("block ", a.block.block, " of '", variable, "' was allocated at iteration ",
-                   a.block.iteration,
-                   " but never committed; committing it at the end of the iteration (said "
-                   "once per variable: later ones are committed alike)");
-    commit(variable, a.block.block, a.block.iteration);
+    if (a.block.iteration <= m_iteration && !a.committed) commit_left_over(a);
   });
   m_allocations.for_each([&](allocation& a) {
     if (a.block.iteration <= m_iteration)
@@ -446,6 +446,17 @@ SIDECORE_HOT_PATH void client::end_iteration() {
     }
   } closing{*this, timer};
   m_engine->iteration_started(m_iteration);
+}
+
+void client::commit_left_over(const allocation& a) {
+  const std::string& variable = m_model.variables[a.block.variable].name;
+  // A program that leaves the commits to the end of the iteration does so every iteration.
+  if (log::first_time("uncommitted block of " + variable))
+    log::warning("block ", a.block.block, " of '", variable, "' was allocated at iteration ",
+                 a.block.iteration,
+                 " but never committed; committing it at the end of the iteration (said "
+                 "once per variable: later ones are committed alike)");
+  commit(variable, a.block.block, a.block.iteration);
 }
 
 void client::set_position(std::string_view name, int block, const std::int64_t* position) {

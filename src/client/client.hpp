@@ -99,6 +99,8 @@ class alignas(1024) client {
   // with global extents, lies outside them at the block's position.
   void check_placement(std::size_t variable, int block, const evaluated_layout& shape,
                        const extent_list& position) const;
+  [[noreturn]] void throw_misplaced(std::size_t variable, int block, const evaluated_layout& shape,
+                                    const extent_list& position) const;
   // Throws DAMARIS_ALLOCATION_ERROR when no buffer of this mode could ever hold the block.
   void check_fits(std::size_t variable, std::uint64_t bytes) const;
   // The variable's layout as evaluated now; throws DAMARIS_INVALID_DIMENSIONS when unusable
@@ -124,6 +126,9 @@ class alignas(1024) client {
   // shared memory).
   void hand_over(const protocol::message& m, block_buffer owned);
   void note_dropped(std::uint64_t bytes);
+  // Commits a block allocated at or before this iteration and never committed, with a warning
+  // (once per variable); out of end_iteration's code, which runs it rarely.
+  void commit_left_over(const allocation& a);
   void mark_skipped(std::size_t variable);
 
   // Adds the time of one call to the iteration's write time, when SIDECORE_WRITE_TIMES asks.
