@@ -31,6 +31,10 @@
  *   named    with --name-pages, one more hand-over after a compute phase with the heap and
  *            libsidecore's mappings made inaccessible: each page's first access faults and is
  *            recorded with the instruction that made it (first_touches), then allowed.
+ *   lines    with --trace-lines FILE, nothing timed: a few hand-overs, then one between two
+ *            stores to a marker page at trace_marker_address, for a memory tracer to cut out
+ *            of the whole run's accesses (run_cold_write.py --lines runs valgrind's lackey);
+ *            FILE gets /proc/self/maps just before, to name the mappings.
  * If the write after a compute phase costs what chase_pages costs and chase_lines far less, the
  * time goes to address translation (TLB misses and page walks, which a virtual machine makes
  * two-dimensional), not to the library's work (write_hot).
@@ -61,7 +65,8 @@ struct options {
   int zero_copy; /* --api alloc */
   int iterations;
   long pause_us;
-  int name_pages; /* --name-pages */
+  int name_pages;          /* --name-pages */
+  const char* trace_lines; /* --trace-lines FILE */
 };
 
 static int64_t median(int64_t* v, int n) {
@@ -358,6 +363,46 @@ __attribute__((noinline)) static int64_t write_and_end(const char* field) {
   return now_ns() - t0;
 }
 
+/* ---- Lines, for a tracer ---------------------------------------------------------------- */
+
+/* A page at a fixed address: its stores stand out in a trace of every access, whatever the
+ * load addresses of the program and its libraries. */
+static const uintptr_t trace_marker_address = 0x3c0000000;
+
+static int copy_file(const char* from, const char* to) {
+  FILE* in = fopen(from, "r");
+  FILE* out = in ? fopen(to, "w") : NULL;
+  char buffer[4096];
+  size_t got = 0;
+  int ok = in && out;
+  while (ok && (got = fread(buffer, 1, sizeof buffer, in)) > 0)
+    ok = fwrite(buffer, 1, got, out) == got;
+  if (out && fclose(out) != 0) ok = 0;
+  if (in) fclose(in);
+  return ok;
+}
+
+static void trace_lines(const struct options* o) {
+  char field[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  g_zero_copy = o->zero_copy;
+  volatile uint64_t* marker = mmap((void*)trace_marker_address, page_bytes, PROT_READ | PROT_WRITE,
+                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (marker != (volatile uint64_t*)trace_marker_address) {
+    perror("cold_write: mmap of the trace marker");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  for (int i = 0; i < 4; ++i) write_and_end(field); /* the first hand-overs' one-time work */
+  if (!copy_file("/proc/self/maps", o->trace_lines)) {
+    fprintf(stderr, "cold_write: cannot write %s\n", o->trace_lines);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  *marker = 1;
+  write_and_end(field);
+  *marker = 2;
+  munmap((void*)marker, page_bytes);
+  printf("COLD {\"lines_traced\":1}\n");
+}
+
 static void print_count(const char* key, const struct page_count* c) {
   printf("\"%s\":{\"total\":%ld,\"by_mapping\":{", key, c->total);
   for (int i = 0; i < c->mappings; ++i)
@@ -465,6 +510,7 @@ static int parse_options(int argc, char** argv, struct options* o) {
   o->pause_us = 100000;
   o->zero_copy = 0;
   o->name_pages = 0;
+  o->trace_lines = NULL;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     if (a[0] != '-') {
@@ -481,6 +527,8 @@ static int parse_options(int argc, char** argv, struct options* o) {
       o->iterations = atoi(v);
     else if (!strcmp(a, "--pause-us"))
       o->pause_us = atol(v);
+    else if (!strcmp(a, "--trace-lines"))
+      o->trace_lines = v;
     else if (!strcmp(a, "--label"))
       o->label = v;
     else if (!strcmp(a, "--api") && (!strcmp(v, "write") || !strcmp(v, "alloc")))
@@ -500,7 +548,7 @@ int main(int argc, char** argv) {
     if (rank == 0)
       fprintf(stderr,
               "usage: %s CONFIG.xml [--api write|alloc] [--iterations N] [--pause-us US] "
-              "[--label TEXT] [--name-pages]\n",
+              "[--label TEXT] [--name-pages] [--trace-lines MAPS_FILE]\n",
               argv[0]);
     MPI_Finalize();
     return 1;
@@ -509,7 +557,10 @@ int main(int argc, char** argv) {
   int is_client = 0;
   check(damaris_start(&is_client), "damaris_start");
   if (is_client) {
-    run(&o);
+    if (o.trace_lines)
+      trace_lines(&o);
+    else
+      run(&o);
     check(damaris_stop(), "damaris_stop");
   }
   check(damaris_finalize(), "damaris_finalize");

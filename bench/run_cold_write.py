@@ -21,13 +21,19 @@ Usage: bench/run_cold_write.py [options] NAME=BUILD[,VAR=VALUE...] ...
                damaris_end_iteration) ("write")
   --quick      1 run, 3 rounds, pauses of 1 and 20 ms, dedicated and thread, both apis: checks
                the harness
+  --lines      also trace one hand-over with a dedicated core under valgrind's lackey (every
+               instruction fetch, load and store) and count the distinct cache lines and pages
+               it accesses, by mapping (about a minute per configuration and api; --quick
+               traces the write); needs valgrind
   --out DIR    where cold_write.md and cold_write.json go (bench/results)
 Environment: MPIRUN (mpirun), MPIRUN_FLAGS (--oversubscribe).
 """
 import argparse
+import bisect
 import datetime
 import json
 import os
+import re
 import shlex
 import shutil
 import statistics
@@ -91,6 +97,110 @@ def run_once(config, setup, api, xml, pause, iterations, label):
     return result
 
 
+# cold_write.c --trace-lines stores to this address just before and just after the traced
+# hand-over, as lackey prints it.
+TRACE_MARKER = " S 3c0000000,8"
+LINE, PAGE = 64, 4096
+
+
+def mapping_names(maps_file):
+    """/proc/<pid>/maps -> sorted [(low, high, name)]; name: the file's, " code" if executable."""
+    regions = []
+    for line in open(maps_file):
+        fields = line.split()
+        low, high = (int(x, 16) for x in fields[0].split("-"))
+        path = fields[5] if len(fields) > 5 else ""
+        if not path:
+            # Valgrind maps the program's heap and anonymous memory executable: no " code".
+            regions.append((low, high, "anonymous (heap, stack)"))
+            continue
+        name = re.sub(r"\.so[.\d]*$", ".so", os.path.basename(path)) if path[0] == "/" else path
+        if name.startswith("sidecore-"):
+            name = "shared segment (ring, buffer)"
+        regions.append((low, high, name + (" code" if "x" in fields[1] else "")))
+    return sorted(regions)
+
+
+def count_lines(trace_file, regions):
+    """Distinct lines and pages of a lackey trace, by mapping; the markers left out."""
+    starts = [r[0] for r in regions]
+    lines, pages = {}, {}
+    accesses = instructions = 0
+    for row in open(trace_file):
+        fields = row.split()
+        if len(fields) != 2 or row.rstrip("\n") == TRACE_MARKER:
+            continue
+        address, _, size = fields[1].partition(",")
+        address, size = int(address, 16), int(size or 1)
+        accesses += 1
+        instructions += fields[0] == "I"
+        k = bisect.bisect_right(starts, address) - 1
+        name = regions[k][2] if k >= 0 and address < regions[k][1] else "unmapped"
+        for line in range(address // LINE, (address + max(size, 1) - 1) // LINE + 1):
+            lines.setdefault(line, name)
+        pages.setdefault(address // PAGE, name)
+    by = {}
+    for table, key in ((lines, "lines"), (pages, "pages")):
+        for name in table.values():
+            by.setdefault(name, {"lines": 0, "pages": 0})[key] += 1
+    return {"accesses": accesses, "instructions": instructions, "lines": len(lines),
+            "pages": len(pages), "by_mapping": by}
+
+
+def trace_lines(config, api, xml):
+    """One hand-over with a dedicated core, every access traced by lackey (rank 0, the
+    client; its dedicated core runs untraced): distinct lines and pages by mapping."""
+    name, binary, extra = config
+    _, ranks, setup_env = SETUPS["dedicated"]
+    extra = dict(setup_env, **extra)
+    exports = [flag for var in extra for flag in ("-x", var)]
+    with tempfile.TemporaryDirectory(prefix="sidecore-lines-") as work:
+        maps, trace = os.path.join(work, "maps"), os.path.join(work, "trace")
+        arguments = [binary, xml, "--api", api, "--trace-lines", maps]
+        # sed keeps what lies between the two marker stores (the whole run is ~10^8 accesses).
+        traced = (f"valgrind --tool=lackey --trace-mem=yes --log-fd=9 "
+                  f"{' '.join(shlex.quote(a) for a in arguments)} 9>&1 >/dev/null | "
+                  f"sed -n '/^{TRACE_MARKER}$/,/^{TRACE_MARKER}$/p' > {shlex.quote(trace)}")
+        mpirun = [os.environ.get("MPIRUN", "mpirun"),
+                  *shlex.split(os.environ.get("MPIRUN_FLAGS", "--oversubscribe"))]
+        command = [*mpirun, *exports, "-np", "1", "sh", "-c", traced, ":", *exports,
+                   "-np", str(ranks - 1), *arguments]
+        env = dict(os.environ, SIDECORE_REPORT=os.environ.get("SIDECORE_REPORT", "off"), **extra)
+        if os.geteuid() == 0:
+            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+        markers = sum(1 for row in open(trace) if row.rstrip("\n") == TRACE_MARKER) \
+            if os.path.exists(trace) else 0
+        if done.returncode != 0 or markers != 2:
+            sys.exit(f"run_cold_write.py: the traced hand-over failed (status {done.returncode}, "
+                     f"{markers} of 2 markers): {' '.join(command)}\n{done.stdout}{done.stderr}")
+        result = count_lines(trace, mapping_names(maps))
+    result.update(config=name, api=api)
+    return result
+
+
+def lines_table(traces, configs, apis):
+    """Mappings down, (api, configuration) across: lines / pages."""
+    columns = [(api, c["name"]) for api in apis for c in configs]
+    names = sorted({n for t in traces for n in t["by_mapping"]},
+                   key=lambda n: -max(t["by_mapping"].get(n, {"lines": 0})["lines"]
+                                      for t in traces))
+    found = {(t["api"], t["config"]): t for t in traces}
+    rows = ["| mapping | " + " | ".join(f"{api}, {name}" for api, name in columns) + " |",
+            "|---|" + "---|" * len(columns)]
+    for n in names:
+        cells = []
+        for key in columns:
+            c = found[key]["by_mapping"].get(n, {"lines": 0, "pages": 0})
+            cells.append(f"{c['lines']} / {c['pages']}")
+        rows.append(f"| {n} | " + " | ".join(cells) + " |")
+    rows.append("| **all** | " + " | ".join(
+        f"**{found[k]['lines']} / {found[k]['pages']}**" for k in columns) + " |")
+    rows.append("| instructions executed | " + " | ".join(
+        str(found[k]["instructions"]) for k in columns) + " |")
+    return rows
+
+
 def spread(values, scale=1e-3, digits=2):
     values = [v * scale for v in values]
     return (f"{statistics.median(values):.{digits}f} "
@@ -143,7 +253,7 @@ def touches_table(run):
     return rows
 
 
-def report(meta, runs):
+def report(meta, runs, traces):
     out = ["# Sidecore: a small write after a compute phase, against pointer chases", "",
            f"- Command: `{meta['command']}` ({meta['seconds']:.0f} s), {meta['date']}",
            f"- Machine: {meta['machine']}; 1-min load average: start {meta['load_before']}, "
@@ -182,6 +292,15 @@ def report(meta, runs):
                     pages = spread([r["pages"] for r in mine], 1, 0)
                     out.append(f"| {pause / 1000:g} ms | {setup} | {api} | {config['name']} | "
                                f"{pages} | " + " | ".join(cells) + f" | {ratio} |")
+    if traces:
+        traced_apis = [a for a in apis if any(t["api"] == a for t in traces)]
+        out += ["", "## Lines and pages of one hand-over, traced: dedicated", "",
+                "Every instruction fetch, load and store of one hand-over (after four others), "
+                "traced by valgrind's lackey on the client and counted as distinct 64-byte lines "
+                "and 4 KiB pages, by mapping: lines / pages. Nothing is timed; the count does "
+                "not depend on the machine's load. Under valgrind the heap is an anonymous "
+                "mapping, like the stack; the benchmark's two clock reads are counted too.", ""]
+        out += lines_table(traces, meta["configs"], traced_apis)
     longest = max(meta["pauses"])
     for setup in meta["setups"]:
         for api in apis:
@@ -218,11 +337,14 @@ def main():
     ap.add_argument("--setups", default="dedicated")
     ap.add_argument("--apis", default="write")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--lines", action="store_true")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     args = ap.parse_args()
     if args.quick:
         args.runs, args.iterations, args.pauses = 1, 3, "1000 20000"
         args.setups, args.apis = "dedicated thread", "write alloc"
+    if args.lines and not shutil.which("valgrind"):
+        sys.exit("run_cold_write.py: --lines needs valgrind (Debian: apt-get install valgrind)")
     pauses = [int(p) for p in args.pauses.split()]
     setups = args.setups.split()
     apis = args.apis.split()
@@ -256,6 +378,19 @@ def main():
                                   f"{api}, {config[0]}, pause {pause} us", file=sys.stderr)
                             runs.append(run_once(config, setup, api, xmls[setup], pause,
                                                  args.iterations, f"run{run + 1}"))
+        traces = []
+        if args.lines:
+            if "dedicated" not in xmls:
+                with open(os.path.join(HERE, SETUPS["dedicated"][0])) as f:
+                    text = f.read().replace("@BYTES@", "8").replace("@OUTPUT@", work)
+                xmls["dedicated"] = os.path.join(work, "cold_dedicated.xml")
+                with open(xmls["dedicated"], "w") as f:
+                    f.write(text)
+            for api in (["write"] if args.quick else apis):
+                for config in configs:
+                    print(f"run_cold_write.py: tracing one hand-over, {api}, {config[0]}",
+                          file=sys.stderr)
+                    traces.append(trace_lines(config, api, xmls["dedicated"]))
     meta = {"command": "bench/run_cold_write.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
             "date": started.isoformat(timespec="seconds"),
             "seconds": (datetime.datetime.now() - started).total_seconds(),
@@ -272,9 +407,9 @@ def main():
             "quick": args.quick}
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "cold_write.json"), "w") as f:
-        json.dump({"meta": meta, "runs": runs}, f, indent=1)
+        json.dump({"meta": meta, "runs": runs, "lines": traces}, f, indent=1)
     with open(os.path.join(args.out, "cold_write.md"), "w") as f:
-        f.write(report(meta, runs))
+        f.write(report(meta, runs, traces))
     print(f"run_cold_write.py: {args.out}/cold_write.md", file=sys.stderr)
 
 

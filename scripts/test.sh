@@ -6,6 +6,9 @@ build=${SIDECORE_BUILD_DIR:-$root/build}
 # The venv (h5py, numpy, VTK, mpi4py, pytest, nanobind, Dask, matplotlib), then one build with
 # the Python module (scripts/setup.sh installs what is missing).
 "$root/scripts/python_env.sh" "$build"
+# shellcheck source=lib/debian_packages.sh
+. "$root/scripts/lib/debian_packages.sh"
+install_packages "sidecore test" "${test_packages[@]}"
 venv="$build/venv"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export SIDECORE_TEST_PYTHON="$venv/bin/python"

@@ -139,10 +139,26 @@ def cold_write(work):
             kinds = {t["mapping"] for t in touches if not t["other_thread"]}
             expect("[heap]" in kinds and "libsidecore.so code" in kinds,
                    f"first touches without the heap or libsidecore's code: {touches}")
+    # One write traced (--lines): its lines and pages counted, by mapping. It runs the
+    # library's code and puts its notification in the shared segment's ring.
+    traces = d.get("lines") or []
+    expect([(t["api"], t["config"]) for t in traces] == [("write", "now")],
+           f"traced hand-overs: {[(t['api'], t['config']) for t in traces]}")
+    for t in traces:
+        by = t["by_mapping"]
+        expect(t["lines"] == sum(c["lines"] for c in by.values()) and t["pages"] > 0,
+               f"lines counted: {t['lines']}, by mapping {by}")
+        for needed in ("libsidecore.so code", "shared segment (ring, buffer)"):
+            expect(by.get(needed, {"lines": 0})["lines"] > 0,
+                   f"the traced write accessed no line of {needed}: {by}")
+        expect(t["instructions"] > 100, f"{t['instructions']} instructions traced")
     md = text(os.path.join(work, "cold", "cold_write.md"))
+    expect("## Lines and pages of one hand-over, traced" in md,
+           "cold_write.md lacks the traced lines")
     expect(len(table_rows(md, "1 ms")) == 4 and len(table_rows(md, "20 ms")) == 4,
            "cold_write.md lacks a row per pause, setup and api")
-    expect(len(table_rows(md, "**all**")) == 4, "cold_write.md lacks the pages by mapping")
+    expect(len(table_rows(md, "**all**")) == 4 + len(traces),
+           "cold_write.md lacks the pages by mapping, or the traced lines' totals")
     named_heap = re.findall(r"^\| \d+ \| \[heap\] \| \d+ \| (?:read|write) \|", md, re.M)
     expect(md.count("### Named:") == 2 and len(named_heap) >= 2,
            "cold_write.md lacks the named first touches of the dedicated runs")

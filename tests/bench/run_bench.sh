@@ -57,7 +57,7 @@ case $name in
       "now=$build,SIDECORE_IDLE_POLL_US=1000"
     ;;
   cold_write)
-    "$python" "$bench/run_cold_write.py" --quick --out "$work/cold" "now=$build"
+    "$python" "$bench/run_cold_write.py" --quick --lines --out "$work/cold" "now=$build"
     ;;
   blocks)
     BLOCKS_ITERATIONS=3 "$bench/blocks/run_blocks_bench.sh" "$build" 1 "$work/blocks.md"
