@@ -24,6 +24,15 @@ pip=("$venv/bin/pip" install --quiet --disable-pip-version-check)
 # What configuring the Python module needs comes first; the rest installs while the library
 # compiles (unpacking wheels overlaps the compiler's work).
 "$venv/bin/python" -c "import numpy, nanobind" 2>/dev/null || "${pip[@]}" numpy nanobind
+# With SIDECORE_WITH_ADIOS2=1 (scripts/test.sh), the ADIOS2 wheel as well, before configuring:
+# the proxy benchmark's ADIOS2 back-ends build against the CMake package it ships
+# (bench.proxy_matrix compares Sidecore with them).
+adios2_args=()
+if [ "${SIDECORE_WITH_ADIOS2:-0}" = 1 ]; then
+  "$venv/bin/python" -c "import adios2" 2>/dev/null || "${pip[@]}" adios2
+  adios2_dir=$("$venv/bin/python" -c "import adios2, os; print(os.path.dirname(adios2.__file__))")
+  adios2_args=("-DADIOS2_DIR=$adios2_dir/cmake/adios2")
+fi
 rest_log="$build/venv-packages.log"
 (
   "$venv/bin/python" -c "import h5py, vtk, pytest, dask.array, distributed, matplotlib" \
@@ -35,7 +44,7 @@ rest=$!
 # sidecore/version.h (HAVE_PYTHON_ENABLED), which every source includes.
 status=0
 "$root/scripts/setup.sh" "$build" -DSIDECORE_BUILD_PYTHON=ON -DPython_EXECUTABLE="$venv/bin/python" \
-  "$@" || status=$?
+  "${adios2_args[@]}" "$@" || status=$?
 if ! wait "$rest"; then
   cat "$rest_log" >&2
   echo "python_env.sh: installing the venv's packages into $venv failed (above)" >&2

@@ -5,10 +5,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SIDECORE_BUILD_DIR:-$root/build}
 # The venv (h5py, numpy, VTK, mpi4py, pytest, nanobind, Dask, matplotlib), then one build with
 # the Python module (scripts/setup.sh installs what is missing).
-"$root/scripts/python_env.sh" "$build"
 # shellcheck source=lib/debian_packages.sh
 . "$root/scripts/lib/debian_packages.sh"
 install_packages "sidecore test" "${test_packages[@]}"
+# The proxy benchmark built with its ADIOS2 back-ends (the wheel's), for bench.proxy_matrix.
+SIDECORE_WITH_ADIOS2=1 "$root/scripts/python_env.sh" "$build"
 venv="$build/venv"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export SIDECORE_TEST_PYTHON="$venv/bin/python"

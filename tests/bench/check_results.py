@@ -308,24 +308,30 @@ def small_calls_versus(work):
 
 def proxy_matrix(work):
     d = load(os.path.join(work, "matrix-results", "matrix.json"))
-    runs = {r["config"]: r for r in d["runs"]}
-    names = {"none", "hdf5-fpp", "phdf5", "sc-core-fpc", "sc-core-alloc", "sc-core-coll",
-             "sc-node-fpc", "sc-thread-fpc", "sc-sync-fpc", "sc-sync-coll"}
-    expect(set(runs) == names, f"configurations {sorted(runs)}")
-    for name, r in runs.items():
-        if name == "none":
-            continue
-        check = r["check"]
-        expect(check and check["temperature_equal"] and check["pressure_equal"]
-               and check["density_equal"] and check.get("master_view_equal", True),
-               f"{name}: read back {check}")
-    for name in ("sc-core-fpc", "sc-core-alloc", "sc-core-coll", "sc-node-fpc"):
-        expect(runs[name]["servers"], f"{name}: the server's closing summary was not parsed")
-    # The zero-copy run did hand its derived variables over through damaris_alloc (and the
-    # read-back above found them exact).
-    expect(runs["sc-core-alloc"].get("alloc_derived") is True and
-           runs["sc-core-fpc"].get("alloc_derived") is False,
-           "sc-core-alloc did not run with --alloc-derived, or sc-core-fpc did")
+    names = {"none", "hdf5-fpp", "phdf5", "adios2", "adios2-async", "sc-core-fpc",
+             "sc-core-alloc", "sc-core-coll", "sc-node-fpc", "sc-thread-fpc", "sc-sync-fpc",
+             "sc-sync-coll"}
+    # Both write targets: the local disk and throttlefs (mounted for the run).
+    expect(set(d["write_targets"]) == {"disk", "throttled"},
+           f"write targets {sorted(d['write_targets'])}")
+    for target in ("disk", "throttled"):
+        runs = {r["config"]: r for r in d["runs"] if r["target"] == target}
+        expect(set(runs) == names, f"{target}: configurations {sorted(runs)}")
+        for name, r in runs.items():
+            if name == "none":
+                continue
+            check = r["check"]
+            expect(check and check["temperature_equal"] and check["pressure_equal"]
+                   and check["density_equal"] and check.get("master_view_equal", True),
+                   f"{target}, {name}: read back {check}")
+        for name in ("sc-core-fpc", "sc-core-alloc", "sc-core-coll", "sc-node-fpc"):
+            expect(runs[name]["servers"],
+                   f"{target}, {name}: the server's closing summary was not parsed")
+        # The zero-copy run did hand its derived variables over through damaris_alloc (and
+        # the read-back above found them exact).
+        expect(runs["sc-core-alloc"].get("alloc_derived") is True and
+               runs["sc-core-fpc"].get("alloc_derived") is False,
+               f"{target}: sc-core-alloc did not run with --alloc-derived, or sc-core-fpc did")
     text(os.path.join(work, "matrix-results", "matrix.md"))
     for picture in ("tiles.png", "breakdown.png"):
         expect(os.path.getsize(os.path.join(work, "matrix-results", picture)) > 0,

@@ -103,11 +103,19 @@ case $name in
       "${instructions[@]}" --out "$work/small_calls.md"
     ;;
   proxy_matrix)
-    # Every configuration but the ADIOS2 ones (the proxy of this build may lack them; run.sh
-    # builds them), on the local disk only (the throttled target mounts a FUSE file system).
-    configs=hdf5-fpp,phdf5,sc-core-fpc,sc-core-alloc,sc-core-coll,sc-node-fpc,sc-thread-fpc,sc-sync-fpc
-    "$python" "$bench/proxy/run_matrix.py" --build "$build/bench/proxy" --quick --targets disk \
-      --only "$configs,sc-sync-coll" --workdir "$work/matrix" --out "$work/matrix-results"
+    # Every configuration, the ADIOS2 ones included (scripts/test.sh builds the proxy with the
+    # ADIOS2 wheel), on both targets: the local disk and throttlefs, mounted for the run.
+    if ! ldd "$build/bench/proxy/proxy" | grep -q libadios2; then
+      echo "run_bench.sh: the proxy of $build was built without ADIOS2; scripts/test.sh builds" \
+        "it with the ADIOS2 wheel (SIDECORE_WITH_ADIOS2=1 scripts/python_env.sh $build)" >&2
+      exit 1
+    fi
+    configs=hdf5-fpp,phdf5,adios2,adios2-async,sc-core-fpc,sc-core-alloc,sc-core-coll,sc-node-fpc
+    THROTTLE_BUILD="$work/throttlefs-build" THROTTLE_BACKING="$work/throttled.backing" \
+      "$python" "$bench/proxy/run_matrix.py" --build "$build/bench/proxy" --quick \
+      --targets disk,throttled --throttle-mount "$work/throttled" \
+      --only "$configs,sc-thread-fpc,sc-sync-fpc,sc-sync-coll" --workdir "$work/matrix" \
+      --out "$work/matrix-results"
     # The tiles of that matrix, and the scaling curve at two sizes (both read back).
     "$python" "$bench/proxy/plot_tiles.py" --results "$work/matrix-results"
     "$python" "$bench/proxy/run_scaling.py" --build "$build/bench/proxy" --sizes 0.25,1 \
