@@ -237,22 +237,34 @@ def python(work):
 
 def perturbation(work):
     d = load(os.path.join(work, "perturbation", "perturbation_quick.json"))
-    expect(list(d["targets"]) == ["disk"], f"targets {list(d['targets'])}")
+    # Both write targets: the local disk and throttlefs (mounted for the run).
+    expect(list(d["targets"]) == ["disk", "throttled"], f"targets {list(d['targets'])}")
     policies = ["idle", "idle-again", "drain", "rate", "phase", "phase+rate", "self"]
-    summary = d["targets"]["disk"]["summary"]
-    expect(sorted(summary) == sorted(policies), f"policies {sorted(summary)}")
-    runs = d["targets"]["disk"]["runs"]
     reps = d["setup"]["reps"]
-    expect(len(runs) == reps * len(policies), f"{len(runs)} runs for {reps} repetitions")
+    for target in d["targets"]:
+        perturbation_target(d, target, policies, reps)
+    md = text(os.path.join(work, "perturbation", "perturbation_quick.md"))
+    for name in policies[1:]:
+        expect(len(table_rows(md, f"{name} | {reps} |")) == 2 * len(d["targets"]),
+               f"perturbation_quick.md: no paired rows for {name} on each target")
+    expect("repetitions for +-2%" in md, "perturbation_quick.md lacks the repetitions needed")
+
+
+def perturbation_target(d, target, policies, reps):
+    summary = d["targets"][target]["summary"]
+    expect(sorted(summary) == sorted(policies), f"{target}: policies {sorted(summary)}")
+    runs = d["targets"][target]["runs"]
+    expect(len(runs) == reps * len(policies),
+           f"{target}: {len(runs)} runs for {reps} repetitions")
     by_rep = {}
     for r in runs:  # every iteration of every writer in the trace (the script checked which)
-        expect(r["bytes"] > 0, f"{r['policy']}: nothing in the schedule trace")
+        expect(r["bytes"] > 0, f"{target}, {r['policy']}: nothing in the schedule trace")
         by_rep.setdefault(r["rep"], []).append(r["policy"])
     # Every repetition ran every policy once, and no two repetitions in the same order.
     for rep, order in by_rep.items():
-        expect(sorted(order) == sorted(policies), f"repetition {rep} ran {order}")
+        expect(sorted(order) == sorted(policies), f"{target}: repetition {rep} ran {order}")
     orders = [tuple(o) for o in by_rep.values()]
-    expect(len(set(orders)) == len(orders), f"repetitions in the same order: {orders}")
+    expect(len(set(orders)) == len(orders), f"{target}: repetitions in the same order: {orders}")
     # The paired differences, recomputed from the runs: each policy over the idle run of its
     # own repetition.
     idle = {r["rep"]: r for r in runs if r["policy"] == "idle"}
@@ -261,25 +273,23 @@ def perturbation(work):
                       for r in runs if r["policy"] == name)
         diffs = [v for _, v in mine]
         stats = summary[name]["comm"]
-        expect(stats["n"] == reps, f"{name}: {stats['n']} pairs")
+        expect(stats["n"] == reps, f"{target}, {name}: {stats['n']} pairs")
         ordered = sorted(diffs)
         median = (ordered[(reps - 1) // 2] + ordered[reps // 2]) / 2
-        expect(abs(stats["median"] - median) < 1e-12, f"{name}: median {stats['median']} != {median}")
-        expect(stats["min"] == ordered[0] and stats["max"] == ordered[-1], f"{name}: min/max")
-        expect(stats["t_low"] <= stats["mean"] <= stats["t_high"], f"{name}: t interval")
-        expect(stats["reps_for_2pct"] >= 2, f"{name}: repetitions for +-2%")
+        expect(abs(stats["median"] - median) < 1e-12,
+               f"{target}, {name}: median {stats['median']} != {median}")
+        expect(stats["min"] == ordered[0] and stats["max"] == ordered[-1],
+               f"{target}, {name}: min/max")
+        expect(stats["t_low"] <= stats["mean"] <= stats["t_high"], f"{target}, {name}: t interval")
+        expect(stats["reps_for_2pct"] >= 2, f"{target}, {name}: repetitions for +-2%")
     # drain's stored temperature was read back, every iteration, and equal to the formula.
     checked = [r for r in runs if "values_checked" in r]
-    expect(len(checked) == 1 and checked[0]["policy"] == "drain", "no read-back of drain's data")
+    expect(len(checked) == 1 and checked[0]["policy"] == "drain",
+           f"{target}: no read-back of drain's data")
     phases = d["setup"]["iterations"] // d["setup"]["period"]
     expect(checked[0]["values_checked"] == list(range(phases)),
-           f"iterations read back: {checked[0]['values_checked']}")
-    expect(checked[0]["values_max_diff"] == 0.0, "stored values differ from the formula")
-    md = text(os.path.join(work, "perturbation", "perturbation_quick.md"))
-    for name in policies[1:]:
-        expect(len(table_rows(md, f"{name} | {reps} |")) == 2,
-               f"perturbation_quick.md: no paired rows for {name}")
-    expect("repetitions for +-2%" in md, "perturbation_quick.md lacks the repetitions needed")
+           f"{target}: iterations read back: {checked[0]['values_checked']}")
+    expect(checked[0]["values_max_diff"] == 0.0, f"{target}: stored values differ from the formula")
 
 
 def paraview_cost(work):

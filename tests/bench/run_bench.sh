@@ -76,9 +76,11 @@ case $name in
       --out "$work/python"
     ;;
   perturbation)
-    # The throttled target mounts a FUSE file system (bench/throttle): the local disk only.
-    "$python" "$bench/schedule/run_perturbation.py" --build "$build" --quick --targets disk \
-      --grid 32 --sweeps 10 --output "$work/perturbation"
+    # Both targets: the local disk and throttlefs (bench/throttle), mounted in this folder.
+    THROTTLE_BUILD="$work/throttlefs-build" THROTTLE_BACKING="$work/throttled.backing" \
+      "$python" "$bench/schedule/run_perturbation.py" --build "$build" --quick \
+      --targets disk,throttled --throttle-mount "$work/throttled" --grid 32 --sweeps 10 \
+      --output "$work/perturbation"
     ;;
   scale)
     # Two small points per dimension, with and without the master file, each read back.
