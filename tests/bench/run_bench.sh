@@ -107,7 +107,8 @@ case $name in
   proxy_matrix)
     # Every configuration, the ADIOS2 ones included (scripts/test.sh builds the proxy with the
     # ADIOS2 wheel), on both targets: the local disk and throttlefs, mounted for the run.
-    if ! ldd "$build/bench/proxy/proxy" | grep -q libadios2; then
+    # (grep reads all of ldd's output: with -q it would stop early, and pipefail fail on ldd.)
+    if ! ldd "$build/bench/proxy/proxy" | grep libadios2 > /dev/null; then
       echo "run_bench.sh: the proxy of $build was built without ADIOS2; scripts/test.sh builds" \
         "it with the ADIOS2 wheel (SIDECORE_WITH_ADIOS2=1 scripts/python_env.sh $build)" >&2
       exit 1
