@@ -68,23 +68,29 @@ def parse_config(spec):
     return name, binary, env
 
 
-def run_once(config, setup, api, xml, pause, iterations, label):
-    name, binary, extra = config
+def job(config, setup):
+    """How a configuration's job starts in a setup: mpirun and its flags, the -x exports of the
+    configuration's and the setup's variables, the job's environment, and its ranks."""
     _, ranks, setup_env = SETUPS[setup]
-    extra = dict(setup_env, **extra)
+    extra = dict(setup_env, **config[2])
     exports = [flag for var in extra for flag in ("-x", var)]
-    command = [os.environ.get("MPIRUN", "mpirun"),
-               *shlex.split(os.environ.get("MPIRUN_FLAGS", "--oversubscribe")), *exports,
-               "-np", str(ranks), binary, xml, "--api", api, "--pause-us", str(pause),
-               "--iterations",
-               str(iterations), "--label", label]
+    mpirun = [os.environ.get("MPIRUN", "mpirun"),
+              *shlex.split(os.environ.get("MPIRUN_FLAGS", "--oversubscribe"))]
+    env = dict(os.environ, SIDECORE_REPORT=os.environ.get("SIDECORE_REPORT", "off"), **extra)
+    if os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return mpirun, exports, env, ranks
+
+
+def run_once(config, setup, api, xml, pause, iterations, label):
+    name, binary, _ = config
+    mpirun, exports, env, ranks = job(config, setup)
+    command = [*mpirun, *exports, "-np", str(ranks), binary, xml, "--api", api, "--pause-us",
+               str(pause), "--iterations", str(iterations), "--label", label]
     # The first touches are named with a dedicated core only: with a background thread in the
     # process, that thread would fault on the pages made inaccessible as well.
     if setup == "dedicated":
         command.append("--name-pages")
-    env = dict(os.environ, SIDECORE_REPORT=os.environ.get("SIDECORE_REPORT", "off"), **extra)
-    if os.geteuid() == 0:
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     lines = [line[5:] for line in done.stdout.splitlines() if line.startswith("COLD ")]
     if done.returncode != 0 or len(lines) != 1:
@@ -150,10 +156,8 @@ def count_lines(trace_file, regions):
 def trace_lines(config, api, xml):
     """One hand-over with a dedicated core, every access traced by lackey (rank 0, the
     client; its dedicated core runs untraced): distinct lines and pages by mapping."""
-    name, binary, extra = config
-    _, ranks, setup_env = SETUPS["dedicated"]
-    extra = dict(setup_env, **extra)
-    exports = [flag for var in extra for flag in ("-x", var)]
+    name, binary, _ = config
+    mpirun, exports, env, ranks = job(config, "dedicated")
     with tempfile.TemporaryDirectory(prefix="sidecore-lines-") as work:
         maps, trace = os.path.join(work, "maps"), os.path.join(work, "trace")
         arguments = [binary, xml, "--api", api, "--trace-lines", maps]
@@ -161,13 +165,8 @@ def trace_lines(config, api, xml):
         traced = (f"valgrind --tool=lackey --trace-mem=yes --log-fd=9 "
                   f"{' '.join(shlex.quote(a) for a in arguments)} 9>&1 >/dev/null | "
                   f"sed -n '/^{TRACE_MARKER}$/,/^{TRACE_MARKER}$/p' > {shlex.quote(trace)}")
-        mpirun = [os.environ.get("MPIRUN", "mpirun"),
-                  *shlex.split(os.environ.get("MPIRUN_FLAGS", "--oversubscribe"))]
         command = [*mpirun, *exports, "-np", "1", "sh", "-c", traced, ":", *exports,
                    "-np", str(ranks - 1), *arguments]
-        env = dict(os.environ, SIDECORE_REPORT=os.environ.get("SIDECORE_REPORT", "off"), **extra)
-        if os.geteuid() == 0:
-            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
         markers = sum(1 for row in open(trace) if row.rstrip("\n") == TRACE_MARKER) \
             if os.path.exists(trace) else 0

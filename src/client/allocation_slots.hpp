@@ -39,15 +39,16 @@ class allocation_slots {
     m_slots.reserve(expected);
   }
 
-  // A free slot, reset to an empty allocation and marked in use, for the caller to fill in
-  // place (a block's notification is a few hundred bytes: built where it stays, it is not
-  // copied through the stack). Throws std::bad_alloc only when the table must grow.
+  // A free slot, marked in use and not committed, for the caller to fill in place: its
+  // address, memory, dropped flag and notification (a few hundred bytes, built where it stays
+  // instead of copied through the stack, and not cleared first). Throws std::bad_alloc only
+  // when the table must grow.
   std::int32_t claim() {
     std::int32_t slot = 0;
     if (!m_free.empty()) {
       slot = m_free.back();
       m_free.pop_back();
-      m_slots[static_cast<std::size_t>(slot)] = allocation{};
+      m_slots[static_cast<std::size_t>(slot)].committed = false;  // remove() freed its memory
     } else {
       // Room for the slot's return to the free list, taken first: remove() cannot fail.
       const std::size_t slots = m_slots.size() + 1;

@@ -35,6 +35,13 @@ std::size_t initial_allocation_slots(const config::model& model) {
   return std::min(expected_allocations(model), model.variables.size() + 4);
 }
 
+// A block's interior extent in dimension d: its extent without the ghost zones.
+std::int64_t interior_extent(const evaluated_layout& shape, std::size_t d) noexcept {
+  return d < shape.ghosts_before.size()
+             ? shape.dims[d] - shape.ghosts_before[d] - shape.ghosts_after[d]
+             : shape.dims[d];
+}
+
 // About what the client's tables take for this configuration (a little more), so that the
 // arena is one allocation: its name index, the layout of each variable, the evaluated
 // layouts, the allocation slots with their free list, and the settings of every declared block.
@@ -237,14 +244,9 @@ SIDECORE_HOT_PATH void client::check_placement(std::size_t variable, int block,
   // collective file could not hold it, and the global view of file-per-core output would
   // leave it out.
   const std::size_t n = shape.dims.size();
-  const auto interior_of = [&](std::size_t d) {
-    return d < shape.ghosts_before.size()
-               ? shape.dims[d] - shape.ghosts_before[d] - shape.ghosts_after[d]
-               : shape.dims[d];
-  };
   bool fits = true;
   for (std::size_t d = 0; d < n; ++d) {
-    const std::int64_t inside = interior_of(d);
+    const std::int64_t inside = interior_extent(shape, d);
     const std::int64_t at = d < position.size() ? position[d] : 0;
     if (inside < 1 ||
         (!shape.global_dims.empty() && (at < 0 || at + inside > shape.global_dims[d])))
@@ -259,10 +261,7 @@ void client::throw_misplaced(std::size_t variable, int block, const evaluated_la
   // succeeds should not have it between the lines it runs (src/hot_path.ld).
   const std::size_t n = shape.dims.size();
   std::vector<std::int64_t> interior(n);
-  for (std::size_t d = 0; d < n; ++d)
-    interior[d] = d < shape.ghosts_before.size()
-                      ? shape.dims[d] - shape.ghosts_before[d] - shape.ghosts_after[d]
-                      : shape.dims[d];
+  for (std::size_t d = 0; d < n; ++d) interior[d] = interior_extent(shape, d);
   std::vector<std::int64_t> extents = shape.dims.to_vector(),
                             global = shape.global_dims.to_vector();
   std::vector<std::int64_t> at(n, 0);

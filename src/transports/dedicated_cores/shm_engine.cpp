@@ -148,14 +148,13 @@ void shm_engine::post_overflow(bool must) {
 
 void shm_engine::push_waiting(const protocol::message& m) {
   // One producer per ring: the room found stays.
-  const double timeout = m_timeout;
   m_channel.wake_server();
   check_server_alive("room in the message queue", DAMARIS_CHANNEL_ERROR);
   const protocol::blocked_on_writer waiting(m_channel.phase_of(m_slot));
-  if (!m_channel.wait_for_room(m_slot, timeout)) {
+  if (!m_channel.wait_for_room(m_slot, m_timeout)) {
     note_server_stalled();
     throw error(DAMARIS_CHANNEL_ERROR,
-                "message queue to the dedicated core stayed full for " + std::to_string(timeout) +
+                "message queue to the dedicated core stayed full for " + std::to_string(m_timeout) +
                     " s: the server is not consuming (did it call damaris_start?)");
   }
   m_channel.try_push(m_slot, m);
@@ -203,14 +202,13 @@ SIDECORE_HOT_PATH void shm_engine::report_store_failures() {
 }
 
 SIDECORE_HOT_PATH void shm_engine::iteration_started(int started) {
-  const bool bounded = m_waits;
   // This client's progress is published before anything can throw: a store failure reported
   // below must not hide it from the other clients, which would wait for it (with every
   // iteration's store failing, a client that reported at each end of iteration once seemed
   // stuck at the first failed one).
-  if (bounded) m_channel.publish_ended(m_slot, static_cast<std::uint32_t>(started));
+  if (m_waits) m_channel.publish_ended(m_slot, static_cast<std::uint32_t>(started));
   report_store_failures();
-  if (!bounded) return;
+  if (!m_waits) return;
   // The iteration this client now starts may be at most max_iterations_ahead past the one the
   // slowest client of its dedicated core is in. Without this bound, clients out of step would
   // fill the shared buffer with younger iterations, and the dedicated core would have to keep
@@ -220,14 +218,13 @@ SIDECORE_HOT_PATH void shm_engine::iteration_started(int started) {
   if (needed <= m_slowest_seen) return;
   m_slowest_seen = m_channel.slowest_ended();
   if (needed <= m_slowest_seen) return;
-  const double timeout = m_timeout;
-  if (!m_channel.wait_for_slowest(static_cast<std::uint32_t>(needed), timeout))
+  if (!m_channel.wait_for_slowest(static_cast<std::uint32_t>(needed), m_timeout))
     throw error(DAMARIS_CHANNEL_ERROR,
                 "iteration " + std::to_string(started) + " would be more than " +
                     std::to_string(max_iterations_ahead) +
                     " iterations ahead of the slowest client of this dedicated core, which "
                     "did not end iteration " +
-                    std::to_string(needed - 1) + " within " + std::to_string(timeout) +
+                    std::to_string(needed - 1) + " within " + std::to_string(m_timeout) +
                     " s (<buffer timeout=...>): is a client stuck?");
   m_slowest_seen = m_channel.slowest_ended();
 }
