@@ -64,7 +64,7 @@ std::uint64_t chunk_bytes() {
 }
 
 TEST_F(overflow_test, a_chain_is_read_in_order_and_its_chunks_go_back) {
-  overflow_chain chain(m_channel, m_channel.heap().begin_offset(), 1.0);
+  overflow_chain chain(m_channel, m_channel.heap().begin_offset());
   const int count = 3 * static_cast<int>(overflow_chunk_messages) + 5;
   const message batch = chain_of(chain, count);
   EXPECT_EQ(batch.kind, message_kind::batch);
@@ -79,7 +79,7 @@ TEST_F(overflow_test, a_chain_is_read_in_order_and_its_chunks_go_back) {
 
 TEST_F(overflow_test, a_chain_never_handed_over_gives_its_chunks_back) {
   {
-    overflow_chain chain(m_channel, m_channel.heap().begin_offset(), 1.0);
+    overflow_chain chain(m_channel, m_channel.heap().begin_offset());
     message m{};
     m.kind = message_kind::signal;
     for (std::uint32_t i = 0; i < overflow_chunk_messages + 1; ++i) ASSERT_TRUE(chain.append(m));
@@ -100,7 +100,7 @@ TEST_F(overflow_test, a_broken_chain_is_refused_whole) {
     EXPECT_NE(problem.find(expected), std::string::npos) << problem;
     EXPECT_TRUE(got.empty()) << "a refused chain handed " << got.size() << " notification(s) on";
   };
-  overflow_chain chain(m_channel, m_channel.heap().begin_offset(), 1.0);
+  overflow_chain chain(m_channel, m_channel.heap().begin_offset());
   const int count = 2 * static_cast<int>(overflow_chunk_messages);
   {
     message batch = chain_of(chain, count);

@@ -444,17 +444,22 @@ std::uint32_t channel::reservation_needed(std::uint64_t offset,
   return static_cast<std::uint32_t>(window_steps() * clients + (end - base + mib - 1) / mib);
 }
 
+bool channel::heap_ready(std::uint32_t need) const noexcept {
+  const header* h = head();
+  const std::uint32_t now = h->reserve_progress.value.load(std::memory_order_acquire);
+  if (now == reservation_failed) return need <= h->failed_at;
+  return now >= need;  // all_reserved is the largest count
+}
+
 bool channel::wait_heap_reserved(std::uint64_t offset, std::uint64_t bytes,
                                  double timeout_seconds) noexcept {
   header* h = head();
   const std::uint32_t need = reservation_needed(offset, bytes);
-  for (;;) {
-    const std::uint32_t now = h->reserve_progress.value.load(std::memory_order_acquire);
-    if (now == all_reserved) return true;
-    if (now == reservation_failed) return need <= h->failed_at;
-    if (now >= need) return true;
-    if (!h->reserve_progress.wait_for(need, timeout_seconds)) return false;
+  while (!heap_ready(need)) {
+    if (heap_reservation_stopped()) return false;
+    if (!h->reserve_progress.wait_for(need, timeout_seconds)) return heap_ready(need);
   }
+  return true;
 }
 
 std::string channel::heap_reservation_error() const {

@@ -44,11 +44,15 @@ class channel {
   std::string reserve_heap_rest(const std::atomic<bool>& stop) noexcept;
   // Client, after allocating [offset, offset + bytes) of the heap: true once those pages are
   // reserved (at once once the whole heap is); waits for the creator's progress otherwise.
-  // False when the reservation stopped before reaching them, or on timeout (<= 0: none);
-  // heap_reservation_error() then says why.
+  // False when the reservation stopped before reaching them, or on timeout (<= 0: no timeout,
+  // it waits as long as it takes); heap_reservation_error() then says why.
   bool heap_reserved(std::uint64_t offset, std::uint64_t bytes, double timeout_seconds) noexcept {
     if (reserved_fully()) return true;
     return wait_heap_reserved(offset, bytes, timeout_seconds);
+  }
+  // The same without waiting: true when those pages are reserved now.
+  bool heap_ready(std::uint64_t offset, std::uint64_t bytes) const noexcept {
+    return reserved_fully() || heap_ready(reservation_needed(offset, bytes));
   }
   // The reservation's progress at which [offset, offset + bytes) is ready: the order in which
   // reserve_heap_rest() goes (a smaller value is ready sooner).
@@ -122,6 +126,7 @@ class channel {
   channel(shared_segment segment);
   bool reserved_fully() const noexcept;
   std::uint64_t window_steps() const noexcept;
+  bool heap_ready(std::uint32_t need) const noexcept;
   bool wait_heap_reserved(std::uint64_t offset, std::uint64_t bytes,
                           double timeout_seconds) noexcept;
   header* head() const noexcept { return reinterpret_cast<header*>(m_segment.base()); }

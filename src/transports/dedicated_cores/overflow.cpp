@@ -15,8 +15,9 @@ bool overflow_chain::append(const protocol::message& m) {
     if (heap.capacity() < 2 * sizeof(overflow_chunk)) return false;  // a tiny buffer: no chain
     const std::optional<std::uint64_t> got = heap.try_allocate(sizeof(overflow_chunk), m_hint);
     if (!got) return false;
-    // Early in a run, the chunk may land on pages the core is still reserving.
-    if (!m_channel.heap_reserved(*got, sizeof(overflow_chunk), m_timeout)) {
+    // Early in a run, the chunk may land on pages the core is still reserving: no chain then
+    // (the caller waits for the ring, which sees a stalled core, instead of waiting twice).
+    if (!m_channel.heap_ready(*got, sizeof(overflow_chunk))) {
       heap.release(*got, sizeof(overflow_chunk));
       return false;
     }

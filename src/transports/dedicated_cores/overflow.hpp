@@ -34,8 +34,8 @@ inline constexpr std::uint32_t ring_slots_for_batches = 16;
 class overflow_chain {
  public:
   // hint: where this client's searches of the shared heap start.
-  overflow_chain(channel& channel, std::uint64_t hint, double timeout_seconds) noexcept
-      : m_channel(channel), m_hint(hint), m_timeout(timeout_seconds) {}
+  overflow_chain(channel& channel, std::uint64_t hint) noexcept
+      : m_channel(channel), m_hint(hint) {}
   overflow_chain(const overflow_chain&) = delete;
   overflow_chain& operator=(const overflow_chain&) = delete;
   ~overflow_chain() { discard(); }
@@ -60,7 +60,6 @@ class overflow_chain {
 
   channel& m_channel;
   std::uint64_t m_hint;
-  double m_timeout;
   std::uint64_t m_first = 0;  // offsets of the first and last chunks; 0: none
   std::uint64_t m_last = 0;
   std::uint64_t m_count = 0;  // notifications in the chain

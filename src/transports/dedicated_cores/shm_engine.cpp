@@ -27,7 +27,7 @@ shm_engine::shm_engine(const config::model& model, channel& channel, std::uint32
       // This client's own stretch of the shared buffer: its blocks go there first.
       m_stretch(channel.heap().stretch_of(slot, channel.client_count())),
       m_keep_free(std::min(ring_slots_for_batches, channel.ring_capacity() / 8)),
-      m_overflow(channel, m_stretch, model.arch.wait_timeout_seconds),
+      m_overflow(channel, m_stretch),
       m_mapper(mapper) {
   // Touch the start of the stretch now, so that the first write finds it mapped, cached and in
   // the TLB.
@@ -78,6 +78,27 @@ void shm_engine::note_server_stalled() {
   m_stalled_at = m_channel.heartbeat();
 }
 
+void shm_engine::wait_reserved(std::uint64_t offset, std::uint64_t bytes) {
+  // The block is allocated: give it back if it cannot be written.
+  auto refuse = [&](const std::string& why) {
+    m_channel.heap().release(offset, bytes);
+    throw allocation_error("cannot place a block of " + std::to_string(bytes) +
+                           " bytes in the shared buffer: " + why);
+  };
+  if (m_channel.heap_reservation_stopped()) refuse(m_channel.heap_reservation_error());
+  // The core reserves the pages on a thread of its own: a core that has not moved since an
+  // earlier wait timed out will not reserve them either.
+  try {
+    check_server_alive("the shared buffer's pages", DAMARIS_ALLOCATION_ERROR);
+  } catch (const error& e) {
+    refuse(e.what());
+  }
+  if (m_channel.heap_reserved(offset, bytes, m_timeout)) return;
+  const std::string why = m_channel.heap_reservation_error();
+  if (!m_channel.heap_reservation_stopped()) note_server_stalled();
+  refuse(why);
+}
+
 SIDECORE_HOT_PATH reservation shm_engine::reserve(std::uint64_t bytes) {
   memory::shared_heap& heap = m_channel.heap();
   reservation r;
@@ -101,11 +122,7 @@ SIDECORE_HOT_PATH reservation shm_engine::reserve(std::uint64_t bytes) {
   }
   // Beyond the start of its stretch, a block may land on pages the core is still reserving in
   // the background (the first moments of a run with a large buffer): wait for them.
-  if (!m_channel.heap_reserved(r.offset, bytes, m_timeout)) {
-    heap.release(r.offset, bytes);
-    throw allocation_error("cannot place a block of " + std::to_string(bytes) +
-                           " bytes in the shared buffer: " + m_channel.heap_reservation_error());
-  }
+  if (!m_channel.heap_ready(r.offset, bytes)) wait_reserved(r.offset, bytes);
   r.address = m_channel.address(r.offset);
   map_block(r.offset, bytes);
   map_ahead_of(r.offset + bytes);

@@ -58,6 +58,9 @@ class shm_engine final : public engine {
   // Throws error(code), the code the wait would have ended with.
   void check_server_alive(const char* waiting_for, int code);
   void note_server_stalled();
+  // Waits until the core has reserved the pages of [offset, offset + bytes), which this client
+  // has allocated; gives the block back and throws allocation_error when they will not be.
+  void wait_reserved(std::uint64_t offset, std::uint64_t bytes);
   // Maps, before the program writes them, the pages of a block beyond every block this
   // process had and beyond the mapper's reach: reading them in, in one system call, maps them
   // writable for about a third of what the program's write faults would cost (the core has
