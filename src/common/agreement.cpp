@@ -2,7 +2,10 @@
 
 #include <exception>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/job_failure.hpp"
+#include "common/log.hpp"
 #include "common/mpi_handles.hpp"
 #include "common/waiting.hpp"
 
@@ -19,14 +22,36 @@ std::string broadcast(std::string text, int root, MPI_Comm comm) {
 
 namespace {
 
-// Completes request (a non-blocking collective call) with naps between MPI_Test calls.
-void complete_quietly(MPI_Request& request) {
+// Logs that this rank still waits for the others of comm, after `waited` seconds.
+void note_still_waiting(MPI_Comm comm, double waited) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const char* call = job_failure::current_call();
+  const std::string in = call ? call : "a collective step of Sidecore";
+  log::warning(in, ": still waiting after ", static_cast<long>(waited), " s for the other ",
+               size - 1, " rank(s) of the communicator to reach the same step. Every rank must ",
+               "make the call; is one stopped, stuck, dead without the launcher noticing, or ",
+               "still busy (a dedicated core storing its last iterations)? "
+               "(SIDECORE_COLLECTIVE_NOTICE sets when this is said)");
+}
+
+// Completes request (a non-blocking collective call over comm) with naps between MPI_Test
+// calls, saying so when it takes long.
+void complete_quietly(MPI_Request& request, MPI_Comm comm) {
   waiter wait(paces::collective_arrival);
+  double notice = -1;  // seconds: read once the wait is no longer short
   for (;;) {
     int done = 0;
     check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
     if (done) return;
     wait.nap();
+    const double waited = wait.seconds();
+    if (waited < 1.0) continue;
+    if (notice < 0) notice = environment::collective_notice_seconds();
+    if (notice > 0 && waited >= notice) {
+      note_still_waiting(comm, waited);
+      notice *= 2;
+    }
   }
 }
 
@@ -35,14 +60,14 @@ void complete_quietly(MPI_Request& request) {
 void wait_for_everyone(MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Ibarrier(comm, &request), "MPI_Ibarrier");
-  complete_quietly(request);
+  complete_quietly(request, comm);
 }
 
 void max_everywhere_quietly(int* values, int count, MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values, count, MPI_INT, MPI_MAX, comm, &request),
             "MPI_Iallreduce");
-  complete_quietly(request);
+  complete_quietly(request, comm);
 }
 
 void agree(MPI_Comm comm, int code, const std::string& message) {
@@ -51,7 +76,10 @@ void agree(MPI_Comm comm, int code, const std::string& message) {
   MPI_Comm_size(comm, &size);
   int mine = code != DAMARIS_OK ? rank : size;
   int first = size;
-  check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  // Quietly: ranks may arrive far apart (a rank still starting, a writer still storing).
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm, &request), "MPI_Iallreduce");
+  complete_quietly(request, comm);
   if (first == size) return;
   int failed_code = code;
   check_mpi(MPI_Bcast(&failed_code, 1, MPI_INT, first, comm), "MPI_Bcast");
@@ -72,7 +100,6 @@ void agree_on(MPI_Comm comm, const std::function<void()>& step) {
     code = DAMARIS_INIT_ERROR;
     message = e.what();
   }
-  wait_for_everyone(comm);
   agree(comm, code, message);
 }
 

@@ -17,20 +17,22 @@ std::string broadcast(std::string text, int root, MPI_Comm comm);
 // naps (paces::collective_arrival) instead of spinning in MPI's progress loop, so that ranks
 // that arrive early leave the processor to those still working (oversubscribed nodes, a
 // writer thread sharing the core). For the points where ranks arrive far apart; one
-// collective call's latency is added (up to a nap per round of the barrier).
+// collective call's latency is added (up to a nap per round of the barrier). A rank that waits
+// long says so (SIDECORE_COLLECTIVE_NOTICE), naming the call it is in.
 void wait_for_everyone(MPI_Comm comm);
 
 // MPI_Allreduce in place of count ints with MPI_MAX over comm, completed quietly: for writers
 // agreeing on an iteration while one of them still stores or runs a script.
 void max_everywhere_quietly(int* values, int count, MPI_Comm comm);
 
-// Collective over comm. code is this rank's outcome (DAMARIS_OK when it succeeded) and message
-// what went wrong. Throws error(code of the lowest failed rank, its message, prefixed with
-// "rank R: " on the other ranks) on every rank when any rank failed.
+// Collective over comm, waiting for the others as wait_for_everyone does. code is this rank's
+// outcome (DAMARIS_OK when it succeeded) and message what went wrong. Throws error(code of the
+// lowest failed rank, its message, prefixed with "rank R: " on the other ranks) on every rank when
+// any rank failed.
 void agree(MPI_Comm comm, int code, const std::string& message);
 
 // Collective over comm: runs step, catching what it throws (a sidecore error keeps its code,
-// another exception is DAMARIS_INIT_ERROR), waits for everyone as above, then agrees.
+// another exception is DAMARIS_INIT_ERROR), then agrees.
 void agree_on(MPI_Comm comm, const std::function<void()>& step);
 
 }  // namespace sidecore

@@ -14,6 +14,7 @@ namespace {
 
 constexpr long default_idle_poll_us = 1000;
 constexpr double default_stats_interval = 30.0;
+constexpr double default_collective_notice = 60.0;
 
 // The value of name, or nullptr when unset or empty.
 const char* value_of(const char* name) {
@@ -79,6 +80,20 @@ double stats_interval_seconds() {
                  "' is not a number of seconds (0 turns the lines off); using ",
                  default_stats_interval);
     return default_stats_interval;
+  }
+  return value;
+}
+
+double collective_notice_seconds() {
+  const char* env = value_of("SIDECORE_COLLECTIVE_NOTICE");
+  if (env == nullptr) return default_collective_notice;
+  char* end = nullptr;
+  const double value = std::strtod(env, &end);
+  if (*end != '\0' || !(value >= 0.0) || value > 1e9) {
+    log::warning("SIDECORE_COLLECTIVE_NOTICE='", env,
+                 "' is not a number of seconds (0 turns the notices off); using ",
+                 default_collective_notice);
+    return default_collective_notice;
   }
   return value;
 }

@@ -23,6 +23,11 @@ long idle_poll_us();
 // SIDECORE_STATS_INTERVAL: seconds between two log lines of live counters (0: none); default 30.
 double stats_interval_seconds();
 
+// SIDECORE_COLLECTIVE_NOTICE: seconds a rank waits for the others in one of Sidecore's
+// collective steps before it logs that it still waits (then again at each doubling; 0: never);
+// default 60.
+double collective_notice_seconds();
+
 // SIDECORE_WRITE_TIMES: set and not "0", every API call of a client is timed (sidecore_stats).
 bool write_times();
 
