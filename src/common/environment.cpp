@@ -32,6 +32,20 @@ bool whole_integer(const char* text, long low, long high, long& out) {
   return true;
 }
 
+// A number of seconds from 0 to 1e9 in variable `name`, else `fallback` (warned about when
+// malformed); `zero` says what 0 does.
+double seconds_of(const char* name, double fallback, const char* zero) {
+  const char* env = value_of(name);
+  if (env == nullptr) return fallback;
+  char* end = nullptr;
+  const double value = std::strtod(env, &end);
+  if (*end != '\0' || !(value >= 0.0) || value > 1e9) {
+    log::warning(name, "='", env, "' is not a number of seconds (0 ", zero, "); using ", fallback);
+    return fallback;
+  }
+  return value;
+}
+
 }  // namespace
 
 bool strict() {
@@ -71,31 +85,12 @@ long idle_poll_us() {
 }
 
 double stats_interval_seconds() {
-  const char* env = value_of("SIDECORE_STATS_INTERVAL");
-  if (env == nullptr) return default_stats_interval;
-  char* end = nullptr;
-  const double value = std::strtod(env, &end);
-  if (*end != '\0' || !(value >= 0.0) || value > 1e9) {
-    log::warning("SIDECORE_STATS_INTERVAL='", env,
-                 "' is not a number of seconds (0 turns the lines off); using ",
-                 default_stats_interval);
-    return default_stats_interval;
-  }
-  return value;
+  return seconds_of("SIDECORE_STATS_INTERVAL", default_stats_interval, "turns the lines off");
 }
 
 double collective_notice_seconds() {
-  const char* env = value_of("SIDECORE_COLLECTIVE_NOTICE");
-  if (env == nullptr) return default_collective_notice;
-  char* end = nullptr;
-  const double value = std::strtod(env, &end);
-  if (*end != '\0' || !(value >= 0.0) || value > 1e9) {
-    log::warning("SIDECORE_COLLECTIVE_NOTICE='", env,
-                 "' is not a number of seconds (0 turns the notices off); using ",
-                 default_collective_notice);
-    return default_collective_notice;
-  }
-  return value;
+  return seconds_of("SIDECORE_COLLECTIVE_NOTICE", default_collective_notice,
+                    "turns the notices off");
 }
 
 bool write_times() {

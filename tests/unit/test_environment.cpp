@@ -66,6 +66,16 @@ TEST(environment_variables, tuning_values_out_of_range_give_the_default) {
     scoped_variable v("SIDECORE_STATS_INTERVAL", bad);
     EXPECT_DOUBLE_EQ(env::stats_interval_seconds(), 30.0) << bad;
   }
+  {
+    scoped_variable v("SIDECORE_COLLECTIVE_NOTICE", "0");
+    EXPECT_DOUBLE_EQ(env::collective_notice_seconds(), 0.0);
+  }
+  for (const char* bad : {"-1", "nan", "60s", "1e10"}) {
+    scoped_variable v("SIDECORE_COLLECTIVE_NOTICE", bad);
+    EXPECT_DOUBLE_EQ(env::collective_notice_seconds(), 60.0) << bad;
+  }
+  scoped_variable unset("SIDECORE_COLLECTIVE_NOTICE", nullptr);
+  EXPECT_DOUBLE_EQ(env::collective_notice_seconds(), 60.0);
 }
 
 TEST(environment_variables, write_times_is_on_when_set_and_not_zero) {
