@@ -92,6 +92,31 @@ struct page_count {
   struct mapping_count by[max_mappings];
 };
 
+/* Clearing the accessed bits does not flush the TLB on every kernel (Linux 6.18 flushes only
+ * when soft-dirty bits are cleared): a page whose translation is still cached is then used
+ * without its bit being set again, and goes uncounted. Changing the protection of more pages
+ * than the kernel invalidates one by one (tlb_single_page_flush_ceiling, 33) flushes the whole
+ * TLB of the process. */
+enum { flush_pages = 128 };
+static char* g_flush_region;
+
+static void flush_tlb(void) {
+  const size_t bytes = (size_t)flush_pages * 4096;
+  if (!g_flush_region) {
+    g_flush_region = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (g_flush_region == MAP_FAILED) {
+      perror("cold_write: mmap");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memset(g_flush_region, 1, bytes); /* present pages: changing them needs a flush */
+  }
+  if (mprotect(g_flush_region, bytes, PROT_READ) != 0 ||
+      mprotect(g_flush_region, bytes, PROT_READ | PROT_WRITE) != 0) {
+    perror("cold_write: mprotect");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+}
+
 static void clear_accessed_bits(void) {
   const int fd = open("/proc/self/clear_refs", O_WRONLY);
   if (fd < 0 || write(fd, "1", 1) != 1) {
@@ -99,6 +124,7 @@ static void clear_accessed_bits(void) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   close(fd);
+  flush_tlb();
 }
 
 /* What a mapping is, from its smaps header line ("low-high perms offset dev inode path"): the

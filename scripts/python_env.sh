@@ -34,9 +34,11 @@ if [ "${SIDECORE_WITH_ADIOS2:-0}" = 1 ]; then
   adios2_args=("-DADIOS2_DIR=$adios2_dir/cmake/adios2")
 fi
 rest_log="$build/venv-packages.log"
+# Dask through its `distributed` extra, which pins distributed to dask's own release: asked for
+# apart, pip paired a new dask with a years-older distributed that cannot import it.
 (
   "$venv/bin/python" -c "import h5py, vtk, pytest, dask.array, distributed, matplotlib" \
-    2>/dev/null || "${pip[@]}" h5py vtk pytest "dask[array]" distributed matplotlib
+    2>/dev/null || "${pip[@]}" h5py vtk pytest "dask[array,distributed]" matplotlib
   "$venv/bin/python" -c "import mpi4py" 2>/dev/null || "${pip[@]}" --no-binary mpi4py mpi4py
 ) > "$rest_log" 2>&1 &
 rest=$!

@@ -85,7 +85,7 @@ if "$python" -c "$check_imports" 2>/dev/null; then
     "$("$venv_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/test_packages.pth"
   "${pip[@]}" install "$wheel"
 else
-  "${pip[@]}" install "$wheel" pytest h5py "dask[array]" distributed
+  "${pip[@]}" install "$wheel" pytest h5py "dask[array,distributed]"
 fi
 "$venv_python" - <<'PY'
 from importlib.metadata import requires
