@@ -23,7 +23,8 @@ heap_reserver::~heap_reserver() {
 }
 
 window_mapper::window_mapper(channel& c, std::uint64_t offset, std::uint64_t bytes)
-    : m_from(offset),
+    : m_window_end(offset + bytes),
+      m_from(offset),
       m_to(offset + bytes),
       m_skip_to(offset),
       m_mapped_to(offset),

@@ -49,12 +49,18 @@ class window_mapper {
   // priority (a lock it held could keep the simulation waiting while it is not scheduled).
   void map_ahead(std::uint64_t from, std::uint64_t to);
 
+  // The end of the window mapped at start.
+  std::uint64_t window_end() const noexcept { return m_window_end; }
+  // The end of what was asked so far: the window, then what map_ahead asked for.
+  std::uint64_t asked_to() const noexcept { return m_to.load(std::memory_order_acquire); }
+
   // Where the thread has got to: it has mapped no page at or after this offset.
   std::uint64_t mapped_to() const noexcept { return m_mapped_to.load(std::memory_order_acquire); }
 
  private:
   void run(channel& c);
 
+  const std::uint64_t m_window_end;
   std::mutex m_mutex;  // the thread's sleep and the destructor's stop only
   std::condition_variable m_asked;
   std::uint64_t m_from;                    // the first page not mapped yet (the thread's)

@@ -28,7 +28,8 @@ shm_engine::shm_engine(const config::model& model, channel& channel, std::uint32
       m_stretch(channel.heap().stretch_of(slot, channel.client_count())),
       m_keep_free(std::min(ring_slots_for_batches, channel.ring_capacity() / 8)),
       m_overflow(channel, m_stretch),
-      m_mapper(mapper) {
+      m_mapper(mapper),
+      m_map_ahead_from(mapper ? mapper->window_end() : 0) {
   // Touch the start of the stretch now, so that the first write finds it mapped, cached and in
   // the TLB.
   const std::uint64_t share = m_channel.heap().capacity() / std::max(1u, m_channel.client_count());

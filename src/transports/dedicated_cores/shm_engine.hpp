@@ -75,11 +75,14 @@ class shm_engine final : public engine {
     }
     m_reached = end;
   }
-  // Keeps the pages after a block that ends at `end` mapped ahead of the next writes.
+  // Once a block ends beyond the first iteration's window (blocks held longer: a slow store or
+  // a pipeline on the core), keeps the pages after the furthest block mapped ahead of the next
+  // writes. Not before: a run whose blocks reuse its window needs no other pages, and mapping
+  // them while the program copied its first iteration slowed that copy by a fifth.
   void map_ahead_of(std::uint64_t end) {
-    if (m_mapper && end + map_ahead_bytes > m_mapped_to) {
-      m_mapped_to = end + 2 * map_ahead_bytes;
-      m_mapper->map_ahead(end, m_mapped_to);
+    if (m_mapper && end > m_map_ahead_from) {
+      m_map_ahead_from = end + map_ahead_bytes;
+      m_mapper->map_ahead(end, end + 2 * map_ahead_bytes);
     }
   }
   // Ends the job (job_failure::end_job) when the dedicated core has died: nothing this client
@@ -103,7 +106,7 @@ class shm_engine final : public engine {
   std::uint64_t m_stalled_at = 0;        // ...when its heartbeat was this
   std::uint64_t m_beat_at_last_end = 0;  // the core's heartbeat at the last end of iteration
   window_mapper* m_mapper;               // the setup's, which outlives the engine; may be null
-  std::uint64_t m_mapped_to = 0;         // how far the mapper was asked to map
+  std::uint64_t m_map_ahead_from;        // a block ending beyond this asks the mapper for more
   std::uint64_t m_reached = 0;           // the end of the furthest block so far
 };
 
