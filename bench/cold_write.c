@@ -240,11 +240,20 @@ static int g_touch_count;
 static pid_t g_tracing_thread;
 static char g_library_path[256];
 
+/* Set while the traced mappings are inaccessible. A thread of the library that faulted then may
+ * take its signal only after the window closed (it was descheduled in between on a busy
+ * machine): the handler stays installed, and such a fault returns to an accessible page. */
+static volatile sig_atomic_t g_tracing;
+
 static void on_first_touch(int sig, siginfo_t* info, void* context) {
   const uintptr_t address = (uintptr_t)info->si_addr;
   const ucontext_t* uc = context;
   for (int i = 0; i < g_traced_count; ++i) {
     if (address < g_traced[i].low || address >= g_traced[i].high) continue;
+    if (!g_tracing) { /* restored meanwhile: a real fault faults again, and crashes */
+      signal(sig, SIG_DFL);
+      return;
+    }
     const uintptr_t page = address & ~(uintptr_t)(page_bytes - 1);
     if (g_touch_count < max_touches) {
       struct touch* t = &g_touches[g_touch_count++];
@@ -291,22 +300,23 @@ static void find_traced_ranges(void) {
 /* The first touches of one hand-over after a compute phase, as JSON: mapping, page offset in
  * it, read or write, and where the instruction was (libsidecore.so+offset, or "other"). */
 static void print_first_touches(const char* field, long pause_us) {
-  struct sigaction action, previous;
+  struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_sigaction = on_first_touch;
   action.sa_flags = SA_SIGINFO;
   sigemptyset(&action.sa_mask);
-  sigaction(SIGSEGV, &action, &previous);
+  sigaction(SIGSEGV, &action, NULL); /* kept: see g_tracing */
   g_tracing_thread = (pid_t)syscall(SYS_gettid);
   find_traced_ranges();
   g_touch_count = 0;
   compute_for(pause_us);
+  g_tracing = 1;
   for (int i = 0; i < g_traced_count; ++i)
     mprotect((void*)g_traced[i].low, g_traced[i].high - g_traced[i].low, PROT_NONE);
   write_and_end(field);
   for (int i = 0; i < g_traced_count; ++i)
     mprotect((void*)g_traced[i].low, g_traced[i].high - g_traced[i].low, g_traced[i].prot);
-  sigaction(SIGSEGV, &previous, NULL);
+  g_tracing = 0;
   printf("\"library\":\"%s\",\"first_touches\":[", g_library_path);
   for (int k = 0; k < g_touch_count; ++k) {
     const struct touch* t = &g_touches[k];

@@ -502,6 +502,47 @@ TEST(channel, a_reservation_stopped_short_refuses_the_pages_beyond_with_the_reas
       << c.heap_reservation_error();
 }
 
+// Beyond the windows, the core holds its zeros back while a client copies a block (writing
+// them took the memory bandwidth the copy needed), but not while a client waits for those
+// pages, and not for longer than its patience with one copy.
+TEST(channel, the_rest_waits_for_a_copy_but_not_for_a_waiting_client_nor_past_its_patience) {
+  const std::string name = unique_name("copies");
+  channel_sizes sizes = small_sizes(1, 8);
+  sizes.heap_bytes = 64 << 20;
+  channel c = channel::create(name, sizes);
+  c.unlink();
+  c.reserve_heap(8 << 20);
+  const std::uint64_t window = c.heap().stretch_of(0, 1);
+  const std::uint64_t rest = window + (8 << 20);
+  c.begin_copy(0);
+  std::atomic<bool> stop{false};
+  std::string result = "not returned";
+  std::thread core([&] { result = c.reserve_heap_rest(stop, std::chrono::minutes(10)); });
+  // Polled, not waited for: a waiting client would let the core go on.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!c.heap_ready(window, 8 << 20) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(c.heap_ready(window, 8 << 20)) << "the window was not reserved";
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(c.heap_ready(rest, 1 << 20)) << "the rest was reserved beside a copy";
+  EXPECT_TRUE(c.heap_reserved(rest + (8 << 20), 1 << 20, 30.0))
+      << "a client waiting for pages of the rest waited for a copy";
+  c.end_copy(0);
+  core.join();
+  EXPECT_EQ(result, "");
+  EXPECT_TRUE(c.reserved_fully());
+
+  // A copy that never ends (its client died between the two calls) holds the rest back only for
+  // the patience.
+  const std::string other_name = unique_name("copy-never-ends");
+  channel other = channel::create(other_name, sizes);
+  other.unlink();
+  other.reserve_heap(8 << 20);
+  other.begin_copy(0);
+  EXPECT_EQ(other.reserve_heap_rest(stop, std::chrono::milliseconds(1)), "");
+  EXPECT_TRUE(other.reserved_fully());
+}
+
 // A client's window mapper maps its window as the core reserves it (a later write there takes
 // no page fault), and stops at once when asked, even if the core never reserves anything.
 TEST(channel, a_window_mapper_maps_the_window_once_reserved_and_stops_when_asked) {

@@ -413,8 +413,8 @@ TEST_F(engines_test, shm_engine_maps_nothing_ahead_while_its_blocks_stay_in_the_
   const transports::reservation second = engine.reserve(1u << 20);
   ASSERT_TRUE(second);
   ASSERT_GT(second.offset + (1u << 20), begin + window);
-  EXPECT_EQ(mapper.asked_to(), second.offset + (1u << 20) +
-                                   2 * transports::shm_engine::map_ahead_bytes)
+  EXPECT_EQ(mapper.asked_to(),
+            second.offset + (1u << 20) + 2 * transports::shm_engine::map_ahead_bytes)
       << "the first block beyond the window did not ask for the pages after it";
   channel.heap().release(first.offset, window - 4096);
   channel.heap().release(second.offset, 1u << 20);

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstring>
 #include <new>
+#include <thread>
+#include <vector>
 
 #include "common/error.hpp"
 #include "common/hot_path.hpp"
@@ -23,7 +25,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 
 
 namespace {
 constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
-constexpr std::uint32_t layout_version = 11;
+constexpr std::uint32_t layout_version = 12;
 constexpr std::size_t failure_text_bytes = 1024;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
@@ -42,6 +44,40 @@ long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t value, const 
   return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, value, timeout, nullptr,
                    0);
 }
+
+// The copies the reservation of the rest of the heap waits for: each client's copy in progress
+// (an odd count of channel::begin_copy/end_copy), from when it was first seen, for at most
+// `patience`.
+class copy_watch {
+ public:
+  copy_watch(std::uint32_t clients, std::chrono::milliseconds patience) noexcept
+      : m_patience(patience) {
+    try {
+      m_seen.resize(clients);
+    } catch (...) {
+      m_seen.clear();  // no memory: the reservation waits for nobody
+    }
+  }
+  bool waits_for(std::uint32_t client, std::uint32_t count,
+                 std::chrono::steady_clock::time_point now) noexcept {
+    if ((count & 1) == 0 || client >= m_seen.size()) return false;
+    seen& s = m_seen[client];
+    if (s.count != count) {
+      s.count = count;
+      s.since = now;
+    }
+    return now - s.since < m_patience;
+  }
+
+ private:
+  struct seen {
+    std::uint32_t count = 0;
+    std::chrono::steady_clock::time_point since{};
+  };
+  std::chrono::milliseconds m_patience;
+  std::vector<seen> m_seen;
+};
+
 }  // namespace
 
 // A count the server raises and clients wait on (futex on the value).
@@ -119,6 +155,7 @@ struct channel::header {
 struct channel::ring {
   alignas(64) std::atomic<std::uint64_t> head;   // next slot to read (consumer)
   alignas(64) std::atomic<std::uint64_t> tail;   // next slot to write (producer)
+  std::atomic<std::uint32_t> copies;             // odd while a copy runs (producer; begin_copy)
   alignas(64) std::atomic<std::uint32_t> ended;  // iterations the client ended (producer)
   alignas(64) protocol::client_phase phase;      // what the client does (producer)
 };
@@ -198,6 +235,18 @@ SIDECORE_HOT_PATH bool channel::try_push(std::uint32_t client, const protocol::m
   std::memcpy(&slots_of(r)[write % capacity], &m, sizeof(protocol::message));
   r->tail.store(write + 1, std::memory_order_release);
   return true;
+}
+
+SIDECORE_HOT_PATH void channel::begin_copy(std::uint32_t client) noexcept {
+  std::atomic<std::uint32_t>& copies = ring_of(client)->copies;
+  const std::uint32_t now = copies.load(std::memory_order_relaxed);
+  if ((now & 1) == 0) copies.store(now + 1, std::memory_order_release);
+}
+
+SIDECORE_HOT_PATH void channel::end_copy(std::uint32_t client) noexcept {
+  std::atomic<std::uint32_t>& copies = ring_of(client)->copies;
+  const std::uint32_t now = copies.load(std::memory_order_relaxed);
+  if ((now & 1) != 0) copies.store(now + 1, std::memory_order_release);
 }
 
 SIDECORE_HOT_PATH std::uint64_t channel::pending(std::uint32_t client) const noexcept {
@@ -361,7 +410,8 @@ void channel::reserve_heap(std::uint64_t window) {
   h->reserve_progress.value.store(0, std::memory_order_release);
 }
 
-std::string channel::reserve_heap_rest(const std::atomic<bool>& stop) noexcept {
+std::string channel::reserve_heap_rest(const std::atomic<bool>& stop,
+                                       std::chrono::milliseconds patience) noexcept {
   header* h = head();
   if (reserved_fully()) return "";
   const std::uint64_t base = m_heap.stretch_of(0, 1);
@@ -370,10 +420,13 @@ std::string channel::reserve_heap_rest(const std::atomic<bool>& stop) noexcept {
   const std::uint64_t window = h->window_bytes;
   const std::uint64_t windows_done = window_steps() * clients;  // progress after phase 1
   std::uint32_t reached = 0;                                    // progress published so far
-  // Reserves [from, to) in steps, publishing `count(end of the step)` after each.
-  auto reserve_range = [&](std::uint64_t from, std::uint64_t to, auto count) {
+  // Reserves [from, to) in steps of `step`, publishing `count(end of the step)` after each and
+  // calling before() before each.
+  auto reserve_range = [&](std::uint64_t from, std::uint64_t to, std::uint64_t step_bytes,
+                           auto count, auto before) {
     for (std::uint64_t at = from; at < to;) {
-      const std::uint64_t step = std::min(reserve_step, to - at);
+      before();
+      const std::uint64_t step = std::min(step_bytes, to - at);
       const int err =
           stop.load(std::memory_order_relaxed) ? ECANCELED : m_segment.try_reserve(at, step);
       if (err != 0) {
@@ -396,18 +449,40 @@ std::string channel::reserve_heap_rest(const std::atomic<bool>& stop) noexcept {
     for (std::uint32_t slot = 0; ok && slot < clients; ++slot) {
       const std::uint64_t stretch = m_heap.stretch_of(slot, clients);
       const std::uint64_t from = stretch + k * reserve_step;
-      ok = reserve_range(from, std::min(stretch + window, from + reserve_step), [&](std::uint64_t) {
-        return static_cast<std::uint32_t>(k * clients + slot + 1);
-      });
+      ok = reserve_range(
+          from, std::min(stretch + window, from + reserve_step), reserve_step,
+          [&](std::uint64_t) { return static_cast<std::uint32_t>(k * clients + slot + 1); }, [] {});
     }
-  // 2. The rest from the heap's start, around the windows (which clients may be writing).
+  // 2. The rest from the heap's start, around the windows (which clients may be writing), a
+  // MiB at a time, each after the copies running then: writing zeros beside a client's copy
+  // took the memory bandwidth it needed (a first 64 MiB write 40 ms after start-up took 1.35
+  // times the next ones on a 2-core node). Not while a client waits for these pages, and not
+  // for more than `patience` per copy.
+  copy_watch watch(clients, patience);
+  auto after_copies = [&] {
+    for (;;) {
+      if (stop.load(std::memory_order_relaxed) ||
+          h->reserve_progress.waiters.load(std::memory_order_acquire) > 0)
+        return;
+      const auto now = std::chrono::steady_clock::now();
+      bool copying = false;
+      for (std::uint32_t c = 0; c < clients; ++c)
+        copying =
+            watch.waits_for(c, ring_of(c)->copies.load(std::memory_order_acquire), now) || copying;
+      if (!copying) return;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  };
   for (std::uint32_t slot = 0; ok && slot < clients; ++slot) {
     const std::uint64_t from = m_heap.stretch_of(slot, clients) + window;
     const std::uint64_t to =
         slot + 1 < clients ? m_heap.stretch_of(slot + 1, clients) : base + size;
-    ok = reserve_range(from, to, [&](std::uint64_t at) {
-      return static_cast<std::uint32_t>(windows_done + (at - base) / mib);
-    });
+    ok = reserve_range(
+        from, to, mib,
+        [&](std::uint64_t at) {
+          return static_cast<std::uint32_t>(windows_done + (at - base) / mib);
+        },
+        after_copies);
   }
   m_segment.done_reserving();
   if (!ok) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -40,8 +41,19 @@ class channel {
   // (or when `stop` becomes true): start-up does not wait for the pages, and a client waits only
   // for those it writes.
   void reserve_heap(std::uint64_t window);
-  // Returns "" when done (or stopped), else what failed (the clients are told too).
-  std::string reserve_heap_rest(const std::atomic<bool>& stop) noexcept;
+  // Returns "" when done (or stopped), else what failed (the clients are told too). Beyond the
+  // windows, it waits while a client copies a block (begin_copy), unless a client waits for
+  // pages, and for at most `patience` per copy.
+  // The longest the reservation of the rest waits for one copy (a block of a few hundred MiB,
+  // or a copy that never ends: its client died, or threw between the two calls).
+  static constexpr std::chrono::milliseconds copy_patience{50};
+  std::string reserve_heap_rest(const std::atomic<bool>& stop,
+                                std::chrono::milliseconds patience = copy_patience) noexcept;
+  // Client `client` copies a block into the heap, from its reservation to its commit: while
+  // the core reserves pages beside it, writing zeros takes the memory bandwidth the copy needs
+  // (on a node of few cores). Two stores on the line of the ring's tail, which commit writes.
+  void begin_copy(std::uint32_t client) noexcept;
+  void end_copy(std::uint32_t client) noexcept;
   // Client, after allocating [offset, offset + bytes) of the heap: true once those pages are
   // reserved (at once once the whole heap is); waits for the creator's progress otherwise.
   // False when the reservation stopped before reaching them, or on timeout (<= 0: no timeout,
@@ -57,6 +69,8 @@ class channel {
   // The reservation's progress at which [offset, offset + bytes) is ready: the order in which
   // reserve_heap_rest() goes (a smaller value is ready sooner).
   std::uint32_t reservation_needed(std::uint64_t offset, std::uint64_t bytes) const noexcept;
+  // True once every page of the heap is reserved.
+  bool reserved_fully() const noexcept;
   // True when the reservation stopped short (failed, or the core shut down first).
   bool heap_reservation_stopped() const noexcept;
   std::string heap_reservation_error() const;
@@ -124,7 +138,6 @@ class channel {
   struct header;
   struct ring;
   channel(shared_segment segment);
-  bool reserved_fully() const noexcept;
   std::uint64_t window_steps() const noexcept;
   bool heap_ready(std::uint32_t need) const noexcept;
   bool wait_heap_reserved(std::uint64_t offset, std::uint64_t bytes,

@@ -179,7 +179,21 @@ void shm_engine::push_waiting(const protocol::message& m) {
   m_channel.wake_server();
 }
 
+SIDECORE_HOT_PATH reservation shm_engine::reserve_to_copy(std::uint64_t bytes) {
+  reservation r = reserve(bytes);
+  // Only in the first moments of a run: once the heap is reserved, nobody reads it.
+  if (r && !m_channel.reserved_fully()) {
+    m_channel.begin_copy(m_slot);
+    m_copying = true;
+  }
+  return r;
+}
+
 SIDECORE_HOT_PATH void shm_engine::commit(const protocol::message& m, block_buffer) {
+  if (m_copying) {
+    m_channel.end_copy(m_slot);
+    m_copying = false;
+  }
   try {
     send(m, false);
   } catch (...) {

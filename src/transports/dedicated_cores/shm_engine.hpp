@@ -30,6 +30,9 @@ class shm_engine final : public engine {
   std::uint64_t capacity() const noexcept override;
   const char* buffer_name() const noexcept override { return "a dedicated core's shared buffer"; }
   reservation reserve(std::uint64_t bytes) override;
+  // As reserve; while the core still reserves the heap's pages, it is told that a copy runs
+  // until the commit (channel::begin_copy), and waits with the pages beside it.
+  reservation reserve_to_copy(std::uint64_t bytes) override;
   void commit(const protocol::message& m, block_buffer owned) override;
   void signal(const config::event& event, std::size_t index, int iteration) override;
   void end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) override;
@@ -108,6 +111,7 @@ class shm_engine final : public engine {
   window_mapper* m_mapper;               // the setup's, which outlives the engine; may be null
   std::uint64_t m_map_ahead_from;        // a block ending beyond this asks the mapper for more
   std::uint64_t m_reached = 0;           // the end of the furthest block so far
+  bool m_copying = false;                // the core was told a copy runs (begin_copy)
 };
 
 }  // namespace sidecore::transports
