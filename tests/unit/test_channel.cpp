@@ -396,13 +396,21 @@ long shared_resident_kib() {
   return usage.ru_minflt;
 }
 
-TEST(channel, prefault_maps_only_the_window_and_the_window_takes_no_fault) {
-  const std::string name = unique_name("window");
-  channel_sizes sizes = small_sizes(2, 8);
-  sizes.heap_bytes = 128 << 20;
+// A channel of `clients` clients with a heap of heap_bytes, its name removed, set to reserve
+// the first `window` bytes of each client's stretch first (reserve_heap).
+channel channel_to_reserve(const std::string& name, std::uint32_t clients, std::uint64_t heap_bytes,
+                           std::uint64_t window) {
+  channel_sizes sizes = small_sizes(clients, 8);
+  sizes.heap_bytes = heap_bytes;
   channel c = channel::create(name, sizes);
   c.unlink();
-  c.reserve_heap(8 << 20);
+  c.reserve_heap(window);
+  return c;
+}
+
+TEST(channel, prefault_maps_only_the_window_and_the_window_takes_no_fault) {
+  const std::string name = unique_name("window");
+  channel c = channel_to_reserve(name, 2, 128 << 20, 8 << 20);
   const long before = shared_resident_kib();
   if (before < 0) GTEST_SKIP() << "no RssShmem in /proc/self/status";
   const std::uint64_t stretch = c.heap().stretch_of(1, 2);
@@ -427,11 +435,7 @@ TEST(channel, prefault_maps_only_the_window_and_the_window_takes_no_fault) {
 // never left to SIGBUS.
 TEST(channel, a_large_heap_is_reserved_window_first_and_blocks_wait_for_the_rest) {
   const std::string name = unique_name("steps");
-  channel_sizes sizes = small_sizes(2, 8);
-  sizes.heap_bytes = 512ull << 20;
-  channel c = channel::create(name, sizes);
-  c.unlink();
-  c.reserve_heap(8 << 20);
+  channel c = channel_to_reserve(name, 2, 512ull << 20, 8 << 20);
   const std::uint64_t second = c.heap().stretch_of(1, 2);
   EXPECT_FALSE(c.heap_reserved(second, 1 << 20, 0.01))
       << "a window counted as reserved before the core reserved it";
@@ -467,11 +471,8 @@ TEST(channel, a_large_heap_is_reserved_window_first_and_blocks_wait_for_the_rest
 // the end of any window, and every window before the rest of the heap.
 TEST(channel, every_window_starts_early_and_the_windows_come_before_the_rest) {
   const std::string name = unique_name("order");
-  channel_sizes sizes = small_sizes(8, 8);
-  sizes.heap_bytes = 2ull << 30;  // never touched: only the order is asked
-  channel c = channel::create(name, sizes);
-  c.unlink();
-  c.reserve_heap(64 << 20);
+  // 2 GiB, never touched: only the order is asked.
+  channel c = channel_to_reserve(name, 8, 2ull << 30, 64 << 20);
   const std::uint64_t first = c.heap().stretch_of(0, 8), last = c.heap().stretch_of(7, 8);
   const std::uint32_t last_client_start = c.reservation_needed(last, 1 << 20);
   EXPECT_LT(last_client_start, c.reservation_needed(first + (56 << 20), 8 << 20))
@@ -487,11 +488,7 @@ TEST(channel, every_window_starts_early_and_the_windows_come_before_the_rest) {
 
 TEST(channel, a_reservation_stopped_short_refuses_the_pages_beyond_with_the_reason) {
   const std::string name = unique_name("short");
-  channel_sizes sizes = small_sizes(2, 8);
-  sizes.heap_bytes = 256ull << 20;
-  channel c = channel::create(name, sizes);
-  c.unlink();
-  c.reserve_heap(8 << 20);
+  channel c = channel_to_reserve(name, 2, 256ull << 20, 8 << 20);
   std::atomic<bool> stop{true};  // as when the core shuts down before it is done
   EXPECT_EQ(c.reserve_heap_rest(stop), "");
   EXPECT_TRUE(c.heap_reservation_stopped());
@@ -507,11 +504,7 @@ TEST(channel, a_reservation_stopped_short_refuses_the_pages_beyond_with_the_reas
 // pages, and not for longer than its patience with one copy.
 TEST(channel, the_rest_waits_for_a_copy_but_not_for_a_waiting_client_nor_past_its_patience) {
   const std::string name = unique_name("copies");
-  channel_sizes sizes = small_sizes(1, 8);
-  sizes.heap_bytes = 64 << 20;
-  channel c = channel::create(name, sizes);
-  c.unlink();
-  c.reserve_heap(8 << 20);
+  channel c = channel_to_reserve(name, 1, 64 << 20, 8 << 20);
   const std::uint64_t window = c.heap().stretch_of(0, 1);
   const std::uint64_t rest = window + (8 << 20);
   c.begin_copy(0);
@@ -534,10 +527,7 @@ TEST(channel, the_rest_waits_for_a_copy_but_not_for_a_waiting_client_nor_past_it
 
   // A copy that never ends (its client died between the two calls) holds the rest back only for
   // the patience.
-  const std::string other_name = unique_name("copy-never-ends");
-  channel other = channel::create(other_name, sizes);
-  other.unlink();
-  other.reserve_heap(8 << 20);
+  channel other = channel_to_reserve(unique_name("copy-never-ends"), 1, 64 << 20, 8 << 20);
   other.begin_copy(0);
   EXPECT_EQ(other.reserve_heap_rest(stop, std::chrono::milliseconds(1)), "");
   EXPECT_TRUE(other.reserved_fully());
@@ -547,11 +537,7 @@ TEST(channel, the_rest_waits_for_a_copy_but_not_for_a_waiting_client_nor_past_it
 // no page fault), and stops at once when asked, even if the core never reserves anything.
 TEST(channel, a_window_mapper_maps_the_window_once_reserved_and_stops_when_asked) {
   const std::string name = unique_name("mapper");
-  channel_sizes sizes = small_sizes(2, 8);
-  sizes.heap_bytes = 128 << 20;
-  channel c = channel::create(name, sizes);
-  c.unlink();
-  c.reserve_heap(16 << 20);
+  channel c = channel_to_reserve(name, 2, 128 << 20, 16 << 20);
   const long before = shared_resident_kib();
   if (before < 0) GTEST_SKIP() << "no RssShmem in /proc/self/status";
   const std::uint64_t stretch = c.heap().stretch_of(1, 2);
