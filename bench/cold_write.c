@@ -101,7 +101,7 @@ enum { flush_pages = 128 };
 static char* g_flush_region;
 
 static void flush_tlb(void) {
-  const size_t bytes = (size_t)flush_pages * 4096;
+  const size_t bytes = (size_t)flush_pages * page_bytes;
   if (!g_flush_region) {
     g_flush_region = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (g_flush_region == MAP_FAILED) {

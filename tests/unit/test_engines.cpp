@@ -393,7 +393,7 @@ TEST_F(engines_test, shm_engine_maps_the_buffer_ahead_of_its_blocks) {
 
 // Blocks that stay within the first iteration's window ask for no page beyond it: a run that
 // reuses its window maps nothing more, and nothing is mapped while its first iteration is
-// copied (it slowed that copy by a fifth). The first block beyond the window asks.
+// copied (it slowed that copy by a sixth). The first block beyond the window asks.
 TEST_F(engines_test, shm_engine_maps_nothing_ahead_while_its_blocks_stay_in_the_window) {
   const config::model model = model_in(m_directory);
   transports::channel channel = unlinked_channel("window", 64u << 20, 1, 64);

@@ -455,7 +455,7 @@ std::string channel::reserve_heap_rest(const std::atomic<bool>& stop,
     }
   // 2. The rest from the heap's start, around the windows (which clients may be writing), a
   // MiB at a time, each after the copies running then: writing zeros beside a client's copy
-  // took the memory bandwidth it needed (a first 64 MiB write 40 ms after start-up took 1.35
+  // took the memory bandwidth it needed (a first 64 MiB write 40 ms after start-up took 1.3
   // times the next ones on a 2-core node). Not while a client waits for these pages, and not
   // for more than `patience` per copy.
   copy_watch watch(clients, patience);

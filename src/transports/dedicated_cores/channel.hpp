@@ -41,12 +41,12 @@ class channel {
   // (or when `stop` becomes true): start-up does not wait for the pages, and a client waits only
   // for those it writes.
   void reserve_heap(std::uint64_t window);
-  // Returns "" when done (or stopped), else what failed (the clients are told too). Beyond the
-  // windows, it waits while a client copies a block (begin_copy), unless a client waits for
-  // pages, and for at most `patience` per copy.
   // The longest the reservation of the rest waits for one copy (a block of a few hundred MiB,
   // or a copy that never ends: its client died, or threw between the two calls).
   static constexpr std::chrono::milliseconds copy_patience{50};
+  // Returns "" when done (or stopped), else what failed (the clients are told too). Beyond the
+  // windows, it waits while a client copies a block (begin_copy), unless a client waits for
+  // pages, and for at most `patience` per copy.
   std::string reserve_heap_rest(const std::atomic<bool>& stop,
                                 std::chrono::milliseconds patience = copy_patience) noexcept;
   // Client `client` copies a block into the heap, from its reservation to its commit: while

@@ -81,7 +81,7 @@ class shm_engine final : public engine {
   // Once a block ends beyond the first iteration's window (blocks held longer: a slow store or
   // a pipeline on the core), keeps the pages after the furthest block mapped ahead of the next
   // writes. Not before: a run whose blocks reuse its window needs no other pages, and mapping
-  // them while the program copied its first iteration slowed that copy by a fifth.
+  // them while the program copied its first iteration slowed that copy by a sixth.
   void map_ahead_of(std::uint64_t end) {
     if (m_mapper && end > m_map_ahead_from) {
       m_map_ahead_from = end + map_ahead_bytes;
