@@ -1,5 +1,5 @@
 // Client write paths. The hot path (damaris_write) is: a hash lookup, the checks, a
-// reservation from the engine, one memcpy, and the hand-over to the engine.
+// reservation the engine fills with one memcpy, and the hand-over to the engine.
 #include "client/client.hpp"
 
 #include <algorithm>
@@ -165,10 +165,9 @@ void client::note_dropped(std::uint64_t bytes) {
 }
 
 SIDECORE_HOT_PATH transports::reservation client::reserve(std::size_t variable, std::uint64_t bytes,
-                                                          bool copied_at_once) {
+                                                          const void* data) {
   if (m_iteration_skipped) return {};
-  transports::reservation r =
-      copied_at_once ? m_engine->reserve_to_copy(bytes) : m_engine->reserve(bytes);
+  transports::reservation r = data ? m_engine->copy_in(data, bytes) : m_engine->reserve(bytes);
   if (!r) mark_skipped(variable);
   return r;
 }
@@ -344,13 +343,12 @@ SIDECORE_HOT_PATH void client::write(std::string_view name, int block, const voi
   check_not_handed_over(v, block, settings);
   const evaluated_layout& shape = block_shape(v, settings);
   check_placement(v, block, shape, settings.position);
-  transports::reservation target = reserve(v, shape.bytes, true);
+  transports::reservation target = reserve(v, shape.bytes, data);
   settings.handed_over = m_iteration;
   if (!target) {
     note_dropped(shape.bytes);
     return;
   }
-  std::memcpy(target.address, data, shape.bytes);
   hand_over(block_message(v, block, m_iteration, target.offset, shape, settings.position),
             std::move(target.owned));
 }

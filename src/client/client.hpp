@@ -115,10 +115,11 @@ class alignas(1024) client {
   // would make two blocks with the same (variable, iteration, source, block) key.
   void check_not_handed_over(std::size_t variable, int block, const block_settings& settings) const;
   // Memory for a block from the engine; empty when policy="skip" drops it (the rest of the
-  // iteration is then dropped too). copied_at_once: filled and handed over next, with no other
-  // engine call in between (damaris_write), which lets an engine pack it with others.
+  // iteration is then dropped too). data: the block's bytes, copied in by the engine and
+  // handed over next, with no other engine call in between (damaris_write), which lets an
+  // engine pack it with others.
   transports::reservation reserve(std::size_t variable, std::uint64_t bytes,
-                                  bool copied_at_once = false);
+                                  const void* data = nullptr);
   protocol::message block_message(std::size_t variable, int block, int iteration,
                                   std::uint64_t offset, const evaluated_layout& shape,
                                   const extent_list& position) const;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "common/hot_path.hpp"
 #include "config/model.hpp"
@@ -39,10 +40,13 @@ class engine {
   // Memory for a block of `bytes`; waits under policy="wait", returns an empty reservation
   // under policy="skip" when the buffer is full.
   virtual reservation reserve(std::uint64_t bytes) = 0;
-  // As reserve, for a block the caller fills at once and commits next, with no other call in
-  // between (damaris_write): engines may pack such blocks together.
-  SIDECORE_HOT_PATH virtual reservation reserve_to_copy(std::uint64_t bytes) {
-    return reserve(bytes);
+  // As reserve, filled with the `bytes` at `data`, for a block the caller commits next with
+  // no other call in between (damaris_write): engines may pack such blocks together, or copy
+  // into the part of their memory that is ready while the rest is being prepared.
+  SIDECORE_HOT_PATH virtual reservation copy_in(const void* data, std::uint64_t bytes) {
+    reservation r = reserve(bytes);
+    if (r) std::memcpy(r.address, data, bytes);
+    return r;
   }
   // Hands a block over: m describes it (its offset, for shared memory); owned is its memory
   // when the engine gave process memory.

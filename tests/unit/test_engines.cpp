@@ -448,6 +448,82 @@ TEST_F(engines_test, shm_engine_maps_a_block_beyond_its_reach_before_the_write) 
 #endif
 }
 
+// `count` bytes whose values tell their place: a part copied to the wrong place shows.
+std::vector<std::uint8_t> placed_bytes(std::uint64_t count, std::uint8_t seed) {
+  std::vector<std::uint8_t> bytes(count);
+  for (std::uint64_t i = 0; i < count; ++i)
+    bytes[i] = static_cast<std::uint8_t>(i * 131 + (i >> 12) + seed);
+  return bytes;
+}
+
+// A write soon after start-up may land partly on pages the core has not reserved yet: the part
+// reserved is copied at once, not after the rest. When the rest will never be reserved (the core
+// stopped), the block is refused with the reason and given back. Three clients, so that the
+// second one's stretch starts off a page boundary.
+TEST_F(engines_test, shm_engine_copies_the_reserved_part_of_a_block_before_the_rest) {
+  const config::model model = model_in(m_directory);
+  transports::channel channel = unlinked_channel("parts", 31u << 20, 3, 64);
+  const std::uint64_t window = 4u << 20;
+  channel.reserve_heap(window);
+  // The third client copies: after the windows, the core waits for that copy to end.
+  channel.begin_copy(2);
+  std::atomic<bool> stop{false};
+  std::string failure = "not returned";
+  std::thread core([&] { failure = channel.reserve_heap_rest(stop, std::chrono::minutes(1)); });
+  const std::uint64_t stretch = channel.heap().stretch_of(1, 3);
+  ASSERT_NE(stretch % 4096, 0u);
+  // Polled, not waited for: a client waiting would let the core go on.
+  for (int i = 0; i < 30000 && !channel.heap_ready(channel.heap().stretch_of(2, 3), window); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const std::uint64_t bytes = 8u << 20;
+  ASSERT_EQ(channel.ready_bytes(stretch, bytes), window) << "not only the windows are reserved";
+  EXPECT_EQ(channel.ready_bytes(stretch, window / 2), window / 2);
+  stop = true;  // the rest will never be reserved
+  core.join();
+  EXPECT_EQ(failure, "");
+  EXPECT_EQ(channel.ready_bytes(stretch, bytes), window);
+
+  transports::shm_engine engine(model, channel, 1, 1);
+  const std::vector<std::uint8_t> data = placed_bytes(bytes, 5);
+  try {
+    engine.copy_in(data.data(), bytes);
+    ADD_FAILURE() << "a block on pages that will never be reserved was accepted";
+  } catch (const allocation_error& e) {
+    EXPECT_NE(std::string(e.what()).find("stopped reserving the shared buffer"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(std::memcmp(channel.address(stretch), data.data(), window), 0)
+      << "the part of the block already reserved was not copied before the wait for the rest";
+  EXPECT_EQ(channel.heap().try_allocate(bytes, stretch).value_or(0), stretch)
+      << "the refused block was not given back";
+}
+
+// Blocks copied while the core reserves the heap, some partly on pages not reserved yet when
+// the copy starts: every byte lands where it belongs, none is overwritten by the reservation.
+TEST_F(engines_test, shm_engine_copies_exactly_beside_the_reservation) {
+  const config::model model = model_in(m_directory, "wait", 1 << 20, "30");
+  transports::channel channel = unlinked_channel("beside", 64u << 20, 1, 64);
+  channel.reserve_heap(8u << 20);
+  std::atomic<bool> stop{false};
+  std::thread core([&] { EXPECT_EQ(channel.reserve_heap_rest(stop), ""); });
+  transports::shm_engine engine(model, channel, 0, 0);
+  std::vector<std::pair<transports::reservation, std::vector<std::uint8_t>>> blocks;
+  for (std::uint64_t mib : {12, 3, 20, 1}) {
+    std::vector<std::uint8_t> data = placed_bytes(mib << 20, static_cast<std::uint8_t>(mib));
+    transports::reservation r = engine.copy_in(data.data(), data.size());
+    ASSERT_TRUE(r);
+    blocks.emplace_back(std::move(r), std::move(data));
+  }
+  core.join();
+  ASSERT_TRUE(channel.reserved_fully());
+  for (const auto& [block, data] : blocks) {
+    EXPECT_EQ(block.address, channel.address(block.offset));
+    EXPECT_EQ(std::memcmp(block.address, data.data(), data.size()), 0)
+        << "the block of " << data.size() << " bytes at " << block.offset << " differs";
+    channel.heap().release(block.offset, data.size());
+  }
+}
+
 TEST_F(engines_test, shm_engine_under_skip_policy_drops_what_does_not_fit) {
   const config::model model = model_in(m_directory, "skip");
   transports::channel channel = unlinked_channel("skip", 1 << 12, 1, 16);

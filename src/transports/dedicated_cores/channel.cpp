@@ -34,9 +34,10 @@ constexpr std::uint64_t page = 4096;
 constexpr std::uint32_t all_reserved = UINT32_MAX;
 constexpr std::uint32_t reservation_failed = UINT32_MAX - 1;
 constexpr std::uint64_t mib = 1u << 20;
-// The core reserves the heap in steps of this much, publishing its progress after each: a
-// client waiting for its window can map and write each step as soon as it is ready.
-constexpr std::uint64_t reserve_step = 8 * mib;
+// The core reserves the windows in steps of this much, publishing its progress after each: a
+// client writing into its window while it is reserved copies each step as soon as it is ready,
+// and is left with one step to copy once the last is (a millisecond for 8 MiB here).
+constexpr std::uint64_t reserve_step = 2 * mib;
 
 std::uint64_t page_round(std::uint64_t n) { return (n + page - 1) / page * page; }
 
@@ -517,6 +518,21 @@ std::uint32_t channel::reservation_needed(std::uint64_t offset,
     return static_cast<std::uint32_t>(last_step * clients + slot + 1);
   }
   return static_cast<std::uint32_t>(window_steps() * clients + (end - base + mib - 1) / mib);
+}
+
+std::uint64_t channel::ready_bytes(std::uint64_t offset, std::uint64_t bytes) const noexcept {
+  if (heap_ready(offset, bytes)) return bytes;
+  // What a prefix needs grows with its length: the longest ready one, by bisection (steps of
+  // the reservation end where a stretch does, on 64 bytes, not always on a page).
+  std::uint64_t ready = 0, not_ready = bytes;
+  while (not_ready - ready > 1) {
+    const std::uint64_t middle = ready + (not_ready - ready) / 2;
+    if (heap_ready(offset, middle))
+      ready = middle;
+    else
+      not_ready = middle;
+  }
+  return ready;
 }
 
 bool channel::heap_ready(std::uint32_t need) const noexcept {

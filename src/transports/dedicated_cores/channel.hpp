@@ -66,6 +66,9 @@ class channel {
   bool heap_ready(std::uint64_t offset, std::uint64_t bytes) const noexcept {
     return reserved_fully() || heap_ready(reservation_needed(offset, bytes));
   }
+  // How many of the first bytes of [offset, offset + bytes) are reserved now (all of them once
+  // the whole heap is): the part of a block a client can write without waiting.
+  std::uint64_t ready_bytes(std::uint64_t offset, std::uint64_t bytes) const noexcept;
   // The reservation's progress at which [offset, offset + bytes) is ready: the order in which
   // reserve_heap_rest() goes (a smaller value is ready sooner).
   std::uint32_t reservation_needed(std::uint64_t offset, std::uint64_t bytes) const noexcept;

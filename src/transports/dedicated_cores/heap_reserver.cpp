@@ -57,9 +57,13 @@ SIDECORE_HOT_PATH void window_mapper::map_ahead(std::uint64_t from, std::uint64_
   if (raise_to(m_to, to)) m_asked.notify_one();
 }
 
+SIDECORE_HOT_PATH void window_mapper::skip_to(std::uint64_t offset) noexcept {
+  raise_to(m_skip_to, offset);
+}
+
 void window_mapper::run(channel& c) {
   // Steps of the core's reservation size: each is mapped as soon as it is ready.
-  constexpr std::uint64_t step = 8u << 20;
+  constexpr std::uint64_t step = 2u << 20;
   constexpr double poll_seconds = 0.005;  // how soon a stop is seen while waiting
   const std::uint64_t heap_end = c.heap().end_offset();
   bool idle_priority = false;
@@ -96,7 +100,9 @@ void window_mapper::run(channel& c) {
       for (std::uint64_t p = m_from; p < m_from + n; p += piece) {
         if (m_stop.load(std::memory_order_relaxed)) return;
         const std::uint64_t end = std::min(p + piece, m_from + n);
-        c.prefault(p, end - p);
+        // A write that got there first mapped them (on this thread's processor).
+        const std::uint64_t from = std::max(p, m_skip_to.load(std::memory_order_acquire));
+        if (from < end) c.prefault(from, end - from);
         m_mapped_to.store(end, std::memory_order_release);
       }
       m_from += n;

@@ -49,6 +49,10 @@ class window_mapper {
   // priority (a lock it held could keep the simulation waiting while it is not scheduled).
   void map_ahead(std::uint64_t from, std::uint64_t to);
 
+  // The pages before `offset` are mapped by the writes (shm_engine::map_block): the thread
+  // goes on after them. Never waits.
+  void skip_to(std::uint64_t offset) noexcept;
+
   // The end of the window mapped at start.
   std::uint64_t window_end() const noexcept { return m_window_end; }
   // The end of what was asked so far: the window, then what map_ahead asked for.

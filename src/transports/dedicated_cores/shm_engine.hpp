@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
 
 #include "transports/dedicated_cores/channel.hpp"
 #include "transports/dedicated_cores/heap_reserver.hpp"
@@ -30,9 +31,9 @@ class shm_engine final : public engine {
   std::uint64_t capacity() const noexcept override;
   const char* buffer_name() const noexcept override { return "a dedicated core's shared buffer"; }
   reservation reserve(std::uint64_t bytes) override;
-  // As reserve; while the core still reserves the heap's pages, it is told that a copy runs
-  // until the commit (channel::begin_copy), and waits with the pages beside it.
-  reservation reserve_to_copy(std::uint64_t bytes) override;
+  // As reserve, with the block's bytes copied in; while the core still reserves the heap's
+  // pages, see copy_beside_reservation.
+  reservation copy_in(const void* data, std::uint64_t bytes) override;
   void commit(const protocol::message& m, block_buffer owned) override;
   void signal(const config::event& event, std::size_t index, int iteration) override;
   void end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) override;
@@ -61,9 +62,26 @@ class shm_engine final : public engine {
   // Throws error(code), the code the wait would have ended with.
   void check_server_alive(const char* waiting_for, int code);
   void note_server_stalled();
-  // Waits until the core has reserved the pages of [offset, offset + bytes), which this client
-  // has allocated; gives the block back and throws allocation_error when they will not be.
-  void wait_reserved(std::uint64_t offset, std::uint64_t bytes);
+  // A block's offset in the shared heap: under policy="wait" waits for room (throws when the
+  // timeout passes), under policy="skip" none when the heap is full.
+  std::optional<std::uint64_t> allocate(std::uint64_t bytes);
+  // The reservation of a block allocated, ready and mapped; asks the mapper for pages ahead.
+  reservation placed(std::uint64_t offset, std::uint64_t bytes) {
+    reservation r;
+    r.offset = offset;
+    r.address = m_channel.address(offset);
+    map_ahead_of(offset + bytes);
+    return r;
+  }
+  // Waits until the core has reserved the first `needed` bytes of the block of `bytes` at
+  // `offset`, which this client has allocated; gives the block back and throws
+  // allocation_error when they will not be.
+  void wait_reserved(std::uint64_t offset, std::uint64_t bytes, std::uint64_t needed);
+  // copy_in while the core reserves the heap's pages (the first moments of a run). A block
+  // whose pages are ready is copied with the core told (channel::begin_copy), which waits
+  // with the pages beside it; a block whose pages are not all ready is copied part by part,
+  // each as soon as it is reserved, and the core is not held up.
+  void copy_beside_reservation(std::uint64_t offset, const void* data, std::uint64_t bytes);
   // Maps, before the program writes them, the pages of a block beyond every block this
   // process had and beyond the mapper's reach: reading them in, in one system call, maps them
   // writable for about a third of what the program's write faults would cost (the core has
@@ -75,6 +93,7 @@ class shm_engine final : public engine {
     if (end > mapped) {
       const std::uint64_t from = std::max(offset, mapped);
       m_channel.prefault(from, end - from);
+      if (m_mapper) m_mapper->skip_to(end);  // its thread need not map them again
     }
     m_reached = end;
   }
@@ -111,7 +130,6 @@ class shm_engine final : public engine {
   window_mapper* m_mapper;               // the setup's, which outlives the engine; may be null
   std::uint64_t m_map_ahead_from;        // a block ending beyond this asks the mapper for more
   std::uint64_t m_reached = 0;           // the end of the furthest block so far
-  bool m_copying = false;                // the core was told a copy runs (begin_copy)
 };
 
 }  // namespace sidecore::transports

@@ -1,6 +1,8 @@
 // Dedicated nodes: every call becomes a message (and, for a block, a pull-driven send).
 #include "transports/dedicated_nodes/mpi_engine.hpp"
 
+#include <cstring>
+
 #include "common/error.hpp"
 #include "protocol/notifications.hpp"
 
@@ -37,12 +39,14 @@ reservation mpi_engine::reserve(std::uint64_t bytes) {
   return r;
 }
 
-reservation mpi_engine::reserve_to_copy(std::uint64_t bytes) {
+reservation mpi_engine::copy_in(const void* data, std::uint64_t bytes) {
   // Packing never waits: without room for a group at once, the block travels alone, and the
   // buffer's policy applies to its own bytes as for any block.
-  if (!m_sender.packs(bytes) || !m_sender.has_packed_room(bytes)) return reserve(bytes);
+  if (!m_sender.packs(bytes) || !m_sender.has_packed_room(bytes))
+    return engine::copy_in(data, bytes);
   reservation r;
   r.address = m_sender.reserve_packed(bytes);
+  std::memcpy(r.address, data, bytes);
   return r;
 }
 

@@ -18,7 +18,7 @@ class mpi_engine final : public engine {
   std::uint64_t capacity() const noexcept override { return m_model.arch.buffer_size; }
   const char* buffer_name() const noexcept override { return "the buffer"; }
   reservation reserve(std::uint64_t bytes) override;
-  reservation reserve_to_copy(std::uint64_t bytes) override;
+  reservation copy_in(const void* data, std::uint64_t bytes) override;
   void commit(const protocol::message& m, block_buffer owned) override;
   void signal(const config::event& event, std::size_t index, int iteration) override;
   void end_iteration(int iteration, bool skipped, std::uint64_t dropped_bytes) override;
