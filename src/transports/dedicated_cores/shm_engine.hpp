@@ -77,10 +77,10 @@ class shm_engine final : public engine {
   // `offset`, which this client has allocated; gives the block back and throws
   // allocation_error when they will not be.
   void wait_reserved(std::uint64_t offset, std::uint64_t bytes, std::uint64_t needed);
-  // copy_in while the core reserves the heap's pages (the first moments of a run). A block
-  // whose pages are ready is copied with the core told (channel::begin_copy), which waits
-  // with the pages beside it; a block whose pages are not all ready is copied part by part,
-  // each as soon as it is reserved, and the core is not held up.
+  // copy_in while the core reserves the heap's pages (the first moments of a run): the core is
+  // told that a copy runs (channel::begin_copy) and leaves the pages beside it for later; a
+  // block whose pages are not all reserved yet is copied part by part, each as soon as it is
+  // (while this client waits for a part, the core goes on).
   void copy_beside_reservation(std::uint64_t offset, const void* data, std::uint64_t bytes);
   // Maps, before the program writes them, the pages of a block beyond every block this
   // process had and beyond the mapper's reach: reading them in, in one system call, maps them
