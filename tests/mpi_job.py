@@ -9,6 +9,7 @@ Drivers import it with
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -61,6 +62,7 @@ def run_job(np_, argv, env, timeout, cwd=None):
     try:
         output, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        describe_hang(proc.pid)
         os.killpg(proc.pid, signal.SIGKILL)
         output, _ = proc.communicate()
         sys.stdout.write(output)
@@ -68,6 +70,66 @@ def run_job(np_, argv, env, timeout, cwd=None):
     sys.stdout.write(output)
     sys.stdout.flush()
     return proc.returncode, output
+
+
+LAUNCHERS = {"mpirun", "mpiexec", "prterun", "prted", "orterun", "orted", "hydra_pmi_proxy",
+             "mpiexec.hydra"}
+
+
+def describe_hang(session):
+    """Prints what every process of a job that does not finish (session `session`) is doing:
+    each thread's state and kernel wait channel and, where gdb is installed (scripts/test.sh
+    installs it), each thread's stack. A hang in CI is then read from the log. Stacks are asked
+    for during 20 s at most: ctest's own limit on a test comes 30 s after the job's deadline."""
+    stacks_until = time.monotonic() + 20
+    for entry in sorted(os.listdir("/proc"), key=lambda e: (len(e), e)):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[3]) != session:
+                continue
+            with open(f"/proc/{entry}/comm") as f:
+                name = f.read().strip()
+            threads = []
+            for tid in sorted(os.listdir(f"/proc/{entry}/task"), key=int):
+                with open(f"/proc/{entry}/task/{tid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+                with open(f"/proc/{entry}/task/{tid}/wchan") as f:
+                    wchan = f.read().strip() or "-"
+                with open(f"/proc/{entry}/task/{tid}/comm") as f:
+                    threads.append(f"{tid} {f.read().strip()} {state} {wchan}")
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+        print(f"--- hung job: process {entry} ({name}), threads (id, name, state, wait):",
+              flush=True)
+        for thread in threads:
+            print("    " + thread)
+        left = stacks_until - time.monotonic()
+        if name in LAUNCHERS or not shutil.which("gdb") or left <= 1:
+            continue
+        try:
+            stacks = subprocess.run(
+                ["gdb", "-p", entry, "-batch", "-nx", "-ex", "thread apply all bt 30"],
+                capture_output=True, text=True, timeout=left).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        for line in stacks.splitlines():
+            if line.startswith("Thread "):
+                print("    " + line.split(" (", 1)[0] + ":")
+            elif line.startswith("#"):
+                print("      " + compact_frame(line))
+        sys.stdout.flush()
+
+
+def compact_frame(line):
+    """A gdb backtrace line without its address and arguments: '#3 function (file:line)'."""
+    number, _, rest = line.partition(" ")
+    rest = re.sub(r"^\s*0x[0-9a-f]+ in ", "", rest.strip())
+    function = rest.split(" (", 1)[0]
+    where = re.search(r" (?:at|from) (\S+)$", rest)
+    return f"{number} {function}" + (f" ({where.group(1)})" if where else "")
 
 
 def job_segments():

@@ -6,13 +6,14 @@
 #                               saying so, when there is no apt-get to install them with.
 # build_packages (an array)     what building and testing Sidecore needs (scripts/setup.sh).
 # test_packages (an array)      what the tests need beyond that (scripts/test.sh): valgrind,
-#                               whose lackey tool bench.cold_write traces a hand-over with, and
-#                               FUSE 3, for the proxy matrix's throttled target (bench/throttle).
+#                               whose lackey tool bench.cold_write traces a hand-over with,
+#                               FUSE 3, for the proxy matrix's throttled target (bench/throttle),
+#                               and gdb, whose stacks of a job that hangs the tests print.
 
 build_packages=(build-essential ccache cmake ninja-build pkg-config gfortran libopenmpi-dev
                 openmpi-bin libhdf5-openmpi-dev hdf5-tools libpugixml-dev libcli11-dev libgtest-dev
                 python3-venv python3-dev)
-test_packages=(valgrind fuse3 libfuse3-dev)
+test_packages=(valgrind fuse3 libfuse3-dev gdb)
 
 missing_packages() {
   local p

@@ -20,8 +20,8 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from mpi_job import (exported, expect_array, expect_no_leaked_segments, fail,  # noqa: E402
-                     job_segments, mpi_env, mpiexec)
+from mpi_job import (describe_hang, exported, expect_array,  # noqa: E402
+                     expect_no_leaked_segments, fail, job_segments, mpi_env, mpiexec)
 
 # mode: (ranks, ranks per node, cores, nodes, threads)
 MODES = {
@@ -74,6 +74,7 @@ def main():
         try:
             output, _ = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
+            describe_hang(proc.pid)
             os.killpg(proc.pid, signal.SIGKILL)
             output, _ = proc.communicate()
             sys.stdout.write(output)

@@ -21,7 +21,8 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from mpi_job import fail, job_segments, expect_no_leaked_segments, mpi_env, mpiexec  # noqa: E402
+from mpi_job import (describe_hang, expect_no_leaked_segments, fail, job_segments,  # noqa: E402
+                     mpi_env, mpiexec)
 
 TIMEOUT = 3  # the buffer's timeout, seconds
 MARGIN = 15  # for the launcher to take the job down on a loaded machine
@@ -112,6 +113,7 @@ def main():
             try:
                 output, _ = proc.communicate(timeout=TIMEOUT + MARGIN)
             except subprocess.TimeoutExpired:
+                describe_hang(proc.pid)
                 os.killpg(proc.pid, signal.SIGKILL)
                 output, _ = proc.communicate()
                 sys.stdout.write(output)
