@@ -101,14 +101,12 @@ void shm_engine::wait_reserved(std::uint64_t offset, std::uint64_t bytes, std::u
   refuse(why);
 }
 
-SIDECORE_HOT_PATH std::optional<std::uint64_t> shm_engine::allocate(std::uint64_t bytes) {
-  memory::shared_heap& heap = m_channel.heap();
-  if (!m_waits) return heap.try_allocate(bytes, m_stretch);
-  if (auto got = heap.try_allocate(bytes, m_stretch)) return got;
+std::optional<std::uint64_t> shm_engine::allocate_waiting(std::uint64_t bytes) {
+  if (!m_waits) return std::nullopt;
   check_server_alive("room in the shared buffer", DAMARIS_ALLOCATION_ERROR);
   const protocol::blocked_on_writer waiting(m_channel.phase_of(m_slot));
   try {
-    return heap.allocate(bytes, m_timeout, m_stretch);
+    return m_channel.heap().allocate(bytes, m_timeout, m_stretch);
   } catch (const allocation_error&) {
     note_server_stalled();
     throw;

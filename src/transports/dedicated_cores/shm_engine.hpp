@@ -64,7 +64,12 @@ class shm_engine final : public engine {
   void note_server_stalled();
   // A block's offset in the shared heap: under policy="wait" waits for room (throws when the
   // timeout passes), under policy="skip" none when the heap is full.
-  std::optional<std::uint64_t> allocate(std::uint64_t bytes);
+  std::optional<std::uint64_t> allocate(std::uint64_t bytes) {
+    if (auto got = m_channel.heap().try_allocate(bytes, m_stretch)) return got;
+    return allocate_waiting(bytes);
+  }
+  // allocate once the heap had no room at once.
+  std::optional<std::uint64_t> allocate_waiting(std::uint64_t bytes);
   // The reservation of a block allocated, ready and mapped; asks the mapper for pages ahead.
   reservation placed(std::uint64_t offset, std::uint64_t bytes) {
     reservation r;
