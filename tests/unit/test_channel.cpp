@@ -143,6 +143,27 @@ TEST(channel, try_push_fails_when_ring_is_full_and_succeeds_after_a_pop) {
   EXPECT_EQ(next_push, 25);
 }
 
+// The producer reads the consumer's progress only when its last look says the ring is half
+// full (that line moves between cores at every pop): what it says must still follow the pops.
+TEST(channel, half_full_follows_the_consumer_over_laps) {
+  const std::string name = unique_name("half");
+  channel ch = channel::create(name, small_sizes(1, 8));
+  int next_push = 0, next_pop = 0;
+  message m{};
+  for (int lap = 0; lap < 5; ++lap) {
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(ch.try_push(0, numbered(next_push++)));
+    EXPECT_FALSE(ch.half_full(0)) << "3 of 8 counted as half full, lap " << lap;
+    ASSERT_TRUE(ch.try_push(0, numbered(next_push++)));
+    EXPECT_TRUE(ch.half_full(0)) << "4 of 8 not counted as half full, lap " << lap;
+    ASSERT_TRUE(ch.try_pop(0, m));
+    EXPECT_TRUE(same(m, numbered(next_pop++)));
+    EXPECT_FALSE(ch.half_full(0)) << "a pop the producer had not seen was not counted";
+    while (ch.try_pop(0, m)) EXPECT_TRUE(same(m, numbered(next_pop++)));
+    EXPECT_FALSE(ch.half_full(0));
+  }
+  EXPECT_EQ(next_pop, next_push);
+}
+
 TEST(channel, pending_counts_messages_per_ring) {
   const std::string name = unique_name("pending");
   channel ch = channel::create(name, small_sizes(3, 16));

@@ -25,7 +25,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "needs lock-free 
 
 namespace {
 constexpr std::uint64_t magic_value = 0x5349444543524531ull;  // "SIDECRE1"
-constexpr std::uint32_t layout_version = 12;
+constexpr std::uint32_t layout_version = 13;
 constexpr std::size_t failure_text_bytes = 1024;
 constexpr std::uint32_t heap_extents = 1u << 16;
 constexpr std::uint64_t page = 4096;
@@ -154,9 +154,13 @@ struct channel::header {
 };
 
 struct channel::ring {
-  alignas(64) std::atomic<std::uint64_t> head;   // next slot to read (consumer)
-  alignas(64) std::atomic<std::uint64_t> tail;   // next slot to write (producer)
-  std::atomic<std::uint32_t> copies;             // odd while a copy runs (producer; begin_copy)
+  alignas(64) std::atomic<std::uint64_t> head;  // next slot to read (consumer)
+  alignas(64) std::atomic<std::uint64_t> tail;  // next slot to write (producer)
+  std::atomic<std::uint32_t> copies;            // odd while a copy runs (producer; begin_copy)
+  // The head as the producer last read it (producer only): slots before it are free. The head
+  // line is written by the consumer at every pop, and reading it costs the producer a transfer
+  // between cores; it is read again only when this value says the ring is (half) full.
+  std::uint64_t head_seen;
   alignas(64) std::atomic<std::uint32_t> ended;  // iterations the client ended (producer)
   alignas(64) protocol::client_phase phase;      // what the client does (producer)
 };
@@ -230,9 +234,11 @@ SIDECORE_HOT_PATH bool channel::try_push(std::uint32_t client, const protocol::m
                                          std::uint32_t keep_free) noexcept {
   ring* r = ring_of(client);
   const std::uint64_t write = r->tail.load(std::memory_order_relaxed);
-  const std::uint64_t read = r->head.load(std::memory_order_acquire);
   const std::uint32_t capacity = head()->ring_capacity;
-  if (write - read + keep_free >= capacity) return false;
+  if (write - r->head_seen + keep_free >= capacity) {
+    r->head_seen = r->head.load(std::memory_order_acquire);
+    if (write - r->head_seen + keep_free >= capacity) return false;
+  }
   std::memcpy(&slots_of(r)[write % capacity], &m, sizeof(protocol::message));
   r->tail.store(write + 1, std::memory_order_release);
   return true;
@@ -250,7 +256,16 @@ SIDECORE_HOT_PATH void channel::end_copy(std::uint32_t client) noexcept {
   if ((now & 1) != 0) copies.store(now + 1, std::memory_order_release);
 }
 
-SIDECORE_HOT_PATH std::uint64_t channel::pending(std::uint32_t client) const noexcept {
+SIDECORE_HOT_PATH bool channel::half_full(std::uint32_t client) noexcept {
+  ring* r = ring_of(client);
+  const std::uint64_t write = r->tail.load(std::memory_order_relaxed);
+  const std::uint32_t capacity = head()->ring_capacity;
+  if ((write - r->head_seen) * 2 < capacity) return false;
+  r->head_seen = r->head.load(std::memory_order_acquire);
+  return (write - r->head_seen) * 2 >= capacity;
+}
+
+std::uint64_t channel::pending(std::uint32_t client) const noexcept {
   ring* r = ring_of(client);
   return r->tail.load(std::memory_order_relaxed) - r->head.load(std::memory_order_relaxed);
 }

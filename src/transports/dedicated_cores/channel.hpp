@@ -96,6 +96,9 @@ class channel {
                 std::uint32_t keep_free = 0) noexcept;
   // Messages waiting in a ring (approximate from the producer's side).
   std::uint64_t pending(std::uint32_t client) const noexcept;
+  // Producer: true when at least half of its ring's slots hold messages the consumer has not
+  // taken. Reads the consumer's progress only when what the producer last read of it says so.
+  bool half_full(std::uint32_t client) noexcept;
   // Consumer (server): false when the ring is empty.
   bool try_pop(std::uint32_t client, protocol::message& out) noexcept;
 

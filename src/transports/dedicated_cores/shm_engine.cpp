@@ -164,7 +164,7 @@ void shm_engine::copy_beside_reservation(std::uint64_t offset, const void* data,
 
 SIDECORE_HOT_PATH void shm_engine::send(const protocol::message& m, bool wake) {
   if (m_overflow.empty() && m_channel.try_push(m_slot, m, m_keep_free)) {
-    if (wake || m_channel.pending(m_slot) * 2 >= m_channel.ring_capacity()) m_channel.wake_server();
+    if (wake || m_channel.half_full(m_slot)) m_channel.wake_server();
     return;
   }
   // The ring is full: the core is busy (storing). The notification waits in the shared heap,
