@@ -36,14 +36,25 @@ void note_still_waiting(MPI_Comm comm, double waited) {
 }
 
 // Completes request (a non-blocking collective call over comm) with naps between MPI_Test
-// calls, saying so when it takes long.
-void complete_quietly(MPI_Request& request, MPI_Comm comm) {
+// calls, saying so when it takes long. close_first: the first naps stay short
+// (paces::collective_close), for the steps whose ranks mostly arrive together; otherwise they
+// grow to a millisecond at once (a writer's thread that shares the simulation's core).
+void complete_quietly(MPI_Request& request, MPI_Comm comm, bool close_first) {
+  auto done = [&request] {
+    int flag = 0;
+    check_mpi(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+    return flag != 0;
+  };
+  if (close_first) {
+    waiter close(paces::collective_close, paces::collective_close_ms / 1000.0);
+    for (;;) {
+      if (done()) return;
+      if (!close.nap()) break;
+    }
+  }
   waiter wait(paces::collective_arrival);
   double notice = -1;  // seconds: read once the wait is no longer short
-  for (;;) {
-    int done = 0;
-    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    if (done) return;
+  while (!done()) {
     wait.nap();
     const double waited = wait.seconds();
     if (waited < 1.0) continue;
@@ -60,14 +71,14 @@ void complete_quietly(MPI_Request& request, MPI_Comm comm) {
 void wait_for_everyone(MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Ibarrier(comm, &request), "MPI_Ibarrier");
-  complete_quietly(request, comm);
+  complete_quietly(request, comm, true);
 }
 
 void max_everywhere_quietly(int* values, int count, MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values, count, MPI_INT, MPI_MAX, comm, &request),
             "MPI_Iallreduce");
-  complete_quietly(request, comm);
+  complete_quietly(request, comm, false);
 }
 
 void agree(MPI_Comm comm, int code, const std::string& message) {
@@ -79,7 +90,7 @@ void agree(MPI_Comm comm, int code, const std::string& message) {
   // Quietly: ranks may arrive far apart (a rank still starting, a writer still storing).
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm, &request), "MPI_Iallreduce");
-  complete_quietly(request, comm);
+  complete_quietly(request, comm, true);
   if (first == size) return;
   int failed_code = code;
   check_mpi(MPI_Bcast(&failed_code, 1, MPI_INT, first, comm), "MPI_Bcast");

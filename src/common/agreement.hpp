@@ -22,7 +22,9 @@ std::string broadcast(std::string text, int root, MPI_Comm comm);
 void wait_for_everyone(MPI_Comm comm);
 
 // MPI_Allreduce in place of count ints with MPI_MAX over comm, completed quietly: for writers
-// agreeing on an iteration while one of them still stores or runs a script.
+// agreeing on an iteration while one of them still stores or runs a script. Its naps grow to a
+// millisecond at once (a writer's thread may share the simulation's core); wait_for_everyone
+// and agree first nap at most 50 us for 20 ms (paces::collective_close).
 void max_everywhere_quietly(int* values, int count, MPI_Comm comm);
 
 // Collective over comm, waiting for the others as wait_for_everyone does. code is this rank's

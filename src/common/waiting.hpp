@@ -48,6 +48,14 @@ inline constexpr pace client_phase{0, microseconds(20), microseconds(500)};
 // store the last iterations): a waiting process leaves its core to them instead of spinning in
 // MPI, at most 1 ms late.
 inline constexpr pace collective_arrival{64, microseconds(20), microseconds(1000)};
+// The same, for the first collective_close_ms of the wait at the steps of initialization and
+// finalization (agreement.cpp): ranks that arrive close together (a step they all do). A
+// non-blocking collective moves only while each rank calls MPI_Test, so every exchange of its
+// rounds waits for the other side's nap: with naps grown to a millisecond, the agreement after
+// parsing the configuration took 2.8 ms on a client whose core had parsed as fast; 1.2-1.3 ms
+// with naps of at most 50 us.
+inline constexpr pace collective_close{64, microseconds(10), microseconds(50)};
+inline constexpr int collective_close_ms = 20;
 // Threads leaving the process buffer pool's arena before it is unmapped (a few instructions).
 inline constexpr pace arena_users{1000, microseconds(10), microseconds(1000)};
 }  // namespace paces
