@@ -38,13 +38,20 @@ struct pool_state {
   std::atomic<std::byte*> arena{nullptr};
   std::atomic<std::uint32_t> arena_users{0};
   std::size_t arena_bytes = 0;  // under mutex
-  // Maps the arena's warm part after reserve_arena returned (see there); stopped and joined
-  // before the arena is unmapped. Under mutex.
+  // Maps the arena's warm part once warm_arena is called (see there); stopped and joined
+  // before the arena is unmapped. Under mutex, as warm_bytes: what it is to map, not started yet.
   std::thread warmer;
+  std::size_t warm_bytes = 0;
   std::atomic<bool> stop_warming{false};
 };
 
 constexpr std::uint32_t arena_extents = 4096;
+
+// Bytes of the arena's allocator state, before its heap: whole pages.
+std::size_t arena_state_bytes() {
+  constexpr std::size_t page = 4096;
+  return (memory::shared_heap::state_bytes(arena_extents) + page - 1) / page * page;
+}
 
 // Maps [p, p + bytes) of a private anonymous mapping, writable, without changing its content.
 void populate(std::byte* p, std::size_t bytes) noexcept {
@@ -150,8 +157,7 @@ void reserve_arena(std::uint64_t bytes, std::uint64_t warm_bytes) {
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.arena.load(std::memory_order_relaxed) || bytes == 0) return;
   const std::size_t page = 4096;
-  const std::size_t state_bytes =
-      (memory::shared_heap::state_bytes(arena_extents) + page - 1) / page * page;
+  const std::size_t state_bytes = arena_state_bytes();
   const std::size_t heap_bytes = (bytes + page - 1) / page * page;
   void* p = ::mmap(nullptr, state_bytes + heap_bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -169,15 +175,24 @@ void reserve_arena(std::uint64_t bytes, std::uint64_t warm_bytes) {
   }
   s.arena_bytes = state_bytes + heap_bytes;
   s.arena.store(base, std::memory_order_seq_cst);
-  // The first blocks' pages are mapped on a background thread, so that start-up does not wait
-  // for them (64 MiB: about 20 ms here) and the first write, after a compute phase, finds them
-  // ready. Populating changes no byte: a block written meanwhile is safe, and its own faults
-  // map the pages the thread has not reached yet.
-  const std::size_t warm = std::min<std::uint64_t>(heap_bytes, warm_bytes);
+  // The first blocks' pages are mapped on a background thread once start-up is done
+  // (warm_arena).
+  s.warm_bytes = std::min<std::uint64_t>(heap_bytes, warm_bytes);
+}
+
+void warm_arena() {
+  pool_state& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::byte* base = s.arena.load(std::memory_order_relaxed);
+  if (!base || s.warm_bytes == 0 || s.warmer.joinable()) return;
+  const std::size_t warm = s.warm_bytes;
+  s.warm_bytes = 0;
+  // Populating changes no byte: a block written meanwhile is safe, and its own faults map the
+  // pages the thread has not reached yet.
   s.stop_warming.store(false, std::memory_order_relaxed);
   // It goes from the warm part's end back: a first write that comes before it is done faults
   // its pages from the start and meets it halfway, instead of racing it over the same pages.
-  s.warmer = start_quiet_thread([&s, heap = base + state_bytes, warm] {
+  s.warmer = start_quiet_thread([&s, heap = base + arena_state_bytes(), warm] {
     // Small steps: populating holds the process's memory-map lock (for reading), which the
     // application's own mmap and munmap (a large malloc) wait for; 256 KiB takes about 0.1 ms.
     constexpr std::size_t step = 256u << 10;
@@ -212,6 +227,7 @@ void trim() noexcept {
   }
   s.stop_warming.store(true, std::memory_order_relaxed);
   if (s.warmer.joinable()) s.warmer.join();
+  s.warm_bytes = 0;
   ::munmap(base, s.arena_bytes);
   s.arena_bytes = 0;
 }

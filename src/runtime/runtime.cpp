@@ -146,6 +146,9 @@ runtime::runtime(const std::string& config_file, MPI_Comm comm)
       mode_name(), output_directories(m_model));
   if (m_client) interrupt_notice::note_iteration(m_client->iteration());
   watch_peers();
+  // Only now: the warm-up of the buffer's first pages would share this process's core with the
+  // collective steps above.
+  buffer_pool::warm_arena();
   if (m_topo.world_rank == 0)
     log::info("initialized from ", m_model.file, ": ", counted(m_topo.client_count, "client"), ", ",
               counted(m_topo.has_servers ? m_topo.server_count : m_topo.client_count, "writer"),

@@ -125,6 +125,10 @@ TEST(buffer_pool, the_arena_maps_ahead_only_its_warm_part) {
   const long before = anonymous_resident_kib();
   if (before < 0) GTEST_SKIP() << "no RssAnon in /proc/self/status";
   sidecore::buffer_pool::reserve_arena(256 << 20, 8 << 20);
+  // Nothing is warmed before warm_arena (the end of damaris_initialize), however long.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_LT(anonymous_resident_kib() - before, 4 * 1024) << "warmed before warm_arena";
+  sidecore::buffer_pool::warm_arena();
   // The warm part is mapped on a background thread, soon after.
   const long grown = resident_growth_reaching(before, 8 * 1024);
   EXPECT_GE(grown, 8 * 1024) << "the warm part was not mapped";
@@ -142,6 +146,7 @@ TEST(buffer_pool, blocks_written_while_the_arena_warms_keep_their_bytes) {
   const long before = anonymous_resident_kib();
   if (before < 0) GTEST_SKIP() << "no RssAnon in /proc/self/status";
   sidecore::buffer_pool::reserve_arena(256 << 20, 96 << 20);
+  sidecore::buffer_pool::warm_arena();
   const std::size_t bytes = 48u << 20;
   sidecore::block_buffer a = sidecore::buffer_pool::acquire(bytes);
   std::memset(a.get(), 0x5a, bytes);
@@ -154,6 +159,7 @@ TEST(buffer_pool, blocks_written_while_the_arena_warms_keep_their_bytes) {
   sidecore::buffer_pool::reserve_arena(0);  // no-op while the arena exists
   sidecore::buffer_pool::trim();
   sidecore::buffer_pool::reserve_arena(1u << 30, 1u << 30);  // a long warm-up, stopped at once
+  sidecore::buffer_pool::warm_arena();
   sidecore::buffer_pool::trim();
 }
 
