@@ -84,7 +84,7 @@ def test_dedicated_cores(tmp_path):
 
 def test_compute_phases(tmp_path):
     """<schedule policy="phase">: the clients mark compute phases with `with sc.computing()`
-    after each iteration, 50 ms later; the dedicated core waits for them before storing."""
+    after each iteration, 150 ms later; the dedicated core waits for them before storing."""
     xml, out = configure(tmp_path, "phase", cores=1,
                          architecture='<schedule policy="phase" trace="@OUT@/schedule"/>')
     env_before = os.environ.get("PY_PHASES")
@@ -104,8 +104,10 @@ def test_compute_phases(tmp_path):
     assert in_phase, f"no store began in a compute phase: {rows}"
     assert all(r["phase"] != 9 for r in rows), rows
     for r in in_phase:
-        # Ready at the end of the iteration, while the clients spent 50 ms outside a phase.
-        assert r["begin"] - r["completed"] >= 0.04, r
+        # Ready at the end of the iteration, while the clients spent 150 ms outside a phase: a
+        # store that did not wait for the phase begins at once. The margin is for a core that
+        # sees the end of the iteration late on a loaded machine (14 ms once in CI).
+        assert r["begin"] - r["completed"] >= 0.05, r
 
 
 def test_dedicated_nodes(tmp_path, monkeypatch):

@@ -42,8 +42,8 @@ with sidecore.initialize(xml, MPI.COMM_WORLD) as sc:
             sc.signal("tick")
             sc.end_iteration()
             if os.environ.get("PY_PHASES"):
-                # 50 ms outside a compute phase (as if communicating), then 100 ms inside one.
-                time.sleep(0.05)
+                # 150 ms outside a compute phase (as if communicating), then 100 ms inside one.
+                time.sleep(0.15)
                 with sc.computing():
                     time.sleep(0.1)
         sc.sync()
