@@ -94,7 +94,8 @@ class channel {
   // `keep_free` slots free.
   bool try_push(std::uint32_t client, const protocol::message& m,
                 std::uint32_t keep_free = 0) noexcept;
-  // Messages waiting in a ring (approximate from the producer's side).
+  // Messages waiting in a ring, from both ends' indices (the write path uses half_full, which
+  // reads the consumer's line only when it must).
   std::uint64_t pending(std::uint32_t client) const noexcept;
   // Producer: true when at least half of its ring's slots hold messages the consumer has not
   // taken. Reads the consumer's progress only when what the producer last read of it says so.
