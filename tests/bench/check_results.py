@@ -100,6 +100,18 @@ def startup(work):
     expect("3 more variables declared" in md, "startup.md does not mention --declared")
 
 
+def fresh_pages(work):
+    d = load(os.path.join(work, "fresh", "fresh_pages.json"))
+    names = [m["method"] for m in d["methods"]]
+    expect(d["mib"] == 8 and len(names) == 10 and names[0] == "copy into prepared pages",
+           f"fresh_pages.json methods: {names}")
+    for m in d["methods"]:
+        expect(len(m["ms"]) == 1 and m["ms"][0] > 0, f"method without a time: {m}")
+    md = text(os.path.join(work, "fresh", "fresh_pages.md"))
+    expect(table_rows(md, "copy into prepared pages |") and table_rows(md, "pwrite zeros |"),
+           "fresh_pages.md lacks a row")
+
+
 def compute_phase(work):
     d = load(os.path.join(work, "phase", "compute_phase.json"))
     rows = sorted((r["row"], r["pause_us"]) for r in d["phase"])
@@ -363,7 +375,7 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     name, work = sys.argv[1:]
-    checks = {f.__name__: f for f in (micro, compare_micro, startup, compute_phase, cold_write,
+    checks = {f.__name__: f for f in (micro, compare_micro, startup, fresh_pages, compute_phase, cold_write,
                                       blocks,
                                       blocks_scale,
                                       output, python, perturbation, paraview_cost,

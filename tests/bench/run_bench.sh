@@ -51,6 +51,10 @@ case $name in
       --bytes 1048576 --buffer 16777216 --declared 3 --out "$work/startup" \
       "now=$build/bench/sidecore_startup"
     ;;
+  fresh_pages)
+    mkdir -p "$work/fresh"
+    "$build/bench/sidecore_fresh_pages" --mib 8 --rounds 1 --out "$work/fresh"
+    ;;
   compute_phase)
     # The configuration's environment variable is the default value: the -x path, no change.
     "$bench/run_compute_phase.sh" --quick --idle-cpu --out "$work/phase" \
