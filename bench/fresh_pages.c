@@ -40,11 +40,16 @@
 #endif
 
 enum { method_count = 10, step_bytes = 2 << 20, chunk_bytes = 1 << 20 };
-static const char* const method_names[method_count] = {
-    "copy into prepared pages", "pwrite zeros",          "fallocate",
-    "fallocate + populate",     "populate write",        "copy by page faults",
-    "pwrite data",              "two threads, pwrite both", "two threads, faults back",
-    "pwrite zeros beside memset"};
+static const char* const method_names[method_count] = {"copy into prepared pages",
+                                                       "pwrite zeros",
+                                                       "fallocate",
+                                                       "fallocate + populate",
+                                                       "populate write",
+                                                       "copy by page faults",
+                                                       "pwrite data",
+                                                       "two threads, pwrite both",
+                                                       "two threads, faults back",
+                                                       "pwrite zeros beside memset"};
 
 static double now_ms(void) {
   struct timespec t;
@@ -145,16 +150,19 @@ static double run_method(int method, size_t bytes, char* data, char* private_arr
   struct region r = fresh_region(bytes);
   double start = 0, elapsed = 0;
   switch (method) {
-    case 0:
+    case 0: /* prepared and mapped first; only the copy is timed */
       pwrite_all(r.fd, NULL, bytes, 0, chunk_bytes);
-      memset(r.base, 0, bytes);  /* mapped too */
+      memset(r.base, 0, bytes);
+      /* fall through */
+    case 5:
       start = now_ms();
       memcpy(r.base, data, bytes);
       elapsed = now_ms() - start;
       break;
     case 1:
+    case 6:
       start = now_ms();
-      pwrite_all(r.fd, NULL, bytes, 0, chunk_bytes);
+      pwrite_all(r.fd, method == 6 ? data : NULL, bytes, 0, chunk_bytes);
       elapsed = now_ms() - start;
       break;
     case 2:
@@ -167,16 +175,6 @@ static double run_method(int method, size_t bytes, char* data, char* private_arr
     case 4:
       start = now_ms();
       if (madvise(r.base, bytes, MADV_POPULATE_WRITE) != 0) die("madvise");
-      elapsed = now_ms() - start;
-      break;
-    case 5:
-      start = now_ms();
-      memcpy(r.base, data, bytes);
-      elapsed = now_ms() - start;
-      break;
-    case 6:
-      start = now_ms();
-      pwrite_all(r.fd, data, bytes, 0, chunk_bytes);
       elapsed = now_ms() - start;
       break;
     case 7:
@@ -270,7 +268,8 @@ int main(int argc, char** argv) {
   for (int method = 0; method < method_count; ++method) {
     double* t = times + method * rounds;
     fprintf(json, "%s{\"method\": \"%s\", \"ms\": [", method ? ", " : "", method_names[method]);
-    for (int round = 0; round < rounds; ++round) fprintf(json, "%s%.3f", round ? ", " : "", t[round]);
+    for (int round = 0; round < rounds; ++round)
+      fprintf(json, "%s%.3f", round ? ", " : "", t[round]);
     fprintf(json, "]}");
     qsort(t, (size_t)rounds, sizeof *t, by_value);
     const double median = rounds % 2 ? t[rounds / 2] : (t[rounds / 2 - 1] + t[rounds / 2]) / 2;
