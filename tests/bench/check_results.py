@@ -375,7 +375,8 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     name, work = sys.argv[1:]
-    checks = {f.__name__: f for f in (micro, compare_micro, startup, fresh_pages, compute_phase, cold_write,
+    checks = {f.__name__: f for f in (micro, compare_micro, startup, fresh_pages, compute_phase,
+                                      cold_write,
                                       blocks,
                                       blocks_scale,
                                       output, python, perturbation, paraview_cost,
