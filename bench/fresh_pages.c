@@ -20,13 +20,15 @@
  *   two threads, pwrite both   pwrite zeros from the front, pwrite data from the back, each
  *                              claiming 2 MiB steps until they meet (the file's lock orders them)
  *   two threads, faults back   the same with memcpy by page faults from the back
- *   pwrite zeros beside memset pwrite zeros while another thread rewrites a private array of
- *                              the same size (a simulation's compute phase)
+ *   pwrite zeros beside memset pwrite zeros while another thread, on another processor,
+ *                              rewrites a private array of the same size (a simulation's
+ *                              compute phase beside its dedicated core)
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,12 +198,26 @@ static double run_method(int method, size_t bytes, char* data, char* private_arr
       struct compute c = {private_array, bytes, 0};
       pthread_t other;
       if (pthread_create(&other, NULL, compute_phase, &c) != 0) die("pthread_create");
+      /* Each on a processor of its own, as a client and its dedicated core (where this
+       * process may use two). */
+      cpu_set_t allowed, mine, theirs;
+      const int pinned =
+          sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) >= 2;
+      if (pinned) {
+        CPU_ZERO(&mine);
+        CPU_ZERO(&theirs);
+        for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE && seen < 2; ++cpu)
+          if (CPU_ISSET(cpu, &allowed)) CPU_SET(cpu, seen++ ? &mine : &theirs);
+        pthread_setaffinity_np(other, sizeof theirs, &theirs);
+        pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
+      }
       usleep(2000); /* the compute phase is running */
       start = now_ms();
       pwrite_all(r.fd, NULL, bytes, 0, chunk_bytes);
       elapsed = now_ms() - start;
       atomic_store(&c.stop, 1);
       pthread_join(other, NULL);
+      if (pinned) pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed);
       break;
     }
   }
