@@ -34,11 +34,6 @@ constexpr std::uint64_t page = 4096;
 constexpr std::uint32_t all_reserved = UINT32_MAX;
 constexpr std::uint32_t reservation_failed = UINT32_MAX - 1;
 constexpr std::uint64_t mib = 1u << 20;
-// The core reserves the windows in steps of this much, publishing its progress after each: a
-// client writing into its window while it is reserved copies each step as soon as it is ready,
-// and is left with one step to copy once the last is (a millisecond's copy when steps were
-// 8 MiB, here).
-constexpr std::uint64_t reserve_step = 2 * mib;
 
 std::uint64_t page_round(std::uint64_t n) { return (n + page - 1) / page * page; }
 

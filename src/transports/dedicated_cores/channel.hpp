@@ -25,6 +25,12 @@ struct channel_sizes {
 
 class channel {
  public:
+  // The core reserves the windows in steps of this much, publishing its progress after each: a
+  // client writing into its window while it is reserved copies each step as soon as it is
+  // ready, and is left with one step to copy once the last is (a millisecond's copy when steps
+  // were 8 MiB, here). Each client's window mapper maps them in the same steps.
+  static constexpr std::uint64_t reserve_step = 2u << 20;
+
   // Server side: creates the segment. Client side: opens it (after the server created it).
   static channel create(const std::string& name, const channel_sizes& sizes);
   static channel open(const std::string& name);

@@ -63,7 +63,7 @@ SIDECORE_HOT_PATH void window_mapper::skip_to(std::uint64_t offset) noexcept {
 
 void window_mapper::run(channel& c) {
   // Steps of the core's reservation size: each is mapped as soon as it is ready.
-  constexpr std::uint64_t step = 2u << 20;
+  constexpr std::uint64_t step = channel::reserve_step;
   constexpr double poll_seconds = 0.005;  // how soon a stop is seen while waiting
   const std::uint64_t heap_end = c.heap().end_offset();
   bool idle_priority = false;
